@@ -1,0 +1,128 @@
+"""Shared fixtures: the real Pulsar broker and schema registry, and unique names per test.
+
+Where the services come from, in order:
+1. `PULSAR_SERVICE_URL`, `PULSAR_ADMIN_URL` and `SCHEMA_REGISTRY_URL` in the environment
+   (e.g. `eval "$(scripts/services env)"`, or services you run yourself);
+2. `PES_SERVICES=docker`: the compose file in docker/ through testcontainers (needs a Docker engine);
+3. otherwise `scripts/services up`, which builds and starts both on loopback; what this session
+   started it stops at the end unless `PES_KEEP_SERVICES=1`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SERVICES_SCRIPT = REPO / "scripts" / "services"
+ENV_KEYS = ("PULSAR_SERVICE_URL", "PULSAR_ADMIN_URL", "SCHEMA_REGISTRY_URL")
+
+
+@dataclass(frozen=True)
+class Services:
+    pulsar_url: str
+    admin_url: str
+    registry_url: str
+    origin: str  # "environment", "docker" or "script"
+
+
+def parse_service_urls(output: str) -> dict[str, str]:
+    """Read the `KEY=VALUE` lines that `scripts/services up` prints."""
+    return dict(re.findall(r"^([A-Z_]+_URL)=(\S+)$", output, flags=re.MULTILINE))
+
+
+def _from_environment() -> Services | None:
+    values = [os.environ.get(key) for key in ENV_KEYS]
+    if not any(values):
+        return None
+    if not all(values):
+        missing = [key for key, value in zip(ENV_KEYS, values, strict=True) if not value]
+        raise pytest.UsageError(f"Set all of {', '.join(ENV_KEYS)} or none; missing: {', '.join(missing)}")
+    pulsar_url, admin_url, registry_url = (str(v) for v in values)
+    return Services(pulsar_url, admin_url, registry_url, "environment")
+
+
+def _run_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SERVICES_SCRIPT), *args], capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="session")
+def services() -> Iterator[Services]:
+    found = _from_environment()
+    if found is not None:
+        yield found
+        return
+    if os.environ.get("PES_SERVICES") == "docker":
+        from docker_services import compose_services  # only imported on the Docker path
+
+        with compose_services(REPO / "docker" / "docker-compose.yml") as urls:
+            yield Services(urls["pulsar"], urls["admin"], urls["registry"], "docker")
+        return
+    result = _run_script("up")
+    if result.returncode != 0:
+        pytest.exit(f"scripts/services up failed (exit {result.returncode}):\n{result.stderr}", returncode=3)
+    urls = parse_service_urls(result.stdout)
+    try:
+        yield Services(
+            urls["PULSAR_SERVICE_URL"], urls["PULSAR_ADMIN_URL"], urls["SCHEMA_REGISTRY_URL"], "script"
+        )
+    finally:
+        if os.environ.get("PES_KEEP_SERVICES") != "1":
+            _run_script("down")
+
+
+@pytest.fixture(scope="session")
+def pulsar_client(services: Services) -> Iterator[object]:
+    import pulsar
+
+    client = pulsar.Client(
+        services.pulsar_url,
+        operation_timeout_seconds=30,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn),  # the C++ client logs every connect at INFO
+    )
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def registry_client(services: Services) -> object:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    return SchemaRegistryClient({"url": services.registry_url})
+
+
+def _unique(request: pytest.FixtureRequest) -> str:
+    name = re.sub(r"[^A-Za-z0-9]+", "-", request.node.name).strip("-").lower()[:40]
+    return f"{name}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def topic(request: pytest.FixtureRequest) -> str:
+    """A topic name no other test (or earlier run) uses."""
+    return f"persistent://public/default/{_unique(request)}"
+
+
+@pytest.fixture
+def subject(request: pytest.FixtureRequest) -> str:
+    """A registry subject no other test (or earlier run) uses."""
+    return f"{_unique(request)}-value"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests by folder so `-m "not integration"` selects the unit tests alone."""
+    for item in items:
+        parts = Path(str(item.path)).parts
+        if "integration" in parts:
+            item.add_marker(pytest.mark.integration)
+        if "spark" in parts:
+            item.add_marker(pytest.mark.spark)

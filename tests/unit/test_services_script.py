@@ -1,0 +1,87 @@
+"""scripts/services: clear errors for missing tools and bad arguments, parsing its output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SERVICES_SCRIPT, parse_service_urls
+
+
+def run_services(*args: str, path: str, cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": path, "PES_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, str(SERVICES_SCRIPT), *args], capture_output=True, text=True, env=env, check=False
+    )
+
+
+@pytest.fixture
+def bare_path(tmp_path: Path) -> str:
+    """A PATH with no java, mvn or go on it."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    return str(empty)
+
+
+@pytest.mark.parametrize(
+    ("only", "tool", "hint"),
+    [("pulsar", "mvn", "apt-get install maven"), ("registry", "go", "Install Go 1.26")],
+)
+def test_up_names_the_missing_tool_and_how_to_install_it(
+    tmp_path: Path, bare_path: str, only: str, tool: str, hint: str
+) -> None:
+    result = run_services("up", "--only", only, path=bare_path, cache=tmp_path / "cache")
+
+    assert result.returncode == 2
+    assert f"`{tool}` was not found on PATH" in result.stderr
+    assert hint in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_up_refuses_java_older_than_17(tmp_path: Path, bare_path: str) -> None:
+    fake = Path(bare_path)
+    for name in ("mvn", "java"):
+        script = fake / name
+        script.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
+        script.chmod(0o755)
+
+    result = run_services("up", "--only", "pulsar", path=bare_path, cache=tmp_path / "cache")
+
+    assert result.returncode == 2
+    assert "needs Java 17 or newer" in result.stderr
+    assert '"11.0.2"' in result.stderr
+
+
+def test_env_of_a_stopped_instance_says_how_to_start_it(tmp_path: Path, bare_path: str) -> None:
+    result = run_services("env", "--instance", "nothing-here", path=bare_path, cache=tmp_path)
+
+    assert result.returncode == 2
+    assert "'nothing-here' is not running" in result.stderr
+    assert "scripts/services up" in result.stderr
+
+
+def test_status_of_a_stopped_instance_fails(tmp_path: Path, bare_path: str) -> None:
+    result = run_services("status", path=bare_path, cache=tmp_path)
+
+    assert result.returncode == 1
+    assert "pulsar    not started" in result.stdout
+
+
+def test_instance_names_are_restricted(tmp_path: Path, bare_path: str) -> None:
+    result = run_services("up", "--instance", "../escape", path=bare_path, cache=tmp_path)
+
+    assert result.returncode == 2
+    assert "--instance takes letters" in result.stderr
+
+
+def test_parse_service_urls_reads_only_url_lines() -> None:
+    output = "PULSAR_SERVICE_URL=pulsar://127.0.0.1:1\nnoise\nSCHEMA_REGISTRY_URL=http://127.0.0.1:2\n"
+
+    assert parse_service_urls(output) == {
+        "PULSAR_SERVICE_URL": "pulsar://127.0.0.1:1",
+        "SCHEMA_REGISTRY_URL": "http://127.0.0.1:2",
+    }
