@@ -5,9 +5,47 @@ The public API is re-exported here; everything else is internal.
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .config import ExternalSchemaConfig
+from .errors import (
+    ConfigError,
+    DecodeError,
+    EncodeError,
+    ExternalSchemaError,
+    MissingSchemaIdError,
+    RegistryUnavailableError,
+    SchemaIdError,
+    UnknownSchemaIdError,
+)
+from .factory import SchemaRegistrySchemaFactory
+from .producer import AsyncProducer, Producer, create_producer
+from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
+from .schema_id import SCHEMA_ID_PROPERTY
+from .subjects import TopicName
+
 try:
     __version__ = version("pulsar-external-schema")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+__all__ = [
+    "SCHEMA_ID_PROPERTY",
+    "AsyncProducer",
+    "ConfigError",
+    "DecodeError",
+    "EncodeData",
+    "EncodeError",
+    "ExternalSchema",
+    "ExternalSchemaConfig",
+    "ExternalSchemaError",
+    "KeyValue",
+    "KeyValueExternalSchema",
+    "MissingSchemaIdError",
+    "Producer",
+    "RegistryUnavailableError",
+    "SchemaIdError",
+    "SchemaRegistrySchemaFactory",
+    "TopicName",
+    "UnknownSchemaIdError",
+    "__version__",
+    "create_producer",
+]

@@ -1,0 +1,244 @@
+"""One validated configuration object, spelled with Confluent's key names.
+
+Every key has one spelling, one type and one documented default; an unknown key or a value of
+the wrong type is rejected when the config is built, with the key named (and a suggestion for a
+likely typo). Values may also be given as strings ("true", "30"), which is how Pulsar Functions
+pass schema properties.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import ConfigError
+from .subjects import SubjectNameStrategy, resolve_strategy
+
+SchemaIdLocation = Literal["metadata", "prefix"]
+
+
+@dataclass(frozen=True)
+class _Key:
+    kind: Literal["str", "int", "bool", "metadata", "mapping", "callable", "strategy", "location"]
+    section: Literal["registry", "serde", "ours"]
+    target: str  # the key's name in confluent-kafka's client or serde config
+    doc: str
+
+
+def _registry(kind: Any, target: str, doc: str) -> _Key:
+    return _Key(kind, "registry", target, doc)
+
+
+def _serde(kind: Any, doc: str, target: str = "") -> _Key:
+    return _Key(kind, "serde", target, doc)
+
+
+#: Every key the config accepts. The docs' configuration reference is generated from `doc`.
+KEYS: dict[str, _Key] = {
+    # -- registry connection (confluent-kafka SchemaRegistryClient) --------------------------
+    "schema.registry.url": _registry("str", "url", "Registry URL(s), comma-separated. Required."),
+    "basic.auth.user.info": _registry("str", "basic.auth.user.info", "`user:password` for HTTP basic auth."),
+    "bearer.auth.credentials.source": _registry(
+        "str", "bearer.auth.credentials.source", "STATIC_TOKEN, OAUTHBEARER or CUSTOM."
+    ),
+    "bearer.auth.token": _registry("str", "bearer.auth.token", "Static bearer token."),
+    "bearer.auth.issuer.endpoint.url": _registry(
+        "str", "bearer.auth.issuer.endpoint.url", "OAuth token endpoint."
+    ),
+    "bearer.auth.client.id": _registry("str", "bearer.auth.client.id", "OAuth client id."),
+    "bearer.auth.client.secret": _registry("str", "bearer.auth.client.secret", "OAuth client secret."),
+    "bearer.auth.scope": _registry("str", "bearer.auth.scope", "OAuth scope."),
+    "bearer.auth.logical.cluster": _registry(
+        "str", "bearer.auth.logical.cluster", "Confluent Cloud logical cluster."
+    ),
+    "bearer.auth.identity.pool.id": _registry(
+        "str", "bearer.auth.identity.pool.id", "Confluent Cloud identity pool."
+    ),
+    "bearer.auth.custom.provider.function": _registry(
+        "callable", "bearer.auth.custom.provider.function", "Callable returning bearer fields (CUSTOM)."
+    ),
+    "bearer.auth.custom.provider.config": _registry(
+        "mapping", "bearer.auth.custom.provider.config", "Config passed to the custom provider."
+    ),
+    "schema.registry.ssl.ca.location": _registry(
+        "str", "ssl.ca.location", "CA bundle to verify the registry."
+    ),
+    "schema.registry.ssl.certificate.location": _registry(
+        "str", "ssl.certificate.location", "Client certificate (mutual TLS)."
+    ),
+    "schema.registry.ssl.key.location": _registry("str", "ssl.key.location", "Client key (mutual TLS)."),
+    "schema.registry.ssl.key.password": _registry("str", "ssl.key.password", "Password of the client key."),
+    "schema.registry.proxy": _registry("str", "proxy", "HTTP proxy for registry requests."),
+    "max.retries": _registry(
+        "int", "max.retries", "Retries of a failed registry request (client default 3)."
+    ),
+    "retries.wait.ms": _registry("int", "retries.wait.ms", "First retry back-off (client default 1000)."),
+    "retries.max.wait.ms": _registry(
+        "int", "retries.max.wait.ms", "Largest retry back-off (client default 20000)."
+    ),
+    "cache.capacity": _registry(
+        "int", "cache.capacity", "Schemas kept in the client cache (client default 1000)."
+    ),
+    "latest.cache.ttl.sec": _registry(
+        "int", "cache.latest.ttl.sec", "How long `use.latest.*` lookups are cached; -1 = forever (default)."
+    ),
+    # -- serdes (confluent-kafka serializers and deserializers) --------------------------------
+    "auto.register.schemas": _serde("bool", "Register the producer's schema if needed (default true)."),
+    "normalize.schemas": _serde(
+        "bool", "Normalize schemas before registering or looking up (default false)."
+    ),
+    "use.schema.id": _serde("int", "Produce with this registered schema id."),
+    "use.latest.version": _serde("bool", "Produce/read with the subject's latest version (default false)."),
+    "use.latest.with.metadata": _serde(
+        "metadata", "Produce/read with the latest version whose metadata has these properties (`k=v,k2=v2`)."
+    ),
+    # -- this package ------------------------------------------------------------------------
+    "schema.id.location": _Key(
+        "location",
+        "ours",
+        "",
+        "`metadata` (default: PIP-420 `__schema_id` property) or `prefix` (Confluent).",
+    ),
+    "subject.name.strategy": _Key(
+        "strategy", "ours", "", "`topic` (default), `short-topic`, `record`, `topic-record`, or a callable."
+    ),
+}
+
+
+def _parse_bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigError(f"config key {key!r} takes a boolean (true/false), not {value!r}")
+
+
+def _parse_int(key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ConfigError(f"config key {key!r} takes an integer, not {value!r}")
+
+
+def _parse_metadata(key: str, value: Any) -> dict[str, str]:
+    """A dict, or the Java client's `k=v,k2=v2` string form."""
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            return dict(value)
+        raise ConfigError(f"config key {key!r} takes string keys and values, not {value!r}")
+    if isinstance(value, str):
+        pairs = [item for item in value.split(",") if item.strip()]
+        parsed = {}
+        for pair in pairs:
+            name, sep, val = pair.partition("=")
+            if not sep or not name.strip():
+                raise ConfigError(f"config key {key!r}: {pair!r} is not of the form name=value")
+            parsed[name.strip()] = val.strip()
+        if parsed:
+            return parsed
+    raise ConfigError(f"config key {key!r} takes a dict or 'name=value,...', not {value!r}")
+
+
+def _parse(key: str, spec: _Key, value: Any) -> Any:
+    if spec.kind == "str":
+        if isinstance(value, str) and value:
+            return value
+        raise ConfigError(f"config key {key!r} takes a non-empty string, not {value!r}")
+    if spec.kind == "int":
+        return _parse_int(key, value)
+    if spec.kind == "bool":
+        return _parse_bool(key, value)
+    if spec.kind == "metadata":
+        return _parse_metadata(key, value)
+    if spec.kind == "mapping":
+        if isinstance(value, Mapping):
+            return dict(value)
+        raise ConfigError(f"config key {key!r} takes a dict, not {value!r}")
+    if spec.kind == "callable":
+        if callable(value):
+            return value
+        raise ConfigError(f"config key {key!r} takes a callable, not {value!r}")
+    if spec.kind == "strategy":
+        if isinstance(value, str) or callable(value):
+            return resolve_strategy(value)
+        raise ConfigError(f"config key {key!r} takes a strategy name or a callable, not {value!r}")
+    if value not in ("metadata", "prefix"):
+        raise ConfigError(f"config key {key!r} takes 'metadata' or 'prefix', not {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ExternalSchemaConfig:
+    """The validated configuration of a schema factory and the schemas it makes."""
+
+    registry: dict[str, Any]
+    """Configuration of confluent-kafka's `SchemaRegistryClient` (its own key names)."""
+    serde: dict[str, Any]
+    """Keys passed to confluent-kafka's serializers and deserializers."""
+    schema_id_location: SchemaIdLocation = "metadata"
+    subject_name_strategy: SubjectNameStrategy = field(default_factory=lambda: resolve_strategy("topic"))
+    given: Mapping[str, Any] = field(default_factory=dict)
+    """The keys as given, after validation (for display and for Pulsar Functions)."""
+
+    @classmethod
+    def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
+        if not isinstance(conf, Mapping):
+            raise ConfigError(
+                f"the configuration must be a dict of Confluent-style keys, not {type(conf).__name__}"
+            )
+        registry: dict[str, Any] = {}
+        serde: dict[str, Any] = {}
+        ours: dict[str, Any] = {}
+        for key, value in conf.items():
+            spec = KEYS.get(key)
+            if spec is None:
+                raise ConfigError(_unknown_key_message(key))
+            parsed = _parse(key, spec, value)
+            if spec.section == "registry":
+                registry[spec.target] = parsed
+            elif spec.section == "serde":
+                serde[key] = parsed
+            else:
+                ours[key] = parsed
+        if "url" not in registry:
+            raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
+        return cls(
+            registry=registry,
+            serde=serde,
+            schema_id_location=ours.get("schema.id.location", "metadata"),
+            subject_name_strategy=ours.get("subject.name.strategy", resolve_strategy("topic")),
+            given=dict(conf),
+        )
+
+    @property
+    def registry_url(self) -> str:
+        return str(self.registry["url"])
+
+    @property
+    def pins_a_version(self) -> bool:
+        """True when the writer schema comes from the registry (`use.schema.id`, `use.latest.*`)."""
+        return bool(
+            self.serde.get("use.schema.id") is not None
+            or self.serde.get("use.latest.version")
+            or self.serde.get("use.latest.with.metadata")
+        )
+
+
+def _unknown_key_message(key: str) -> str:
+    close = difflib.get_close_matches(key, KEYS, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(KEYS))}"
+    return f"unknown config key {key!r}{hint}"
+
+
+ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
+ToDict = Callable[[Any, Any], dict[str, Any]]
+
+
+def as_config(conf: ConfigLike) -> ExternalSchemaConfig:
+    return conf if isinstance(conf, ExternalSchemaConfig) else ExternalSchemaConfig.from_dict(conf)

@@ -1,0 +1,65 @@
+"""Errors that say what went wrong and where: topic, subject, schema id, and the cause.
+
+Confluent's serdes raise `SerializationError()` with empty or bare messages; every error here
+carries its context as attributes *and* in its message, so a log line alone is enough to act.
+"""
+
+from __future__ import annotations
+
+
+class ExternalSchemaError(Exception):
+    """Base class of every error this package raises about a message or a schema."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        topic: str | None = None,
+        subject: str | None = None,
+        schema_id: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.topic = topic
+        self.subject = subject
+        self.schema_id = schema_id
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = [
+            f"{name} {value}"
+            for name, value in (
+                ("topic", self.topic),
+                ("subject", self.subject),
+                ("schema id", self.schema_id),
+            )
+            if value
+        ]
+        return f"{self.reason} ({', '.join(where)})" if where else self.reason
+
+
+class ConfigError(ExternalSchemaError, ValueError):
+    """A configuration key is unknown, missing, or has a value of the wrong type."""
+
+
+class SchemaIdError(ExternalSchemaError, ValueError):
+    """Schema id bytes (PIP-420 metadata or Confluent prefix) are missing or malformed."""
+
+
+class MissingSchemaIdError(SchemaIdError):
+    """A message carries no `__schema_id` property and no Confluent prefix."""
+
+
+class UnknownSchemaIdError(ExternalSchemaError, LookupError):
+    """The registry has no schema with this id (or not under this subject)."""
+
+
+class RegistryUnavailableError(ExternalSchemaError, ConnectionError):
+    """The schema registry could not be reached or answered with a server error."""
+
+
+class EncodeError(ExternalSchemaError, ValueError):
+    """A value could not be serialized: it does not match the schema, or the schema is not registered."""
+
+
+class DecodeError(ExternalSchemaError, ValueError):
+    """A payload could not be deserialized with its writer schema (truncated, corrupt, wrong format)."""

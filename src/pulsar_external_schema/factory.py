@@ -1,0 +1,168 @@
+"""`SchemaRegistrySchemaFactory`: makes `ExternalSchema`s that share one registry client.
+
+    factory = SchemaRegistrySchemaFactory({"schema.registry.url": url})
+    orders = factory.avro(ORDER_SCHEMA)                 # also .json(...), .protobuf(MessageClass)
+    keyed = factory.key_value(factory.avro(KEY), orders)
+
+Each format is confluent-kafka's serializer and deserializer for it, configured with our subject
+naming and our schema-id hooks (metadata or prefix). Reader schemas: by default a message is
+decoded with its writer schema; `use.latest.version` / `use.latest.with.metadata` decode into
+that registered version instead (Avro schema resolution, JSON/Protobuf as the serdes do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.serialization import MessageField
+
+from .config import ConfigLike, ExternalSchemaConfig, as_config
+from .errors import ConfigError
+from .schema import (
+    ExternalSchema,
+    KeyValueExternalSchema,
+    SharedRegistryClient,
+    _Part,
+    capture_schema_id,
+    prefix_and_capture_schema_id,
+)
+
+#: Serde keys each side of confluent-kafka understands.
+_SERIALIZER_KEYS = (
+    "auto.register.schemas",
+    "normalize.schemas",
+    "use.schema.id",
+    "use.latest.version",
+    "use.latest.with.metadata",
+)
+_DESERIALIZER_KEYS = ("use.latest.version", "use.latest.with.metadata")
+
+PartMaker = Callable[[MessageField], _Part]
+
+
+class SchemaRegistrySchemaFactory:
+    """Builds external schemas from one validated config and one shared registry client."""
+
+    def __init__(self, config: ConfigLike) -> None:
+        self._config = as_config(config)
+        self._registry = SharedRegistryClient(self._config)
+        self._registry.acquire()  # the factory's own hold, released by close()
+        self._closed = False
+
+    @property
+    def config(self) -> ExternalSchemaConfig:
+        return self._config
+
+    @property
+    def registry_client(self) -> Any:
+        """The confluent-kafka `SchemaRegistryClient` every schema of this factory uses."""
+        return self._registry.client
+
+    def avro(
+        self,
+        schema: str | Schema,
+        *,
+        to_dict: Callable[[Any, Any], dict[str, Any]] | None = None,
+        from_dict: Callable[[dict[str, Any], Any], Any] | None = None,
+    ) -> ExternalSchema:
+        """An Avro schema: values are dicts (or objects through `to_dict` / `from_dict`)."""
+
+        def make(field: MessageField) -> _Part:
+            client = self._registry.client
+            serializer = AvroSerializer(
+                client, schema_str=schema, to_dict=to_dict, conf=self._serializer_conf()
+            )
+            deserializer = AvroDeserializer(client, from_dict=from_dict, conf=self._deserializer_conf())
+            return self._part(serializer, deserializer, field, "AVRO")
+
+        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+
+    def json(
+        self,
+        schema: str | Schema,
+        *,
+        to_dict: Callable[[Any, Any], dict[str, Any]] | None = None,
+        from_dict: Callable[[dict[str, Any], Any], Any] | None = None,
+    ) -> ExternalSchema:
+        """A JSON Schema schema: values are validated against it when produced and consumed."""
+
+        def make(field: MessageField) -> _Part:
+            client = self._registry.client
+            serializer = JSONSerializer(schema, client, to_dict=to_dict, conf=self._serializer_conf())
+            deserializer = JSONDeserializer(
+                None, from_dict=from_dict, schema_registry_client=client, conf=self._deserializer_conf()
+            )
+            return self._part(serializer, deserializer, field, "JSON")
+
+        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+
+    def protobuf(self, message_type: type[Any]) -> ExternalSchema:
+        """A Protobuf schema from a generated message class; values are instances of it."""
+
+        def make(field: MessageField) -> _Part:
+            client = self._registry.client
+            conf = {**self._serializer_conf(), "use.deprecated.format": False}
+            serializer = ProtobufSerializer(message_type, client, conf=conf)
+            deconf = {**self._deserializer_conf(), "use.deprecated.format": False}
+            deserializer = ProtobufDeserializer(message_type, conf=deconf, schema_registry_client=client)
+            return self._part(serializer, deserializer, field, "PROTOBUF")
+
+        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+
+    def key_value(self, key: ExternalSchema, value: ExternalSchema) -> KeyValueExternalSchema:
+        """Key and value with their own schemas (subjects `...-key` and `...-value`), INLINE layout."""
+        make_key, make_value = key._make_part, value._make_part
+        if key.is_key_value or value.is_key_value or make_key is None or make_value is None:
+            raise ConfigError(
+                "key_value() takes two schemas made by a factory's avro(), json() or protobuf()"
+            )
+        # Fresh serdes per side: confluent-kafka caches the subject and the id per serializer.
+        return KeyValueExternalSchema(
+            make_key(MessageField.KEY), make_value(MessageField.VALUE), self._config, self._registry
+        )
+
+    def close(self) -> None:
+        """Release the factory's hold on the registry client (closed once its schemas are closed too)."""
+        if not self._closed:
+            self._closed = True
+            self._registry.release()
+
+    def __enter__(self) -> SchemaRegistrySchemaFactory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _serializer_conf(self) -> dict[str, Any]:
+        conf = {k: v for k, v in self._config.serde.items() if k in _SERIALIZER_KEYS}
+        if self._config.pins_a_version:
+            # A pinned version (use.schema.id, use.latest.*) decides the writer schema; registering the
+            # local schema as well is what confluent-kafka refuses, so pinning takes precedence.
+            conf["auto.register.schemas"] = False
+        conf["subject.name.strategy"] = self._config.subject_name_strategy
+        conf["schema.id.serializer"] = (
+            prefix_and_capture_schema_id if self._config.schema_id_location == "prefix" else capture_schema_id
+        )
+        return conf
+
+    def _deserializer_conf(self) -> dict[str, Any]:
+        conf = {k: v for k, v in self._config.serde.items() if k in _DESERIALIZER_KEYS}
+        conf["subject.name.strategy"] = self._config.subject_name_strategy
+        return conf
+
+    def _part(self, serializer: Any, deserializer: Any, field: MessageField, schema_type: str) -> _Part:
+        return _Part(
+            serializer,
+            deserializer,
+            field,
+            self._config.subject_name_strategy,
+            schema_type,
+            self._config.registry_url,
+        )

@@ -1,0 +1,143 @@
+"""Producers that send with the schema id in the message metadata (PIP-420).
+
+pulsar-client calls `schema.encode(value) -> bytes` and has no way for a schema to set message
+properties, so these thin wrappers encode with `schema.encode(topic, value)` themselves and put
+the id in the `__schema_id` property. The underlying producer declares a BYTES schema, like
+every consumer of an `ExternalSchema`.
+
+    producer = create_producer(client, topic, schema)                 # pulsar.Client
+    producer = await create_producer(async_client, topic, schema)     # pulsar.asyncio.Client
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import pulsar
+import pulsar.asyncio
+
+from . import schema_id as ids
+from .schema import ExternalSchema
+
+
+def _properties(
+    schema: ExternalSchema, topic: str, value: Any, given: Mapping[str, str] | None
+) -> tuple[bytes, dict[str, str]]:
+    encoded = schema.encode_for(topic, value)
+    properties = dict(given or {})
+    if encoded.schema_id is not None:
+        properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(encoded.schema_id, key_value=schema.is_key_value)
+    return encoded.data, properties
+
+
+class Producer:
+    """A `pulsar.Producer` for values of an `ExternalSchema` (same methods, values instead of bytes)."""
+
+    def __init__(self, producer: Any, topic: str, schema: ExternalSchema) -> None:
+        self._producer = producer
+        self._topic = topic
+        self._schema = schema
+
+    @property
+    def schema(self) -> ExternalSchema:
+        return self._schema
+
+    def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
+        """Encode `value`, send it with its schema id, return the `MessageId`; keyword
+        arguments as `pulsar.Producer.send` (partition_key, event_timestamp, ...)."""
+        data, props = _properties(self._schema, self._topic, value, properties)
+        return self._producer.send(data, properties=props, **kwargs)
+
+    def send_async(
+        self,
+        value: Any,
+        callback: Callable[[Any, Any], None],
+        properties: Mapping[str, str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Encode now (errors raise here), send in the background; `callback(result, msg_id)`."""
+        data, props = _properties(self._schema, self._topic, value, properties)
+        self._producer.send_async(data, callback, properties=props, **kwargs)
+
+    def flush(self) -> None:
+        self._producer.flush()
+
+    def close(self) -> None:
+        self._producer.close()
+
+    def topic(self) -> str:
+        return str(self._producer.topic())
+
+    def producer_name(self) -> str:
+        return str(self._producer.producer_name())
+
+    def last_sequence_id(self) -> int:
+        return int(self._producer.last_sequence_id())
+
+    def is_connected(self) -> bool:
+        return bool(self._producer.is_connected())
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncProducer:
+    """The `pulsar.asyncio.Producer` counterpart of `Producer`."""
+
+    def __init__(self, producer: Any, topic: str, schema: ExternalSchema) -> None:
+        self._producer = producer
+        self._topic = topic
+        self._schema = schema
+
+    @property
+    def schema(self) -> ExternalSchema:
+        return self._schema
+
+    async def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
+        data, props = _properties(self._schema, self._topic, value, properties)
+        return await self._producer.send(data, properties=props, **kwargs)
+
+    async def flush(self) -> None:
+        await self._producer.flush()
+
+    async def close(self) -> None:
+        await self._producer.close()
+
+    def topic(self) -> str:
+        return str(self._producer.topic())
+
+    def producer_name(self) -> str:
+        return str(self._producer.producer_name())
+
+    async def __aenter__(self) -> AsyncProducer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def create_producer(
+    client: Any, topic: str, schema: ExternalSchema, **kwargs: Any
+) -> Producer | Awaitable[AsyncProducer]:
+    """A producer for `topic` that sends values of `schema` with their schema ids.
+
+    Keyword arguments go to the client's `create_producer` (producer_name, batching, ...).
+    With a `pulsar.asyncio.Client` this returns an awaitable.
+    """
+    if not isinstance(schema, ExternalSchema):
+        raise TypeError(f"create_producer needs an ExternalSchema, not {type(schema).__name__}")
+    if "schema" in kwargs:
+        raise TypeError("pass the ExternalSchema as the third argument, not as schema=")
+    bytes_schema = pulsar.schema.BytesSchema()
+    if isinstance(client, pulsar.asyncio.Client):
+
+        async def create() -> AsyncProducer:
+            producer = await client.create_producer(topic, schema=bytes_schema, **kwargs)
+            return AsyncProducer(producer, topic, schema)
+
+        return create()
+    return Producer(client.create_producer(topic, schema=bytes_schema, **kwargs), topic, schema)

@@ -1,0 +1,118 @@
+"""Pulsar topic names -> registry subjects.
+
+Subjects are derived from the cluster-independent part of a topic name (tenant, namespace,
+local name, without any `-partition-N` suffix). That is what lets one registry serve a
+partitioned topic as one subject, and geo-replicated clusters as one set of subjects.
+
+A strategy has Confluent's signature, `(SerializationContext, record_name) -> subject`, so it
+plugs straight into confluent-kafka's serializers; `ctx.topic` is the Pulsar topic name and
+`ctx.field` says key or value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from .errors import ConfigError
+
+SubjectNameStrategy = Callable[[SerializationContext | None, str | None], str | None]
+
+_PARTITION_SUFFIX = re.compile(r"-partition-\d+$")
+_FULL_NAME = re.compile(r"^(persistent|non-persistent)://([^/]+)/([^/]+)/(.+)$")
+
+
+class TopicName(NamedTuple):
+    """The parts of a Pulsar topic name that identify it on every cluster."""
+
+    tenant: str
+    namespace: str
+    local_name: str  # without the -partition-N suffix
+
+    @classmethod
+    def parse(cls, topic: str) -> TopicName:
+        """Accept `persistent://t/ns/name`, `t/ns/name` and a bare `name` (public/default)."""
+        if not topic:
+            raise ValueError("a topic name is required to derive a subject")
+        match = _FULL_NAME.match(topic)
+        if match:
+            tenant, namespace, local = match.group(2), match.group(3), match.group(4)
+        else:
+            parts = topic.split("/")
+            if len(parts) == 1:
+                tenant, namespace, local = "public", "default", parts[0]
+            elif len(parts) == 3:
+                tenant, namespace, local = parts
+            else:
+                raise ValueError(
+                    f"{topic!r} is not a Pulsar topic name "
+                    "(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic)"
+                )
+        return cls(tenant, namespace, _PARTITION_SUFFIX.sub("", local))
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.tenant}.{self.namespace}.{self.local_name}"
+
+
+def _suffix(ctx: SerializationContext | None) -> str:
+    return "key" if ctx is not None and ctx.field == MessageField.KEY else "value"
+
+
+def _topic(ctx: SerializationContext | None) -> TopicName:
+    if ctx is None or not ctx.topic:
+        raise ValueError("this subject name strategy needs the topic name")
+    return TopicName.parse(ctx.topic)
+
+
+def topic_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str:
+    """`{tenant}.{namespace}.{topic}-value` (or `-key`): the default, unique per topic across tenants."""
+    return f"{_topic(ctx).qualified}-{_suffix(ctx)}"
+
+
+def short_topic_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str:
+    """`{topic}-value`: Confluent's TopicNameStrategy, for topics bridged to or from Kafka."""
+    return f"{_topic(ctx).local_name}-{_suffix(ctx)}"
+
+
+def record_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
+    """The fully qualified record name: one subject per record type, whatever the topic."""
+    return record_name
+
+
+def topic_record_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
+    """`{tenant}.{namespace}.{topic}-{record name}`: several record types on one topic."""
+    if record_name is None:
+        return None
+    return f"{_topic(ctx).qualified}-{record_name}"
+
+
+STRATEGIES: dict[str, SubjectNameStrategy] = {
+    "topic": topic_name_strategy,
+    "short-topic": short_topic_name_strategy,
+    "record": record_name_strategy,
+    "topic-record": topic_record_name_strategy,
+}
+
+
+def resolve_strategy(value: str | SubjectNameStrategy) -> SubjectNameStrategy:
+    """A strategy from its config name (`topic`, `short-topic`, `record`, `topic-record`) or a callable."""
+    if callable(value):
+        return value
+    try:
+        return STRATEGIES[value]
+    except KeyError:
+        raise ConfigError(
+            f"subject.name.strategy {value!r} is not one of {', '.join(STRATEGIES)} (or a callable)"
+        ) from None
+
+
+def subject_for(
+    strategy: SubjectNameStrategy, topic: str, *, key: bool = False, record_name: str | None = None
+) -> str | None:
+    """The subject `strategy` gives for a topic (helper for messages and tools)."""
+    field = MessageField.KEY if key else MessageField.VALUE
+    return strategy(SerializationContext(topic, field), record_name)
