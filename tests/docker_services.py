@@ -9,6 +9,7 @@ it is the place for tests that need Confluent Schema Registry itself (select it 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import time
 import urllib.request
@@ -21,9 +22,9 @@ REGISTRY_PORTS = {"confluent": 8081, "axonops": 8082}
 def docker_engine_available() -> bool:
     """True when a Docker engine answers (the `docker` CLI alone is not enough)."""
     try:
-        from docker import DockerClient
-
-        DockerClient.from_env(timeout=3).ping()
+        # Imported by name: the repository's docker/ folder would shadow the package for mypy.
+        docker = importlib.import_module("docker")
+        docker.from_env(timeout=3).ping()
     except Exception:
         return False
     return True

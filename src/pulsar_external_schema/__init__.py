@@ -17,7 +17,7 @@ from .errors import (
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
-from .producer import AsyncProducer, Producer, create_producer
+from .producer import AsyncProducer, Producer, create_async_producer, create_producer
 from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
 from .schema_id import SCHEMA_ID_PROPERTY
 from .subjects import TopicName
@@ -47,5 +47,6 @@ __all__ = [
     "TopicName",
     "UnknownSchemaIdError",
     "__version__",
+    "create_async_producer",
     "create_producer",
 ]

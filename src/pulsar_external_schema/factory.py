@@ -23,6 +23,7 @@ from confluent_kafka.serialization import MessageField
 
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
+from .protobuf_text import file_descriptor_proto, render_proto
 from .schema import (
     ExternalSchema,
     KeyValueExternalSchema,
@@ -108,8 +109,13 @@ class SchemaRegistrySchemaFactory:
             client = self._registry.client
             conf = {**self._serializer_conf(), "use.deprecated.format": False}
             serializer = ProtobufSerializer(message_type, client, conf=conf)
+            # Register `.proto` text, as the Java serializer does, instead of confluent-kafka's base64
+            # descriptor that only Confluent Schema Registry parses (see protobuf_text.py).
+            serializer._schema = Schema(render_proto(file_descriptor_proto(message_type)), "PROTOBUF")
             deconf = {**self._deserializer_conf(), "use.deprecated.format": False}
-            deserializer = ProtobufDeserializer(message_type, conf=deconf, schema_registry_client=client)
+            deserializer = ProtobufDeserializer(
+                message_type, conf=deconf, schema_registry_client=self._registry.serialized_client
+            )
             return self._part(serializer, deserializer, field, "PROTOBUF")
 
         return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)

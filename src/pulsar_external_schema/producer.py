@@ -11,7 +11,7 @@ every consumer of an `ExternalSchema`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulsar
@@ -120,24 +120,32 @@ class AsyncProducer:
         await self.close()
 
 
-def create_producer(
-    client: Any, topic: str, schema: ExternalSchema, **kwargs: Any
-) -> Producer | Awaitable[AsyncProducer]:
+def create_producer(client: Any, topic: str, schema: ExternalSchema, **kwargs: Any) -> Any:
     """A producer for `topic` that sends values of `schema` with their schema ids.
 
-    Keyword arguments go to the client's `create_producer` (producer_name, batching, ...).
-    With a `pulsar.asyncio.Client` this returns an awaitable.
+    With a `pulsar.Client` it returns a `Producer`; with a `pulsar.asyncio.Client`, an awaitable of
+    an `AsyncProducer` (typed code can call `create_async_producer` directly). Keyword arguments
+    go to the client's `create_producer` (producer_name, batching_enabled, ...).
     """
+    _check(schema, kwargs)
+    if isinstance(client, pulsar.asyncio.Client):
+        return create_async_producer(client, topic, schema, **kwargs)
+    return Producer(
+        client.create_producer(topic, schema=pulsar.schema.BytesSchema(), **kwargs), topic, schema
+    )
+
+
+async def create_async_producer(
+    client: Any, topic: str, schema: ExternalSchema, **kwargs: Any
+) -> AsyncProducer:
+    """The asyncio form of `create_producer`, for a `pulsar.asyncio.Client`."""
+    _check(schema, kwargs)
+    producer = await client.create_producer(topic, schema=pulsar.schema.BytesSchema(), **kwargs)
+    return AsyncProducer(producer, topic, schema)
+
+
+def _check(schema: ExternalSchema, kwargs: dict[str, Any]) -> None:
     if not isinstance(schema, ExternalSchema):
         raise TypeError(f"create_producer needs an ExternalSchema, not {type(schema).__name__}")
     if "schema" in kwargs:
         raise TypeError("pass the ExternalSchema as the third argument, not as schema=")
-    bytes_schema = pulsar.schema.BytesSchema()
-    if isinstance(client, pulsar.asyncio.Client):
-
-        async def create() -> AsyncProducer:
-            producer = await client.create_producer(topic, schema=bytes_schema, **kwargs)
-            return AsyncProducer(producer, topic, schema)
-
-        return create()
-    return Producer(client.create_producer(topic, schema=bytes_schema, **kwargs), topic, schema)

@@ -93,8 +93,20 @@ class SharedRegistryClient:
     def __init__(self, config: ExternalSchemaConfig) -> None:
         self.client = SchemaRegistryClient(dict(config.registry))
         self.url = config.registry_url
+        self._config = config
+        self._serialized_client: SchemaRegistryClient | None = None
         self._holders = 0
         self._lock = threading.Lock()
+
+    @property
+    def serialized_client(self) -> SchemaRegistryClient:
+        """A second client for Protobuf deserializers, which fetch schemas in the `serialized`
+        format: confluent-kafka's cache keys schemas by id only, so sharing a cache with a
+        serializer that registered `.proto` text would hand them the text."""
+        with self._lock:
+            if self._serialized_client is None:
+                self._serialized_client = SchemaRegistryClient(dict(self._config.registry))
+            return self._serialized_client
 
     def acquire(self) -> SchemaRegistryClient:
         with self._lock:
@@ -107,6 +119,8 @@ class SharedRegistryClient:
             last = self._holders == 0
         if last:
             self.client.close()
+            if self._serialized_client is not None:
+                self._serialized_client.close()
 
 
 class _Part:
@@ -323,13 +337,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         topic = msg.topic_name()
         raw = msg.properties().get(ids.SCHEMA_ID_PROPERTY)
         try:
-            schema_id = bytes.fromhex(raw) if raw is not None else None
-        except ValueError:
+            schema_id = ids.parse_hex(raw) if raw is not None else None
+        except SchemaIdError as error:
             raise SchemaIdError(
-                f"message {msg.message_id()}: the {ids.SCHEMA_ID_PROPERTY} property {raw!r} "
-                "is not hexadecimal",
-                topic=topic,
-                subject=self.subject(topic),
+                f"message {msg.message_id()}: {error.reason}", topic=topic, subject=self.subject(topic)
             ) from None
         return self.decode(topic, msg.data(), schema_id)
 

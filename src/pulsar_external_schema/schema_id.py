@@ -17,6 +17,7 @@ confluent-kafka's own `SchemaId` parser; this module only frames and unframes me
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import NamedTuple
 
@@ -31,6 +32,7 @@ CONFLUENT_ID_MAGIC = 0x00
 CONFLUENT_GUID_MAGIC = 0x01
 
 _LENGTH = struct.Struct(">i")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
 
 
 class KeyValueSchemaIds(NamedTuple):
@@ -113,11 +115,16 @@ def to_property(schema_id: bytes, *, key_value: bool = False) -> str:
 
 def from_property(value: str) -> tuple[bytes, bool]:
     """Parse a `__schema_id` property value; returns (schema id, is key/value)."""
-    try:
-        raw = bytes.fromhex(value)
-    except ValueError:
-        raise SchemaIdError(f"the {SCHEMA_ID_PROPERTY} property {value!r} is not hexadecimal") from None
-    return from_metadata(raw)
+    return from_metadata(parse_hex(value))
+
+
+def parse_hex(value: str) -> bytes:
+    """The bytes of a `__schema_id` property: hex digits only, no separators."""
+    if not value:
+        raise SchemaIdError(f"the {SCHEMA_ID_PROPERTY} property is empty")
+    if not _HEX.fullmatch(value):
+        raise SchemaIdError(f"the {SCHEMA_ID_PROPERTY} property {value!r} is not hexadecimal")
+    return bytes.fromhex(value)
 
 
 def check_confluent_id(id_bytes: bytes) -> None:
