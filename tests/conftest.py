@@ -126,3 +126,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         if "spark" in parts:
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture
+def factory(services: Services) -> Iterator[object]:
+    """A schema factory on the real registry, auto-registering (Confluent's default)."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory
+
+    made = SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url})
+    yield made
+    made.close()
+
+
+def create_partitioned_topic(services: Services, topic: str, partitions: int) -> None:
+    """PUT /admin/v2/persistent/{tenant}/{ns}/{topic}/partitions through the broker's admin REST API."""
+    import urllib.request
+
+    path = topic.removeprefix("persistent://")
+    request = urllib.request.Request(
+        f"{services.admin_url}/admin/v2/persistent/{path}/partitions",
+        data=str(partitions).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status in (200, 204), response.status

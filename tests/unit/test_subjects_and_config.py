@@ -1,0 +1,132 @@
+"""Topic -> subject strategies and the validated config."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from pulsar_external_schema import ConfigError, ExternalSchemaConfig, TopicName
+from pulsar_external_schema.subjects import (
+    record_name_strategy,
+    short_topic_name_strategy,
+    subject_for,
+    topic_name_strategy,
+    topic_record_name_strategy,
+)
+
+URL = {"schema.registry.url": "http://127.0.0.1:1"}
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        "persistent://acme/sales/orders",
+        "persistent://acme/sales/orders-partition-0",
+        "persistent://acme/sales/orders-partition-17",
+        "non-persistent://acme/sales/orders",
+        "acme/sales/orders",
+    ],
+)
+def test_every_form_of_a_topic_maps_to_one_subject(topic: str) -> None:
+    assert subject_for(topic_name_strategy, topic) == "acme.sales.orders-value"
+    assert subject_for(topic_name_strategy, topic, key=True) == "acme.sales.orders-key"
+
+
+def test_bare_names_are_in_public_default() -> None:
+    assert TopicName.parse("orders") == TopicName("public", "default", "orders")
+    assert subject_for(topic_name_strategy, "orders-partition-2") == "public.default.orders-value"
+
+
+def test_partition_suffix_is_only_stripped_at_the_end() -> None:
+    assert TopicName.parse("t/n/a-partition-1-b").local_name == "a-partition-1-b"
+
+
+def test_strategies() -> None:
+    ctx = SerializationContext("persistent://acme/sales/orders-partition-3", MessageField.VALUE)
+    assert short_topic_name_strategy(ctx, None) == "orders-value"
+    assert record_name_strategy(ctx, "com.acme.Order") == "com.acme.Order"
+    assert topic_record_name_strategy(ctx, "com.acme.Order") == "acme.sales.orders-com.acme.Order"
+    assert topic_record_name_strategy(ctx, None) is None
+
+
+@pytest.mark.parametrize("topic", ["", "a/b", "persistent://only/two"])
+def test_malformed_topics_are_rejected(topic: str) -> None:
+    with pytest.raises(ValueError, match="topic"):
+        TopicName.parse(topic)
+
+
+# -- config ---------------------------------------------------------------------------------------
+
+
+def test_minimal_config_and_defaults() -> None:
+    config = ExternalSchemaConfig.from_dict(URL)
+
+    assert config.registry == {"url": "http://127.0.0.1:1"}
+    assert config.serde == {}
+    assert config.schema_id_location == "metadata"
+    assert config.subject_name_strategy is topic_name_strategy
+    assert not config.pins_a_version
+
+
+def test_keys_are_routed_to_the_registry_client_and_the_serdes() -> None:
+    config = ExternalSchemaConfig.from_dict(
+        {
+            **URL,
+            "basic.auth.user.info": "u:p",
+            "latest.cache.ttl.sec": "30",
+            "schema.registry.ssl.ca.location": "/ca.pem",
+            "auto.register.schemas": "false",
+            "use.latest.with.metadata": "application.major.version=2, owner = bob",
+            "schema.id.location": "prefix",
+            "subject.name.strategy": "short-topic",
+        }
+    )
+
+    assert config.registry == {
+        "url": "http://127.0.0.1:1",
+        "basic.auth.user.info": "u:p",
+        "cache.latest.ttl.sec": 30,
+        "ssl.ca.location": "/ca.pem",
+    }
+    assert config.serde == {
+        "auto.register.schemas": False,
+        "use.latest.with.metadata": {"application.major.version": "2", "owner": "bob"},
+    }
+    assert config.schema_id_location == "prefix"
+    assert config.subject_name_strategy is short_topic_name_strategy
+    assert config.pins_a_version
+
+
+def test_a_callable_strategy_is_accepted() -> None:
+    def strategy(ctx: SerializationContext | None, record: str | None) -> str:
+        return "fixed"
+
+    assert (
+        ExternalSchemaConfig.from_dict({**URL, "subject.name.strategy": strategy}).subject_name_strategy
+        is strategy
+    )
+
+
+@pytest.mark.parametrize(
+    ("conf", "message"),
+    [
+        ({}, "'schema.registry.url' is required"),
+        (
+            {**URL, "auto.register.schema": True},
+            "unknown config key 'auto.register.schema'; did you mean 'auto.register.schemas'",
+        ),
+        ({**URL, "url": "http://x"}, "unknown config key 'url'"),
+        ({**URL, "auto.register.schemas": "yes"}, "'auto.register.schemas' takes a boolean"),
+        ({**URL, "auto.register.schemas": 1}, "'auto.register.schemas' takes a boolean"),
+        ({**URL, "use.schema.id": "seven"}, "'use.schema.id' takes an integer"),
+        ({**URL, "use.schema.id": True}, "'use.schema.id' takes an integer"),
+        ({**URL, "use.latest.with.metadata": "major"}, "'major' is not of the form name=value"),
+        ({**URL, "use.latest.with.metadata": {"a": 1}}, "takes string keys and values"),
+        ({**URL, "schema.id.location": "header"}, "takes 'metadata' or 'prefix'"),
+        ({**URL, "subject.name.strategy": "topic-name"}, "'topic-name' is not one of topic, short-topic"),
+        ({"schema.registry.url": ""}, "'schema.registry.url' takes a non-empty string"),
+    ],
+)
+def test_bad_config_is_rejected_naming_the_key(conf: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        ExternalSchemaConfig.from_dict(conf)
