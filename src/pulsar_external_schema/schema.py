@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import _pulsar
 import pulsar
@@ -294,6 +294,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """A copy bound to `topic`, so that the one-argument `encode(value)` knows its subject."""
         return ExternalSchema(self._part, self._config, self._registry, topic, self._make_part)
 
+    @overload
+    def encode(self, topic: str, value: Any, /) -> EncodeData: ...
+    @overload
+    def encode(self, value: Any, /) -> bytes: ...
     def encode(self, topic_or_value: Any, *value: Any) -> EncodeData | bytes:
         """`encode(topic, value) -> EncodeData` (PIP-420); `encode(value) -> bytes` is what
         pulsar-client's own `Producer.send` calls, and only works in prefix mode on a bound schema."""
