@@ -1,100 +1,107 @@
-"""Quickstart: a data contract in the registry, Avro messages through Pulsar with schema ids in metadata.
+"""Quickstart: Avro messages of two schema versions through a partitioned Pulsar topic.
 
-Run it with `scripts/demo` (which starts the local services), or against your own services:
+    scripts/demo                      # sets everything up, then runs this
+    python examples/quickstart.py     # uses PULSAR_SERVICE_URL, PULSAR_ADMIN_URL, SCHEMA_REGISTRY_URL,
+                                      # or starts the local services with scripts/services
 
-    PULSAR_SERVICE_URL=pulsar://... SCHEMA_REGISTRY_URL=http://... python examples/quickstart.py
-
-This is the smoke path of the foundation: it encodes with fastavro and carries the schema id as
-the PIP-420 bytes (0xFF + Confluent's 0x00 + uint32 id) in the `__schema_id` property by hand.
+What it shows: the producer registers its schema in the registry and sends each message with the
+schema id in its metadata (PIP-420, the `__schema_id` property); a stock pulsar-client consumer
+decodes every message with the schema it was written with, whatever the version.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
+import re
+import subprocess
 import sys
 import uuid
+from pathlib import Path
 
-import fastavro
+import httpx
 import pulsar
-from confluent_kafka.schema_registry import (
-    Metadata,
-    MetadataProperties,
-    Rule,
-    RuleKind,
-    RuleMode,
-    RuleSet,
-    Schema,
-    SchemaRegistryClient,
-)
 
-SCHEMA = {
+from pulsar_external_schema import SCHEMA_ID_PROPERTY, SchemaRegistrySchemaFactory, create_producer
+
+ORDER_V1 = {
     "type": "record",
     "name": "Order",
     "namespace": "quickstart",
-    "fields": [{"name": "id", "type": "int"}, {"name": "item", "type": "string"}],
+    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
 }
+# Version 2 adds a field with a default: backward compatible, so the registry accepts it.
+ORDER_V2 = {**ORDER_V1, "fields": [*ORDER_V1["fields"], {"name": "quantity", "type": "int", "default": 1}]}
+
+
+def service_urls() -> tuple[str, str, str]:
+    """The URLs from the environment, or from `scripts/services up` (which starts what is missing)."""
+    names = ("PULSAR_SERVICE_URL", "PULSAR_ADMIN_URL", "SCHEMA_REGISTRY_URL")
+    if all(os.environ.get(name) for name in names):
+        return os.environ[names[0]], os.environ[names[1]], os.environ[names[2]]
+    script = Path(__file__).resolve().parents[1] / "scripts" / "services"
+    print("starting the local Pulsar broker and schema registry (scripts/services up) ...", flush=True)
+    result = subprocess.run([sys.executable, str(script), "up"], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        sys.exit(f"could not start the services:\n{result.stderr}")
+    urls = dict(re.findall(r"^([A-Z_]+)=(\S+)$", result.stdout, flags=re.MULTILINE))
+    return urls[names[0]], urls[names[1]], urls[names[2]]
 
 
 def main() -> int:
-    service_url = os.environ.get("PULSAR_SERVICE_URL")
-    registry_url = os.environ.get("SCHEMA_REGISTRY_URL")
-    if not service_url or not registry_url:
-        print("Set PULSAR_SERVICE_URL and SCHEMA_REGISTRY_URL (or run scripts/demo).", file=sys.stderr)
-        return 2
+    service_url, admin_url, registry_url = service_urls()
+    topic = f"persistent://public/default/orders-{uuid.uuid4().hex[:6]}"
+    partitions = 4
+    httpx.put(
+        f"{admin_url}/admin/v2/persistent/{topic.removeprefix('persistent://')}/partitions",
+        json=partitions,
+        timeout=30,
+    ).raise_for_status()
+    print(f"created {topic} with {partitions} partitions")
 
-    run = uuid.uuid4().hex[:8]
-    topic = f"persistent://public/default/quickstart-{run}"
-    subject = f"public.default.quickstart-{run}-value"
-    registry = SchemaRegistryClient({"url": registry_url})
-    rule = Rule(
-        name="itemNotEmpty",
-        doc=None,
-        kind=RuleKind.CONDITION,
-        mode=RuleMode.WRITE,
-        type="CEL",
-        tags=None,
-        params=None,
-        expr="size(message.item) > 0",
-        on_success=None,
-        on_failure="ERROR",
-        disabled=False,
-    )
-    contract = Schema(
-        json.dumps(SCHEMA),
-        "AVRO",
-        metadata=Metadata(None, MetadataProperties({"owner": "quickstart"}), None),
-        rule_set=RuleSet(migration_rules=None, domain_rules=[rule]),
-    )
-    schema_id = registry.register_schema(subject, contract)
-    print(f"registered {subject} -> schema id {schema_id} (rule: {rule.name}: {rule.expr})")
-
-    pip420_id = (b"\xff\x00" + schema_id.to_bytes(4, "big")).hex()
-    writer = fastavro.parse_schema(SCHEMA)
+    factory = SchemaRegistrySchemaFactory({"schema.registry.url": registry_url})
+    v1, v2 = factory.avro(json.dumps(ORDER_V1)), factory.avro(json.dumps(ORDER_V2))
     client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
     try:
-        consumer = client.subscribe(topic, "quickstart", initial_position=pulsar.InitialPosition.Earliest)
-        producer = client.create_producer(topic)
-        orders = [{"id": i, "item": item} for i, item in enumerate(["apple", "pear", "plum"])]
-        for order in orders:
-            buffer = io.BytesIO()
-            fastavro.schemaless_writer(buffer, writer, order)
-            producer.send(buffer.getvalue(), properties={"__schema_id": pip420_id})
+        # A stock pulsar-client consumer: msg.value() decodes with the id in the message metadata.
+        consumer = client.subscribe(
+            topic, "quickstart", schema=v2, initial_position=pulsar.InitialPosition.Earliest
+        )
+        sent = 0
+        with create_producer(client, topic, v1) as producer:
+            for i, item in enumerate(["apple", "pear", "plum"]):
+                producer.send({"id": i, "item": item}, partition_key=item)
+                sent += 1
+        with create_producer(client, topic, v2) as producer:
+            for i, item in enumerate(["fig", "kiwi", "lime"], start=3):
+                producer.send({"id": i, "item": item, "quantity": i * 10}, partition_key=item)
+                sent += 1
 
-        for _ in orders:
-            message = consumer.receive(timeout_millis=10_000)
-            raw_id = bytes.fromhex(message.properties()["__schema_id"])
-            writer_id = int.from_bytes(raw_id[2:6], "big")
-            writer_schema_str = registry.get_schema(writer_id).schema_str or ""
-            writer_schema = fastavro.parse_schema(json.loads(writer_schema_str))
-            value = fastavro.schemaless_reader(io.BytesIO(message.data()), writer_schema, None)
-            print(f"consumed {value!r} (schema id {writer_id})")
+        ids_seen: dict[str, int] = {}
+        received = 0
+        for _ in range(sent):
+            message = consumer.receive(timeout_millis=15_000)
+            schema_id = message.properties()[SCHEMA_ID_PROPERTY]
+            ids_seen[schema_id] = ids_seen.get(schema_id, 0) + 1
+            partition = message.topic_name().rsplit("-partition-", 1)[-1]
+            print(f"partition {partition}  {SCHEMA_ID_PROPERTY}={schema_id}  {message.value()}")
             consumer.acknowledge(message)
-        print(f"summary: {len(orders)} produced, {len(orders)} consumed on {topic}")
+            received += 1
+        consumer.close()
     finally:
         client.close()
-    return 0
+
+    subject = v1.subject(topic) or ""
+    versions = factory.registry_client.get_versions(subject)
+    v1.close()
+    v2.close()
+    factory.close()
+    by_id = ", ".join(f"{count} with {schema_id}" for schema_id, count in sorted(ids_seen.items()))
+    print(
+        f"summary: {sent} produced, {received} consumed and decoded ({by_id}); "
+        f"subject {subject} has versions {versions}"
+    )
+    return 0 if received == sent and len(ids_seen) == 2 else 1
 
 
 if __name__ == "__main__":

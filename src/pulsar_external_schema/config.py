@@ -35,7 +35,7 @@ def _serde(kind: Any, doc: str, target: str = "") -> _Key:
     return _Key(kind, "serde", target, doc)
 
 
-#: Every key the config accepts. The docs' configuration reference is generated from `doc`.
+#: Every key the config accepts; docs/configuration.md lists each (a test keeps them in step).
 KEYS: dict[str, _Key] = {
     # -- registry connection (confluent-kafka SchemaRegistryClient) --------------------------
     "schema.registry.url": _registry("str", "url", "Registry URL(s), comma-separated. Required."),
@@ -82,7 +82,7 @@ KEYS: dict[str, _Key] = {
         "int", "cache.capacity", "Schemas kept in the client cache (client default 1000)."
     ),
     "latest.cache.ttl.sec": _registry(
-        "int", "cache.latest.ttl.sec", "How long `use.latest.*` lookups are cached; -1 = forever (default)."
+        "int", "cache.latest.ttl.sec", "Seconds `use.latest.*` lookups stay cached (default: until restart)."
     ),
     # -- serdes (confluent-kafka serializers and deserializers) --------------------------------
     "auto.register.schemas": _serde("bool", "Register the producer's schema if needed (default true)."),
