@@ -9,7 +9,7 @@ pass schema properties.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -183,8 +183,6 @@ class ExternalSchemaConfig:
     """Keys passed to confluent-kafka's serializers and deserializers."""
     schema_id_location: SchemaIdLocation = "metadata"
     subject_name_strategy: SubjectNameStrategy = field(default_factory=lambda: resolve_strategy("topic"))
-    given: Mapping[str, Any] = field(default_factory=dict)
-    """The keys as given, after validation (for display and for Pulsar Functions)."""
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -213,7 +211,6 @@ class ExternalSchemaConfig:
             serde=serde,
             schema_id_location=ours.get("schema.id.location", "metadata"),
             subject_name_strategy=ours.get("subject.name.strategy", resolve_strategy("topic")),
-            given=dict(conf),
         )
 
     @property
@@ -237,7 +234,6 @@ def _unknown_key_message(key: str) -> str:
 
 
 ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
-ToDict = Callable[[Any, Any], dict[str, Any]]
 
 
 def as_config(conf: ConfigLike) -> ExternalSchemaConfig:

@@ -21,18 +21,8 @@ from . import schema_id as ids
 from .schema import ExternalSchema
 
 
-def _properties(
-    schema: ExternalSchema, topic: str, value: Any, given: Mapping[str, str] | None
-) -> tuple[bytes, dict[str, str]]:
-    encoded = schema.encode_for(topic, value)
-    properties = dict(given or {})
-    if encoded.schema_id is not None:
-        properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(encoded.schema_id, key_value=schema.is_key_value)
-    return encoded.data, properties
-
-
-class Producer:
-    """A `pulsar.Producer` for values of an `ExternalSchema` (same methods, values instead of bytes)."""
+class _SchemaProducer:
+    """What both producers share: the wrapped producer, the topic, and encoding with the id."""
 
     def __init__(self, producer: Any, topic: str, schema: ExternalSchema) -> None:
         self._producer = producer
@@ -43,10 +33,29 @@ class Producer:
     def schema(self) -> ExternalSchema:
         return self._schema
 
+    def topic(self) -> str:
+        return str(self._producer.topic())
+
+    def producer_name(self) -> str:
+        return str(self._producer.producer_name())
+
+    def _encode(self, value: Any, given: Mapping[str, str] | None) -> tuple[bytes, dict[str, str]]:
+        encoded = self._schema.encode_for(self._topic, value)
+        properties = dict(given or {})
+        if encoded.schema_id is not None:
+            properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
+                encoded.schema_id, key_value=self._schema.is_key_value
+            )
+        return encoded.data, properties
+
+
+class Producer(_SchemaProducer):
+    """A `pulsar.Producer` for values of an `ExternalSchema` (same methods, values instead of bytes)."""
+
     def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
         """Encode `value`, send it with its schema id, return the `MessageId`; keyword
         arguments as `pulsar.Producer.send` (partition_key, event_timestamp, ...)."""
-        data, props = _properties(self._schema, self._topic, value, properties)
+        data, props = self._encode(value, properties)
         return self._producer.send(data, properties=props, **kwargs)
 
     def send_async(
@@ -57,7 +66,7 @@ class Producer:
         **kwargs: Any,
     ) -> None:
         """Encode now (errors raise here), send in the background; `callback(result, msg_id)`."""
-        data, props = _properties(self._schema, self._topic, value, properties)
+        data, props = self._encode(value, properties)
         self._producer.send_async(data, callback, properties=props, **kwargs)
 
     def flush(self) -> None:
@@ -65,12 +74,6 @@ class Producer:
 
     def close(self) -> None:
         self._producer.close()
-
-    def topic(self) -> str:
-        return str(self._producer.topic())
-
-    def producer_name(self) -> str:
-        return str(self._producer.producer_name())
 
     def last_sequence_id(self) -> int:
         return int(self._producer.last_sequence_id())
@@ -85,20 +88,11 @@ class Producer:
         self.close()
 
 
-class AsyncProducer:
+class AsyncProducer(_SchemaProducer):
     """The `pulsar.asyncio.Producer` counterpart of `Producer`."""
 
-    def __init__(self, producer: Any, topic: str, schema: ExternalSchema) -> None:
-        self._producer = producer
-        self._topic = topic
-        self._schema = schema
-
-    @property
-    def schema(self) -> ExternalSchema:
-        return self._schema
-
     async def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
-        data, props = _properties(self._schema, self._topic, value, properties)
+        data, props = self._encode(value, properties)
         return await self._producer.send(data, properties=props, **kwargs)
 
     async def flush(self) -> None:
@@ -106,12 +100,6 @@ class AsyncProducer:
 
     async def close(self) -> None:
         await self._producer.close()
-
-    def topic(self) -> str:
-        return str(self._producer.topic())
-
-    def producer_name(self) -> str:
-        return str(self._producer.producer_name())
 
     async def __aenter__(self) -> AsyncProducer:
         return self

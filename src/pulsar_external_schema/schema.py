@@ -434,9 +434,11 @@ class KeyValueExternalSchema(ExternalSchema):
             except SchemaIdError as error:
                 raise SchemaIdError(error.reason, topic=topic, subject=self.subject(topic)) from None
         try:
-            key_bytes, value_bytes = _split_inline(data)
+            key_bytes, value_bytes = ids.split_length_prefixed_pair(data, allow_null=True)
         except ValueError as error:
-            raise DecodeError(str(error), topic=topic, subject=self.subject(topic)) from None
+            raise DecodeError(
+                f"key/value payload: {error}", topic=topic, subject=self.subject(topic)
+            ) from None
         key = self._key_part.decode(topic, key_bytes, key_id or None) if key_bytes is not None else None
         val = self._part.decode(topic, value_bytes, value_id or None) if value_bytes is not None else None
         return KeyValue(key, val)
@@ -450,23 +452,3 @@ def _encode_inline(part: bytes | None) -> bytes:
     if part is None:
         return (-1).to_bytes(4, "big", signed=True)
     return len(part).to_bytes(4, "big", signed=True) + part
-
-
-def _split_inline(data: bytes) -> tuple[bytes | None, bytes | None]:
-    parts: list[bytes | None] = []
-    offset = 0
-    for side in ("key", "value"):
-        if len(data) < offset + 4:
-            raise ValueError(f"key/value payload of {len(data)} bytes is truncated before the {side} length")
-        length = int.from_bytes(data[offset : offset + 4], "big", signed=True)
-        offset += 4
-        if length == -1:
-            parts.append(None)
-            continue
-        if length < 0 or len(data) < offset + length:
-            raise ValueError(f"key/value payload of {len(data)} bytes has a bad {side} length {length}")
-        parts.append(data[offset : offset + length])
-        offset += length
-    if offset != len(data):
-        raise ValueError(f"key/value payload has {len(data) - offset} trailing bytes")
-    return parts[0], parts[1]

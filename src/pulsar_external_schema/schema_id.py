@@ -69,20 +69,33 @@ def encode_key_value_ids(key: bytes, value: bytes) -> bytes:
 
 def decode_key_value_ids(data: bytes) -> KeyValueSchemaIds:
     """Split a key/value id (without its magic byte) into the key and value ids."""
-    parts: list[bytes] = []
+    try:
+        key, value = split_length_prefixed_pair(data, allow_null=False)
+    except ValueError as error:
+        raise SchemaIdError(f"key/value schema id {data.hex()}: {error}") from None
+    return KeyValueSchemaIds(key or b"", value or b"")
+
+
+def split_length_prefixed_pair(data: bytes, *, allow_null: bool) -> tuple[bytes | None, bytes | None]:
+    """Split `int32 BE length + key + int32 BE length + value`, the layout Pulsar uses for both
+    key/value schema ids and INLINE key/value payloads (where length -1 means null)."""
+    parts: list[bytes | None] = []
     offset = 0
     for side in ("key", "value"):
         if len(data) < offset + 4:
-            raise SchemaIdError(f"key/value schema id {data.hex()} is truncated before the {side} id length")
+            raise ValueError(f"truncated before the {side} length ({len(data)} bytes)")
         (length,) = _LENGTH.unpack_from(data, offset)
         offset += 4
+        if length == -1 and allow_null:
+            parts.append(None)
+            continue
         if length < 0 or len(data) < offset + length:
-            raise SchemaIdError(f"key/value schema id {data.hex()} has a bad {side} id length {length}")
+            raise ValueError(f"bad {side} length {length} ({len(data)} bytes)")
         parts.append(data[offset : offset + length])
         offset += length
     if offset != len(data):
-        raise SchemaIdError(f"key/value schema id {data.hex()} has {len(data) - offset} trailing bytes")
-    return KeyValueSchemaIds(parts[0], parts[1])
+        raise ValueError(f"{len(data) - offset} trailing bytes")
+    return parts[0], parts[1]
 
 
 def to_metadata(schema_id: bytes, *, key_value: bool = False) -> bytes:

@@ -13,6 +13,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from conftest import Services, create_partitioned_topic
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
+from schemas import ORDER_V1, ORDER_V2
 
 from pulsar_external_schema import (
     SCHEMA_ID_PROPERTY,
@@ -23,26 +24,6 @@ from pulsar_external_schema import (
     create_producer,
 )
 
-ORDER_V1 = json.dumps(
-    {
-        "type": "record",
-        "name": "Order",
-        "namespace": "acme",
-        "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
-    }
-)
-ORDER_V2 = json.dumps(
-    {
-        "type": "record",
-        "name": "Order",
-        "namespace": "acme",
-        "fields": [
-            {"name": "id", "type": "long"},
-            {"name": "item", "type": "string"},
-            {"name": "quantity", "type": "int", "default": 1},
-        ],
-    }
-)
 ORDER_JSON = json.dumps(
     {
         "$schema": "http://json-schema.org/draft-07/schema#",

@@ -3,7 +3,6 @@ a user can meet, on the real broker and registry."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pulsar
@@ -13,6 +12,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerialize
 from confluent_kafka.serialization import MessageField, SerializationContext
 from conftest import Services
 from registry_proxy import counting_proxy
+from schemas import ORDER_V1 as ORDER
 
 from pulsar_external_schema import (
     SCHEMA_ID_PROPERTY,
@@ -24,15 +24,6 @@ from pulsar_external_schema import (
     SchemaRegistrySchemaFactory,
     UnknownSchemaIdError,
     create_producer,
-)
-
-ORDER = json.dumps(
-    {
-        "type": "record",
-        "name": "Order",
-        "namespace": "acme",
-        "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
-    }
 )
 
 

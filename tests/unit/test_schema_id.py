@@ -87,11 +87,11 @@ def test_any_bytes_either_decode_exactly_or_raise_schema_id_error(data: bytes) -
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"", "truncated before the key id length"),
-        (b"\x00\x00\x00", "truncated before the key id length"),
-        (b"\x00\x00\x00\x05\x00", "bad key id length 5"),
-        (b"\xff\xff\xff\xff", "bad key id length -1"),
-        (b"\x00\x00\x00\x00", "truncated before the value id length"),
+        (b"", "truncated before the key length"),
+        (b"\x00\x00\x00", "truncated before the key length"),
+        (b"\x00\x00\x00\x05\x00", "bad key length 5"),
+        (b"\xff\xff\xff\xff", "bad key length -1"),
+        (b"\x00\x00\x00\x00", "truncated before the value length"),
         (b"\x00\x00\x00\x00\x00\x00\x00\x00\x01", "1 trailing bytes"),
     ],
 )
