@@ -77,3 +77,40 @@ def test_second_instance_up_is_idempotent_and_down_leaves_nothing() -> None:
     ports = [int(url.rsplit(":", 1)[1]) for url in urls.values()]
     assert not any(port_open(port) for port in ports)
     assert services("status", "--instance", instance).returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("only", "variable", "version", "expected"),
+    [
+        (
+            "pulsar",
+            "PES_PULSAR_VERSION",
+            "0.0.404",
+            "Maven could not resolve org.apache.pulsar:pulsar-broker:0.0.404",
+        ),
+        (
+            "registry",
+            "PES_REGISTRY_VERSION",
+            "v0.0.404",
+            "go mod download github.com/axonops/axonops-schema-registry@v0.0.404",
+        ),
+    ],
+)
+def test_a_failed_download_is_reported_with_what_to_do(
+    tmp_path: Path, only: str, variable: str, version: str, expected: str
+) -> None:
+    env = {**os.environ, "PES_CACHE_DIR": str(tmp_path), variable: version}
+    result = subprocess.run(
+        [sys.executable, str(SERVICES_SCRIPT), "up", "--only", only],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert f"set {variable}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "run").exists()  # nothing was started
