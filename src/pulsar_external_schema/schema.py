@@ -411,7 +411,7 @@ class KeyValueExternalSchema(ExternalSchema):
         key, val = value  # a KeyValue or any (key, value) pair
         key_bytes, key_id = self._key_part.encode(topic, key) if key is not None else (None, b"")
         value_bytes, value_id = self._part.encode(topic, val) if val is not None else (None, b"")
-        payload = _encode_inline(key_bytes) + _encode_inline(value_bytes)
+        payload = ids.join_length_prefixed_pair(key_bytes, value_bytes)
         if self._config.schema_id_location == "prefix":
             return EncodeData(payload, None)
         return EncodeData(payload, ids.encode_key_value_ids(key_id, value_id))
@@ -446,9 +446,3 @@ class KeyValueExternalSchema(ExternalSchema):
     def __str__(self) -> str:
         location = self._config.schema_id_location
         return f"KeyValueExternalSchema({self.schema_type}, {location}, {self._registry.url})"
-
-
-def _encode_inline(part: bytes | None) -> bytes:
-    if part is None:
-        return (-1).to_bytes(4, "big", signed=True)
-    return len(part).to_bytes(4, "big", signed=True) + part

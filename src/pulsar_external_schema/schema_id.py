@@ -64,7 +64,7 @@ def describe(id_bytes: bytes) -> str:
 
 def encode_key_value_ids(key: bytes, value: bytes) -> bytes:
     """int32 BE length + key id + int32 BE length + value id."""
-    return _LENGTH.pack(len(key)) + key + _LENGTH.pack(len(value)) + value
+    return join_length_prefixed_pair(key, value)
 
 
 def decode_key_value_ids(data: bytes) -> KeyValueSchemaIds:
@@ -74,6 +74,13 @@ def decode_key_value_ids(data: bytes) -> KeyValueSchemaIds:
     except ValueError as error:
         raise SchemaIdError(f"key/value schema id {data.hex()}: {error}") from None
     return KeyValueSchemaIds(key or b"", value or b"")
+
+
+def join_length_prefixed_pair(key: bytes | None, value: bytes | None) -> bytes:
+    """`int32 BE length + key + int32 BE length + value`; a None side is written as length -1."""
+    return b"".join(
+        _LENGTH.pack(-1) if part is None else _LENGTH.pack(len(part)) + part for part in (key, value)
+    )
 
 
 def split_length_prefixed_pair(data: bytes, *, allow_null: bool) -> tuple[bytes | None, bytes | None]:
