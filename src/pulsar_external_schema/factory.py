@@ -43,8 +43,6 @@ _SERIALIZER_KEYS = (
 )
 _DESERIALIZER_KEYS = ("use.latest.version", "use.latest.with.metadata")
 
-PartMaker = Callable[[MessageField], _Part]
-
 
 class SchemaRegistrySchemaFactory:
     """Builds external schemas from one validated config and one shared registry client."""
@@ -81,7 +79,7 @@ class SchemaRegistrySchemaFactory:
             deserializer = AvroDeserializer(client, from_dict=from_dict, conf=self._deserializer_conf())
             return self._part(serializer, deserializer, field, "AVRO")
 
-        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+        return self._schema(make)
 
     def json(
         self,
@@ -100,7 +98,7 @@ class SchemaRegistrySchemaFactory:
             )
             return self._part(serializer, deserializer, field, "JSON")
 
-        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+        return self._schema(make)
 
     def protobuf(self, message_type: type[Any]) -> ExternalSchema:
         """A Protobuf schema from a generated message class; values are instances of it."""
@@ -118,7 +116,7 @@ class SchemaRegistrySchemaFactory:
             )
             return self._part(serializer, deserializer, field, "PROTOBUF")
 
-        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+        return self._schema(make)
 
     def key_value(self, key: ExternalSchema, value: ExternalSchema) -> KeyValueExternalSchema:
         """Key and value with their own schemas (subjects `...-key` and `...-value`), INLINE layout."""
@@ -145,6 +143,10 @@ class SchemaRegistrySchemaFactory:
         self.close()
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _schema(self, make: Callable[[MessageField], _Part]) -> ExternalSchema:
+        """A value schema; `make` is kept so key_value() can build fresh serdes for a key."""
+        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
 
     def _serializer_conf(self) -> dict[str, Any]:
         conf = {k: v for k, v in self._config.serde.items() if k in _SERIALIZER_KEYS}

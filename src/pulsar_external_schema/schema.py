@@ -291,7 +291,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         return self._part.subject(topic)
 
     def for_topic(self, topic: str) -> ExternalSchema:
-        """A copy bound to `topic`, so that the one-argument `encode(value)` knows its subject."""
+        """A copy bound to `topic`, so that the one-argument `encode(value)` knows its subject.
+
+        The copy shares the serdes and the registry client, and holds the client like any schema:
+        close it too."""
         return ExternalSchema(self._part, self._config, self._registry, topic, self._make_part)
 
     @overload
