@@ -9,6 +9,7 @@ pass schema properties.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,8 +22,8 @@ SchemaIdLocation = Literal["metadata", "prefix"]
 
 @dataclass(frozen=True)
 class _Key:
-    kind: Literal["str", "int", "bool", "metadata", "mapping", "callable", "strategy", "location"]
-    section: Literal["registry", "serde", "ours"]
+    kind: Literal["str", "int", "bool", "metadata", "mapping", "callable", "strategy", "location", "names"]
+    section: Literal["registry", "serde", "rules", "ours"]
     target: str  # the key's name in confluent-kafka's client or serde config
     doc: str
 
@@ -94,6 +95,18 @@ KEYS: dict[str, _Key] = {
     "use.latest.with.metadata": _serde(
         "metadata", "Produce/read with the latest version whose metadata has these properties (`k=v,k2=v2`)."
     ),
+    # -- data-contract rules -------------------------------------------------------------------
+    "dlq.topic": _Key(
+        "str", "rules", "dlq.topic", "DLQ topic for every rule with the DLQ action (wins over rule params)."
+    ),
+    "dlq.redact.rule.types": _Key(
+        "str",
+        "rules",
+        "dlq.redact.rule.types",
+        "Rule types whose tagged fields are redacted in DLQ copies (default ENCRYPT,ENCRYPT_PAYLOAD).",
+    ),
+    "rule.executors": _Key("names", "rules", "", "Executors configured by `rule.executors.<name>.*`."),
+    "rule.actions": _Key("names", "rules", "", "Actions configured by `rule.actions.<name>.*`."),
     # -- this package ------------------------------------------------------------------------
     "schema.id.location": _Key(
         "location",
@@ -164,6 +177,12 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
         if callable(value):
             return value
         raise ConfigError(f"config key {key!r} takes a callable, not {value!r}")
+    if spec.kind == "names":
+        if isinstance(value, str):
+            return [name.strip() for name in value.split(",") if name.strip()]
+        if isinstance(value, list | tuple) and all(isinstance(name, str) for name in value):
+            return list(value)
+        raise ConfigError(f"config key {key!r} takes a comma-separated list of names, not {value!r}")
     if spec.kind == "strategy":
         if isinstance(value, str) or callable(value):
             return resolve_strategy(value)
@@ -171,6 +190,73 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
     if value not in ("metadata", "prefix"):
         raise ConfigError(f"config key {key!r} takes 'metadata' or 'prefix', not {value!r}")
     return value
+
+
+#: `rule.executors.<name>.class`, `rule.actions.<name>.param.<k>`: the Java client's form.
+_COMPONENT_KEY = re.compile(r"^rule\.(executors|actions)\.([^.]+)\.(class|param\.(.+))$")
+#: The name whose params go to every executor and action (Java's `_default_`).
+DEFAULT_COMPONENT = "_default_"
+
+
+@dataclass(frozen=True)
+class RuleComponent:
+    """A rule executor or action declared in the config: a class to import, and its params."""
+
+    name: str
+    class_name: str
+    params: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """The rule engine's part of the config."""
+
+    executors: dict[str, RuleComponent] = field(default_factory=dict)
+    actions: dict[str, RuleComponent] = field(default_factory=dict)
+    conf: dict[str, Any] = field(default_factory=dict)
+    """What every executor and action is configured with: `dlq.*` keys and `_default_` params."""
+
+
+def _parse_rule_settings(rule_keys: dict[str, Any], components: dict[str, Any]) -> RuleSettings:
+    """Check `rule.executors.<name>.*` keys against the declared names and build the settings."""
+    conf = {k: v for k, v in rule_keys.items() if k.startswith("dlq.")}
+    found: dict[str, dict[str, dict[str, Any]]] = {"executors": {}, "actions": {}}
+    for key, value in components.items():
+        match = _COMPONENT_KEY.match(key)
+        assert match is not None
+        section, name, param = match.group(1), match.group(2), match.group(4)
+        entry = found[section].setdefault(name, {"params": {}})
+        if not isinstance(value, str | int | float | bool):
+            raise ConfigError(f"config key {key!r} takes a string, not {value!r}")
+        if param is None:
+            entry["class"] = str(value)
+        else:
+            entry["params"][param] = str(value)
+    settings: dict[str, dict[str, RuleComponent]] = {"executors": {}, "actions": {}}
+    for section in ("executors", "actions"):
+        declared = rule_keys.get(f"rule.{section}", [])
+        for name, entry in found[section].items():
+            if name == DEFAULT_COMPONENT:
+                if "class" in entry:
+                    raise ConfigError(
+                        f"config key 'rule.{section}.{DEFAULT_COMPONENT}.class': {DEFAULT_COMPONENT} only "
+                        "takes params, which go to every built-in executor and action"
+                    )
+                conf.update(entry["params"])
+            elif name not in declared:
+                raise ConfigError(
+                    f"config keys 'rule.{section}.{name}.*' configure {name!r}, which is not listed in "
+                    f"'rule.{section}' (add it: 'rule.{section}': '{','.join([*declared, name])}')"
+                )
+        for name in declared:
+            entry = found[section].get(name, {})
+            if "class" not in entry:
+                raise ConfigError(
+                    f"config key 'rule.{section}' lists {name!r} but 'rule.{section}.{name}.class' is "
+                    "missing (the import path of its class, e.g. mypackage.rules.MyExecutor)"
+                )
+            settings[section][name] = RuleComponent(name, entry["class"], entry["params"])
+    return RuleSettings(settings["executors"], settings["actions"], conf)
 
 
 @dataclass(frozen=True)
@@ -183,6 +269,7 @@ class ExternalSchemaConfig:
     """Keys passed to confluent-kafka's serializers and deserializers."""
     schema_id_location: SchemaIdLocation = "metadata"
     subject_name_strategy: SubjectNameStrategy = field(default_factory=lambda: resolve_strategy("topic"))
+    rules: RuleSettings = field(default_factory=RuleSettings)
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -193,7 +280,14 @@ class ExternalSchemaConfig:
         registry: dict[str, Any] = {}
         serde: dict[str, Any] = {}
         ours: dict[str, Any] = {}
+        rule_keys: dict[str, Any] = {}
+        components: dict[str, Any] = {}
         for key, value in conf.items():
+            if not isinstance(key, str):
+                raise ConfigError(f"config keys are strings, not {key!r}")
+            if _COMPONENT_KEY.match(key):
+                components[key] = value
+                continue
             spec = KEYS.get(key)
             if spec is None:
                 raise ConfigError(_unknown_key_message(key))
@@ -202,6 +296,8 @@ class ExternalSchemaConfig:
                 registry[spec.target] = parsed
             elif spec.section == "serde":
                 serde[key] = parsed
+            elif spec.section == "rules":
+                rule_keys[key] = parsed
             else:
                 ours[key] = parsed
         if "url" not in registry:
@@ -211,6 +307,7 @@ class ExternalSchemaConfig:
             serde=serde,
             schema_id_location=ours.get("schema.id.location", "metadata"),
             subject_name_strategy=ours.get("subject.name.strategy", resolve_strategy("topic")),
+            rules=_parse_rule_settings(rule_keys, components),
         )
 
     @property

@@ -6,6 +6,8 @@ carries its context as attributes *and* in its message, so a log line alone is e
 
 from __future__ import annotations
 
+from confluent_kafka.serialization import SerializationError
+
 
 class ExternalSchemaError(Exception):
     """Base class of every error this package raises about a message or a schema."""
@@ -63,3 +65,55 @@ class EncodeError(ExternalSchemaError, ValueError):
 
 class DecodeError(ExternalSchemaError, ValueError):
     """A payload could not be deserialized with its writer schema (truncated, corrupt, wrong format)."""
+
+
+class RuleViolationError(ExternalSchemaError, SerializationError):
+    """A data-contract rule failed (or its action said so): raised by the ERROR action, and by DLQ.
+
+    Carries the rule's name, kind, type and mode, besides topic, subject and schema id; `cause` is
+    the executor's error or the failed condition. It is also a confluent-kafka `SerializationError`,
+    which is what its rule engine lets through.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        rule: str | None = None,
+        mode: str | None = None,
+        topic: str | None = None,
+        subject: str | None = None,
+        schema_id: str | None = None,
+        cause: str | None = None,
+    ) -> None:
+        self.rule = rule
+        self.mode = mode
+        self.cause = cause
+        super().__init__(message, topic=topic, subject=subject, schema_id=schema_id)
+
+
+class DeadLetteredError(RuleViolationError):
+    """A rule failed with the DLQ action and the message is now safely in the DLQ topic.
+
+    On consume, a message that raised this may be acknowledged: `dlq_message_id` says where its
+    copy is. On produce, the value was not sent to its topic (as with Confluent's serdes).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        dlq_topic: str,
+        dlq_message_id: object,
+        rule: str | None = None,
+        mode: str | None = None,
+        topic: str | None = None,
+        subject: str | None = None,
+        schema_id: str | None = None,
+        cause: str | None = None,
+    ) -> None:
+        self.dlq_topic = dlq_topic
+        self.dlq_message_id = dlq_message_id
+        super().__init__(
+            message, rule=rule, mode=mode, topic=topic, subject=subject, schema_id=schema_id, cause=cause
+        )

@@ -16,14 +16,20 @@ from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema
-from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
-from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
-from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField
 
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
 from .protobuf_text import file_descriptor_proto, render_proto
+from .rules.registry import RuleActions, RuleEngine, RuleExecutors
+from .rules.serdes import (
+    ContractAvroDeserializer,
+    ContractAvroSerializer,
+    ContractJSONDeserializer,
+    ContractJSONSerializer,
+    ContractProtobufDeserializer,
+    ContractProtobufSerializer,
+)
 from .schema import (
     ExternalSchema,
     KeyValueExternalSchema,
@@ -45,17 +51,40 @@ _DESERIALIZER_KEYS = ("use.latest.version", "use.latest.with.metadata")
 
 
 class SchemaRegistrySchemaFactory:
-    """Builds external schemas from one validated config and one shared registry client."""
+    """Builds external schemas from one validated config and one shared registry client.
 
-    def __init__(self, config: ConfigLike) -> None:
+    Data contracts: the schemas run the rule set their registered schema carries, on produce and
+    consume, with the executors and actions of this factory (see `rules/registry.py`).
+    `client` is the Pulsar client the DLQ action publishes through when a schema has none of its
+    own (schemas get one from `create_producer(client, ...)` and `client.subscribe(...)`);
+    `rule_executors` / `rule_actions` add custom ones in code, by rule name (a dict) or for their
+    type (a list).
+    """
+
+    def __init__(
+        self,
+        config: ConfigLike,
+        *,
+        client: Any = None,
+        rule_executors: RuleExecutors | None = None,
+        rule_actions: RuleActions | None = None,
+    ) -> None:
         self._config = as_config(config)
-        self._registry = SharedRegistryClient(self._config)
+        self._rules = RuleEngine(
+            self._config.rules, executors=rule_executors, actions=rule_actions, pulsar_client=client
+        )
+        self._registry = SharedRegistryClient(self._config, on_close=self._rules.close)
         self._registry.acquire()  # the factory's own hold, released by close()
         self._closed = False
 
     @property
     def config(self) -> ExternalSchemaConfig:
         return self._config
+
+    @property
+    def rules(self) -> RuleEngine:
+        """The rule executors and actions this factory's schemas run."""
+        return self._rules
 
     @property
     def registry_client(self) -> Any:
@@ -73,10 +102,19 @@ class SchemaRegistrySchemaFactory:
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
-            serializer = AvroSerializer(
-                client, schema_str=schema, to_dict=to_dict, conf=self._serializer_conf()
+            serializer = ContractAvroSerializer(
+                client,
+                schema_str=schema,
+                to_dict=to_dict,
+                conf=self._serializer_conf(),
+                **self._writer_args(),
             )
-            deserializer = AvroDeserializer(client, from_dict=from_dict, conf=self._deserializer_conf())
+            deserializer = ContractAvroDeserializer(
+                self._registry.reader,
+                from_dict=from_dict,
+                conf=self._deserializer_conf(),
+                **self._rule_args(),
+            )
             return self._part(serializer, deserializer, field, "AVRO")
 
         return self._schema(make)
@@ -92,9 +130,15 @@ class SchemaRegistrySchemaFactory:
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
-            serializer = JSONSerializer(schema, client, to_dict=to_dict, conf=self._serializer_conf())
-            deserializer = JSONDeserializer(
-                None, from_dict=from_dict, schema_registry_client=client, conf=self._deserializer_conf()
+            serializer = ContractJSONSerializer(
+                schema, client, to_dict=to_dict, conf=self._serializer_conf(), **self._writer_args()
+            )
+            deserializer = ContractJSONDeserializer(
+                None,
+                from_dict=from_dict,
+                schema_registry_client=self._registry.reader,
+                conf=self._deserializer_conf(),
+                **self._rule_args(),
             )
             return self._part(serializer, deserializer, field, "JSON")
 
@@ -106,13 +150,16 @@ class SchemaRegistrySchemaFactory:
         def make(field: MessageField) -> _Part:
             client = self._registry.client
             conf = {**self._serializer_conf(), "use.deprecated.format": False}
-            serializer = ProtobufSerializer(message_type, client, conf=conf)
+            serializer = ContractProtobufSerializer(message_type, client, conf=conf, **self._writer_args())
             # Register `.proto` text, as the Java serializer does, instead of confluent-kafka's base64
             # descriptor that only Confluent Schema Registry parses (see protobuf_text.py).
             serializer._schema = Schema(render_proto(file_descriptor_proto(message_type)), "PROTOBUF")
             deconf = {**self._deserializer_conf(), "use.deprecated.format": False}
-            deserializer = ProtobufDeserializer(
-                message_type, conf=deconf, schema_registry_client=self._registry.serialized_client
+            deserializer = ContractProtobufDeserializer(
+                message_type,
+                conf=deconf,
+                schema_registry_client=self._registry.reader,
+                **self._rule_args(),
             )
             return self._part(serializer, deserializer, field, "PROTOBUF")
 
@@ -147,6 +194,12 @@ class SchemaRegistrySchemaFactory:
     def _schema(self, make: Callable[[MessageField], _Part]) -> ExternalSchema:
         """A value schema; `make` is kept so key_value() can build fresh serdes for a key."""
         return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+
+    def _rule_args(self) -> dict[str, Any]:
+        return {"rule_conf": self._rules.rule_conf, "rule_registry": self._rules.registry}
+
+    def _writer_args(self) -> dict[str, Any]:
+        return {**self._rule_args(), "rule_set_client": self._registry.reader}
 
     def _serializer_conf(self) -> dict[str, Any]:
         conf = {k: v for k, v in self._config.serde.items() if k in _SERIALIZER_KEYS}

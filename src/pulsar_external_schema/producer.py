@@ -7,6 +7,9 @@ every consumer of an `ExternalSchema`.
 
     producer = create_producer(client, topic, schema)                 # pulsar.Client
     producer = await create_producer(async_client, topic, schema)     # pulsar.asyncio.Client
+
+Data contracts run inside `send`: a rule that fails with ERROR raises `RuleViolationError`; with
+DLQ, the copy is in the DLQ topic (through this client) when `DeadLetteredError` is raised.
 """
 
 from __future__ import annotations
@@ -39,9 +42,18 @@ class _SchemaProducer:
     def producer_name(self) -> str:
         return str(self._producer.producer_name())
 
-    def _encode(self, value: Any, given: Mapping[str, str] | None) -> tuple[bytes, dict[str, str]]:
-        encoded = self._schema.encode_for(self._topic, value)
+    def _encode(
+        self, value: Any, given: Mapping[str, str] | None, options: dict[str, Any]
+    ) -> tuple[bytes, dict[str, str]]:
         properties = dict(given or {})
+        context = self._schema.message_context(
+            self._topic,
+            properties,
+            partition_key=options.get("partition_key"),
+            ordering_key=options.get("ordering_key"),
+            event_timestamp=options.get("event_timestamp"),
+        )
+        encoded = self._schema.encode_for(self._topic, value, context)
         if encoded.schema_id is not None:
             properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
                 encoded.schema_id, key_value=self._schema.is_key_value
@@ -55,7 +67,7 @@ class Producer(_SchemaProducer):
     def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
         """Encode `value`, send it with its schema id, return the `MessageId`; keyword
         arguments as `pulsar.Producer.send` (partition_key, event_timestamp, ...)."""
-        data, props = self._encode(value, properties)
+        data, props = self._encode(value, properties, kwargs)
         return self._producer.send(data, properties=props, **kwargs)
 
     def send_async(
@@ -66,7 +78,7 @@ class Producer(_SchemaProducer):
         **kwargs: Any,
     ) -> None:
         """Encode now (errors raise here), send in the background; `callback(result, msg_id)`."""
-        data, props = self._encode(value, properties)
+        data, props = self._encode(value, properties, kwargs)
         self._producer.send_async(data, callback, properties=props, **kwargs)
 
     def flush(self) -> None:
@@ -92,7 +104,7 @@ class AsyncProducer(_SchemaProducer):
     """The `pulsar.asyncio.Producer` counterpart of `Producer`."""
 
     async def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
-        data, props = self._encode(value, properties)
+        data, props = self._encode(value, properties, kwargs)
         return await self._producer.send(data, properties=props, **kwargs)
 
     async def flush(self) -> None:
@@ -116,6 +128,7 @@ def create_producer(client: Any, topic: str, schema: ExternalSchema, **kwargs: A
     go to the client's `create_producer` (producer_name, batching_enabled, ...).
     """
     _check(schema, kwargs)
+    schema.attach_client(client)  # the DLQ action's way to Pulsar
     if isinstance(client, pulsar.asyncio.Client):
         return create_async_producer(client, topic, schema, **kwargs)
     return Producer(
@@ -128,6 +141,7 @@ async def create_async_producer(
 ) -> AsyncProducer:
     """The asyncio form of `create_producer`, for a `pulsar.asyncio.Client`."""
     _check(schema, kwargs)
+    schema.attach_client(client)
     producer = await client.create_producer(topic, schema=pulsar.schema.BytesSchema(), **kwargs)
     return AsyncProducer(producer, topic, schema)
 

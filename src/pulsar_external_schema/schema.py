@@ -1,8 +1,8 @@
 """`ExternalSchema`: a `pulsar.schema.Schema` whose schemas live in a Confluent-compatible registry.
 
 The Python counterpart of PIP-420's external schema. Serialization, registry lookups, caching
-and (later) data-contract rules are confluent-kafka's own serializers and deserializers; this
-module only decides where the schema id travels:
+and data-contract rules are confluent-kafka's own serializers and deserializers (see
+`rules/serdes.py`); this module decides where the schema id travels:
 
 * metadata mode (default): the serializer's schema id is captured instead of being prefixed, and
   returned as `EncodeData.schema_id`; producers put it in the `__schema_id` property
@@ -35,6 +35,8 @@ from .errors import (
     SchemaIdError,
     UnknownSchemaIdError,
 )
+from .rules.actions import RULE_TOPIC, raw_client
+from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
 
 try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
@@ -44,9 +46,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 Serializer = Callable[[Any, SerializationContext], bytes | None]
 Deserializer = Callable[[bytes | None, SerializationContext], Any]
-
-# Where our schema.id.serializer hooks leave the Confluent id during one serialization call.
-_ID_HEADER = "__pes_confluent_schema_id"
 
 
 class EncodeData(NamedTuple):
@@ -70,43 +69,37 @@ class KeyValue(NamedTuple):
 
 def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
     """`schema.id.serializer` for metadata mode: keep the payload bare, hand the id to the caller."""
-    assert ctx is not None and isinstance(ctx.headers, dict)
-    ctx.headers[_ID_HEADER] = schema_id.id_to_bytes()
+    assert ctx is not None and isinstance(ctx.headers, MessageContext)
+    ctx.headers.schema_id = schema_id.id_to_bytes()
     return payload
 
 
 def prefix_and_capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
     """`schema.id.serializer` for prefix mode: Confluent framing, and the id for the caller."""
     id_bytes: bytes = schema_id.id_to_bytes()
-    if ctx is not None and isinstance(ctx.headers, dict):
-        ctx.headers[_ID_HEADER] = id_bytes
+    if ctx is not None and isinstance(ctx.headers, MessageContext):
+        ctx.headers.schema_id = id_bytes
     return id_bytes + payload
 
 
 class SharedRegistryClient:
-    """One `SchemaRegistryClient` (and its caches) shared by a factory and the schemas it made.
+    """The registry clients (and their caches) shared by a factory and the schemas it made.
 
-    Closed when the last holder releases it, so `schema.close()` never pulls the client from
-    under another schema.
+    Two confluent-kafka clients, because its cache keys a schema by id and keeps whatever filled
+    it first: `client` registers and looks up the producers' local schemas (and caches them as
+    given, without the rule set the registry holds for them); `reader` only caches schemas as the
+    registry returns them, with their metadata and rule sets, for deserializers and for the
+    serializers' rule lookup (Protobuf in the `serialized` format). Closed when the last holder
+    releases them, so `schema.close()` never pulls a client from under another schema.
     """
 
-    def __init__(self, config: ExternalSchemaConfig) -> None:
+    def __init__(self, config: ExternalSchemaConfig, on_close: Callable[[], None] | None = None) -> None:
         self.client = SchemaRegistryClient(dict(config.registry))
+        self.reader = SchemaRegistryClient(dict(config.registry))
+        self._on_close = on_close
         self.url = config.registry_url
-        self._config = config
-        self._serialized_client: SchemaRegistryClient | None = None
         self._holders = 0
         self._lock = threading.Lock()
-
-    @property
-    def serialized_client(self) -> SchemaRegistryClient:
-        """A second client for Protobuf deserializers, which fetch schemas in the `serialized`
-        format: confluent-kafka's cache keys schemas by id only, so sharing a cache with a
-        serializer that registered `.proto` text would hand them the text."""
-        with self._lock:
-            if self._serialized_client is None:
-                self._serialized_client = SchemaRegistryClient(dict(self._config.registry))
-            return self._serialized_client
 
     def acquire(self) -> SchemaRegistryClient:
         with self._lock:
@@ -118,9 +111,10 @@ class SharedRegistryClient:
             self._holders -= 1
             last = self._holders == 0
         if last:
+            if self._on_close is not None:
+                self._on_close()
             self.client.close()
-            if self._serialized_client is not None:
-                self._serialized_client.close()
+            self.reader.close()
 
 
 class _Part:
@@ -148,10 +142,11 @@ class _Part:
         except ValueError:
             return None
 
-    def encode(self, topic: str, value: Any) -> tuple[bytes, bytes]:
-        """Serialize; returns (payload, Confluent id). The payload is prefixed in prefix mode."""
-        captured: dict[str, bytes] = {}
-        ctx = SerializationContext(topic, self.field, headers=captured)  # type: ignore[arg-type]
+    def encode(self, topic: str, value: Any, context: MessageContext) -> tuple[bytes, bytes]:
+        """Serialize; returns (payload, Confluent id). The payload is prefixed in prefix mode.
+
+        `context` carries the message's properties and key to the rules (and a DLQ copy)."""
+        ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
         try:
             payload = self.serializer(value, ctx)
         except ExternalSchemaError:
@@ -164,9 +159,10 @@ class _Part:
                 topic=topic,
                 subject=self.subject(topic),
             )
-        return payload, captured[_ID_HEADER]
+        assert context.schema_id is not None
+        return payload, context.schema_id
 
-    def decode(self, topic: str, data: bytes, id_bytes: bytes | None) -> Any:
+    def decode(self, topic: str, data: bytes, id_bytes: bytes | None, context: MessageContext) -> Any:
         """Deserialize with the id from the metadata, or else from the payload prefix.
 
         confluent-kafka's deserializers read the id from the payload (and refuse payloads of 5
@@ -193,7 +189,10 @@ class _Part:
                 ) from None
             id_bytes = data[: 17 if data[0] == ids.CONFLUENT_GUID_MAGIC else 5]
             framed = data
-        ctx = SerializationContext(topic, self.field)
+        context.schema_id = id_bytes
+        if context.original_data is None:
+            context.original_data = data
+        ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
         try:
             return self.deserializer(framed, ctx)
         except ExternalSchemaError:
@@ -256,6 +255,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     Producing needs the topic and sets a message property, which `Producer.send(value)` cannot
     do: send through `create_producer(client, topic, schema)`, or use prefix mode with a schema
     bound to its topic (`schema.for_topic(topic)`).
+
+    Data contracts: the rule set of the writer (or reader) schema runs on every encode and decode.
+    A rule with the DLQ action writes to a Pulsar topic through the client this schema was last
+    used with (`create_producer`, `subscribe`, `create_reader` hand it over), else the factory's.
     """
 
     is_key_value = False
@@ -276,6 +279,19 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._registry.acquire()
         self._topic = topic
         self._closed = False
+        self._pulsar_client: Any = None
+
+    def attach_client(self, client: Any) -> None:
+        """Called by pulsar-client when it subscribes or creates a reader with this schema (and by
+        `create_producer`): the client a DLQ copy goes through."""
+        self._pulsar_client = raw_client(client)
+        super().attach_client(self._pulsar_client)
+
+    def message_context(
+        self, topic: str, properties: dict[str, str] | None = None, **fields: Any
+    ) -> MessageContext:
+        """What the rules see of one message (its properties, key, ...), with this schema's client."""
+        return MessageContext(topic, properties, pulsar_client=self._pulsar_client, **fields)
 
     @property
     def config(self) -> ExternalSchemaConfig:
@@ -295,7 +311,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
 
         The copy shares the serdes and the registry client, and holds the client like any schema:
         close it too."""
-        return ExternalSchema(self._part, self._config, self._registry, topic, self._make_part)
+        copy = ExternalSchema(self._part, self._config, self._registry, topic, self._make_part)
+        copy._pulsar_client = self._pulsar_client
+        return copy
 
     @overload
     def encode(self, topic: str, value: Any, /) -> EncodeData: ...
@@ -310,9 +328,11 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             return self.encode_for(topic_or_value, value[0])
         return self._encode_without_topic(topic_or_value)
 
-    def encode_for(self, topic: str, value: Any) -> EncodeData:
+    def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
+        """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
+        properties and key, which a DLQ copy keeps."""
         self._check_open()
-        payload, id_bytes = self._part.encode(topic, value)
+        payload, id_bytes = self._part.encode(topic, value, context or self.message_context(topic))
         if self._config.schema_id_location == "prefix":
             return EncodeData(payload, None)
         return EncodeData(payload, id_bytes)
@@ -332,24 +352,44 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             )
         return self.encode_for(self._topic, value).data
 
-    def decode(self, topic: str, data: bytes, schema_id: bytes | None = None) -> Any:
+    def decode(
+        self,
+        topic: str,
+        data: bytes,
+        schema_id: bytes | None = None,
+        context: MessageContext | None = None,
+    ) -> Any:
         """Decode `data` of `topic`; `schema_id` with or without its PIP-420 magic byte, or None
-        for a payload in the Confluent prefix form."""
+        for a payload in the Confluent prefix form. `context`: the message's properties for the
+        rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
         self._check_open()
         id_bytes = self._value_id(topic, schema_id)
-        return self._part.decode(topic, data, id_bytes)
+        return self._part.decode(topic, data, id_bytes, context or self.message_context(topic))
 
     def decode_message(self, msg: Any) -> Any:
-        """Called by pulsar-client's `Message.value()`: schema id from the message properties."""
-        topic = msg.topic_name()
-        raw = msg.properties().get(ids.SCHEMA_ID_PROPERTY)
+        """Called by pulsar-client's `Message.value()`: schema id from the message properties.
+
+        A DLQ copy (a `__rule.topic` property) is decoded with the subject of the topic it failed on.
+        """
+        properties = msg.properties()
+        topic = properties.get(RULE_TOPIC) or msg.topic_name()
+        raw = properties.get(ids.SCHEMA_ID_PROPERTY)
         try:
             schema_id = ids.parse_hex(raw) if raw is not None else None
         except SchemaIdError as error:
             raise SchemaIdError(
                 f"message {msg.message_id()}: {error.reason}", topic=topic, subject=self.subject(topic)
             ) from None
-        return self.decode(topic, msg.data(), schema_id)
+        context = self.message_context(
+            topic,
+            properties,
+            original_data=msg.data(),
+            partition_key=msg.partition_key() or None,
+            ordering_key=msg.ordering_key() or None,
+            event_timestamp=msg.event_timestamp() or None,
+            message_id=msg.message_id(),
+        )
+        return self.decode(topic, context.original_data or b"", schema_id, context)
 
     def _value_id(self, topic: str, schema_id: bytes | None) -> bytes | None:
         if not schema_id:
@@ -400,7 +440,9 @@ class KeyValueExternalSchema(ExternalSchema):
         self._key_part = key_part
 
     def for_topic(self, topic: str) -> KeyValueExternalSchema:
-        return KeyValueExternalSchema(self._key_part, self._part, self._config, self._registry, topic)
+        copy = KeyValueExternalSchema(self._key_part, self._part, self._config, self._registry, topic)
+        copy._pulsar_client = self._pulsar_client
+        return copy
 
     @property
     def schema_type(self) -> str:
@@ -409,18 +451,26 @@ class KeyValueExternalSchema(ExternalSchema):
     def key_subject(self, topic: str) -> str | None:
         return self._key_part.subject(topic)
 
-    def encode_for(self, topic: str, value: Any) -> EncodeData:
+    def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         self._check_open()
         key, val = value  # a KeyValue or any (key, value) pair
-        key_bytes, key_id = self._key_part.encode(topic, key) if key is not None else (None, b"")
-        value_bytes, value_id = self._part.encode(topic, val) if val is not None else (None, b"")
+        context = context or self.message_context(topic)
+        key_bytes, key_id = (None, b"") if key is None else self._key_part.encode(topic, key, _copy(context))
+        value_bytes, value_id = (None, b"") if val is None else self._part.encode(topic, val, context)
         payload = ids.join_length_prefixed_pair(key_bytes, value_bytes)
         if self._config.schema_id_location == "prefix":
             return EncodeData(payload, None)
         return EncodeData(payload, ids.encode_key_value_ids(key_id, value_id))
 
-    def decode(self, topic: str, data: bytes, schema_id: bytes | None = None) -> KeyValue:
+    def decode(
+        self,
+        topic: str,
+        data: bytes,
+        schema_id: bytes | None = None,
+        context: MessageContext | None = None,
+    ) -> KeyValue:
         self._check_open()
+        context = context or self.message_context(topic, original_data=data)
         key_id: bytes | None = None
         value_id: bytes | None = None
         if schema_id:
@@ -442,10 +492,30 @@ class KeyValueExternalSchema(ExternalSchema):
             raise DecodeError(
                 f"key/value payload: {error}", topic=topic, subject=self.subject(topic)
             ) from None
-        key = self._key_part.decode(topic, key_bytes, key_id or None) if key_bytes is not None else None
-        val = self._part.decode(topic, value_bytes, value_id or None) if value_bytes is not None else None
+        key = (
+            self._key_part.decode(topic, key_bytes, key_id or None, _copy(context))
+            if key_bytes is not None
+            else None
+        )
+        val = (
+            None if value_bytes is None else self._part.decode(topic, value_bytes, value_id or None, context)
+        )
         return KeyValue(key, val)
 
     def __str__(self) -> str:
         location = self._config.schema_id_location
         return f"KeyValueExternalSchema({self.schema_type}, {location}, {self._registry.url})"
+
+
+def _copy(context: MessageContext) -> MessageContext:
+    """A context for the key part of a key/value message (the value part keeps the original)."""
+    return MessageContext(
+        context.topic,
+        context,
+        original_data=context.original_data,
+        partition_key=context.partition_key,
+        ordering_key=context.ordering_key,
+        event_timestamp=context.event_timestamp,
+        message_id=context.message_id,
+        pulsar_client=context.pulsar_client,
+    )

@@ -1,0 +1,238 @@
+"""Rule actions: ERROR with a message that says what failed, and DLQ to a Pulsar topic.
+
+confluent-kafka's rule engine calls `action.run(ctx, message, error)` after a rule ran; only a
+`SerializationError` escapes it, so both actions raise `RuleViolationError` (one of those).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import _pulsar
+from confluent_kafka.schema_registry.rules.dlq.dlq_action import DlqAction
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.serde import RuleAction, RuleContext
+
+from .. import schema_id as ids
+from ..errors import DeadLetteredError, RuleViolationError
+from ..subjects import TopicName
+from .context import MessageContext
+
+log = logging.getLogger(__name__)
+
+#: Properties a DLQ copy carries besides the original ones (the names of Confluent's DLQ headers).
+RULE_NAME = "__rule.name"
+RULE_MODE = "__rule.mode"
+RULE_SUBJECT = "__rule.subject"
+RULE_TOPIC = "__rule.topic"
+RULE_EXCEPTION = "__rule.exception"
+
+#: Modes a consumer runs: its DLQ copies are the original bytes, not re-encoded values.
+_CONSUMER_MODES = (RuleMode.READ, RuleMode.UPGRADE, RuleMode.DOWNGRADE)
+
+
+def message_context(ctx: RuleContext) -> MessageContext | None:
+    headers = ctx.ser_ctx.headers if ctx.ser_ctx is not None else None
+    return headers if isinstance(headers, MessageContext) else None
+
+
+def describe_rule(ctx: RuleContext) -> str:
+    rule = ctx.rule
+    kind = rule.kind.value if rule.kind is not None else "?"
+    return f"rule {rule.name!r} ({kind} {rule.type}, {ctx.rule_mode.value})"
+
+
+def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> str:
+    """Why the action runs: the executor's error, or what the rule engine decided without one."""
+    if error is not None:
+        text = str(error) or type(error).__name__
+        if error.__cause__ is not None and str(error.__cause__) not in text:
+            text = f"{text}: {error.__cause__}"
+        return text
+    if message is None:
+        return "the transform returned no value"
+    return "the rule passed and its action is ERROR"
+
+
+def rule_violation(
+    ctx: RuleContext, message: Any, error: Exception | None, outcome: str = "failed"
+) -> RuleViolationError:
+    """A `RuleViolationError` naming the rule, mode, topic, subject, schema id and cause."""
+    context = message_context(ctx)
+    cause = failure_cause(ctx, message, error)
+    return RuleViolationError(
+        f"{describe_rule(ctx)} {outcome}: {cause}",
+        rule=ctx.rule.name,
+        mode=ctx.rule_mode.value,
+        topic=_topic(ctx, context),
+        subject=ctx.subject,
+        schema_id=ids.describe(context.schema_id) if context is not None and context.schema_id else None,
+        cause=cause,
+    )
+
+
+class ErrorAction(RuleAction):
+    """The ERROR action: fail the produce or the consume with a message that can be acted on."""
+
+    def type(self) -> str:
+        return "ERROR"
+
+    def run(self, ctx: RuleContext, message: Any, ex: Exception | None) -> None:
+        raise rule_violation(ctx, message, ex) from ex
+
+
+class PulsarDlqAction(DlqAction):
+    """The DLQ action with a Pulsar topic as the dead-letter queue.
+
+    The copy carries the original message properties plus `__rule.name`, `__rule.mode`,
+    `__rule.subject`, `__rule.topic` and `__rule.exception`, and the original key. On produce it
+    is the value as JSON with fields of encryption rules redacted (as Confluent's DLQ action), on
+    consume the original bytes, so a fixed consumer can read it back. The send is synchronous:
+    when `run` raises `DeadLetteredError` the copy is persisted, and a consumer may acknowledge.
+
+    The topic is the `dlq.topic` config key if set (Confluent's precedence), else the rule's
+    `dlq.topic` parameter. A bare name (`bad-data`) lives in the namespace of the failing topic.
+    """
+
+    def __init__(self, conf: dict[str, Any] | None = None) -> None:
+        super().__init__(conf)
+        self._pulsar_client: Any = None
+        self._producers: dict[tuple[int, str], Any] = {}
+        self._producers_lock = threading.Lock()
+
+    def attach_client(self, client: Any) -> None:
+        """The client used when a message does not bring its own (the factory's `client=`)."""
+        self._pulsar_client = raw_client(client)
+
+    def run(self, ctx: RuleContext, message: Any, ex: Exception | None) -> None:
+        context = message_context(ctx)
+        topic = self._topic or ctx.get_parameter(self.DLQ_TOPIC)
+        if not topic:
+            raise rule_violation(
+                ctx, message, ex, "failed, and its DLQ action has no topic (set the rule's dlq.topic param)"
+            ) from ex
+        client = (context.pulsar_client if context is not None else None) or self._pulsar_client
+        source = _topic(ctx, context)
+        dlq_topic = resolve_dlq_topic(topic, source)
+        if client is None:
+            raise rule_violation(
+                ctx,
+                message,
+                ex,
+                f"failed, and its DLQ action has no Pulsar client to write to {dlq_topic}; create the "
+                "producer with create_producer(client, ...), subscribe with the schema, or make the "
+                "factory with SchemaRegistrySchemaFactory(config, client=pulsar_client)",
+            ) from ex
+        cause = failure_cause(ctx, message, ex)
+        try:
+            message_id = self._publish(client, dlq_topic, ctx, context, cause)
+        except Exception as error:
+            raise rule_violation(
+                ctx, message, ex, f"failed, and writing it to the DLQ topic {dlq_topic} failed too ({error})"
+            ) from ex
+        log.info(
+            "%s failed; message written to DLQ topic %s as %s", describe_rule(ctx), dlq_topic, message_id
+        )
+        raise DeadLetteredError(
+            f"{describe_rule(ctx)} failed: {cause}; the message was written to the DLQ topic {dlq_topic} "
+            f"(message id {message_id})",
+            dlq_topic=dlq_topic,
+            dlq_message_id=message_id,
+            rule=ctx.rule.name,
+            mode=ctx.rule_mode.value,
+            topic=source,
+            subject=ctx.subject,
+            schema_id=ids.describe(context.schema_id) if context is not None and context.schema_id else None,
+            cause=cause,
+        ) from ex
+
+    def _publish(
+        self, client: Any, topic: str, ctx: RuleContext, context: MessageContext | None, cause: str
+    ) -> Any:
+        if ctx.rule_mode in _CONSUMER_MODES and context is not None and context.original_data is not None:
+            data = context.original_data
+        else:
+            data = self._convert_to_bytes(ctx, ctx.original_value) or b""
+        properties = dict(context) if context is not None else {}
+        if ctx.rule_mode not in _CONSUMER_MODES:
+            properties.pop(ids.SCHEMA_ID_PROPERTY, None)  # the copy is JSON, not the encoded value
+        properties.update(
+            {
+                RULE_NAME: ctx.rule.name or "",
+                RULE_MODE: ctx.rule_mode.value,
+                RULE_SUBJECT: ctx.subject or "",
+                RULE_TOPIC: _topic(ctx, context) or "",
+                RULE_EXCEPTION: cause,
+            }
+        )
+        builder = _pulsar.MessageBuilder().content(data)
+        for name, value in properties.items():
+            builder.property(name, value)
+        key = context.partition_key if context is not None else None
+        if key is None and ctx.original_key is not None:
+            key = _key_text(self._convert_to_bytes(ctx, ctx.original_key))
+        if key:
+            builder.partition_key(key)
+        if context is not None and context.ordering_key:
+            builder.ordering_key(context.ordering_key)
+        if context is not None and context.event_timestamp:
+            builder.event_timestamp(context.event_timestamp)
+        return self._producer_for(client, topic).send(builder.build())
+
+    def _producer_for(self, client: Any, topic: str) -> Any:
+        with self._producers_lock:
+            producer = self._producers.get((id(client), topic))
+            if producer is None:
+                conf = _pulsar.ProducerConfiguration()
+                conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
+                producer = client.create_producer(topic, conf)
+                self._producers[(id(client), topic)] = producer
+            return producer
+
+    def close(self) -> None:
+        with self._producers_lock:
+            producers, self._producers = list(self._producers.values()), {}
+        for producer in producers:
+            try:
+                producer.close()
+            except Exception as error:  # closing must not hide what the caller is doing
+                log.warning("could not close a DLQ producer: %s", error)
+
+
+def raw_client(client: Any) -> Any:
+    """The `_pulsar.Client` behind a `pulsar.Client` or `pulsar.asyncio.Client` (or itself)."""
+    if client is None or isinstance(client, _pulsar.Client):
+        return client
+    inner = getattr(client, "_client", None)
+    if isinstance(inner, _pulsar.Client):
+        return inner
+    raise TypeError(f"expected a pulsar.Client or pulsar.asyncio.Client, not {type(client).__name__}")
+
+
+def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:
+    """A bare DLQ topic name lives in the failing topic's tenant and namespace."""
+    if "/" in topic or not source_topic:
+        return topic
+    try:
+        source = TopicName.parse(source_topic)
+    except ValueError:
+        return topic
+    scheme = "non-persistent" if source_topic.startswith("non-persistent://") else "persistent"
+    return f"{scheme}://{source.tenant}/{source.namespace}/{topic}"
+
+
+def _topic(ctx: RuleContext, context: MessageContext | None) -> str | None:
+    if context is not None:
+        return context.topic
+    return ctx.ser_ctx.topic if ctx.ser_ctx is not None else None
+
+
+def _key_text(key: bytes | None) -> str | None:
+    if key is None:
+        return None
+    try:
+        return key.decode("utf-8")
+    except UnicodeDecodeError:
+        return key.hex()

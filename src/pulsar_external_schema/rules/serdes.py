@@ -1,0 +1,151 @@
+"""confluent-kafka's serializers and deserializers, with data contracts that always take effect.
+
+Two changes to confluent-kafka's serdes, both through methods its serdes define for this:
+
+* **Rules on write whenever the registered schema carries them.** confluent-kafka's serializers
+  run rules only when a version is pinned (`use.schema.id`, `use.latest.with.metadata`,
+  `use.latest.version`); with `auto.register.schemas` they write with the local schema and skip
+  the rule set the registry holds for it. Ours resolve the writer schema in this order:
+
+  1. `use.schema.id`, 2. `use.latest.with.metadata`, 3. `use.latest.version` (as confluent-kafka);
+  4. otherwise the local schema as registered under the subject (registered when
+     `auto.register.schemas` is true, else looked up), fetched back from the registry by id and
+     subject: if it carries domain or encoding rules, including ones the registry added from
+     `defaultRuleSet` / `overrideRuleSet` or inherited from the previous version, they run on
+     every message. Resolved once per subject for the serializer's life (restart, or pin with
+     `use.latest.*` and `latest.cache.ttl.sec`, to pick up a new rule set).
+
+* **ERROR says what failed.** The ERROR action raises `RuleViolationError` naming the rule, its
+  mode, the topic, subject, schema id and the cause, instead of an empty `SerializationError`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from confluent_kafka.schema_registry import RegisteredSchema, Schema
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.schema_registry.serde import NoneAction, RuleAction, RuleContext
+from confluent_kafka.serialization import SerializationContext
+
+from .actions import ErrorAction
+from .context import MessageContext
+
+_ERROR = ErrorAction()
+_NONE = NoneAction()
+
+
+def has_rules(schema: Schema | None) -> bool:
+    """True when a write would run something: domain or encoding rules."""
+    rule_set = schema.rule_set if schema is not None else None
+    return bool(rule_set is not None and (rule_set.domain_rules or rule_set.encoding_rules))
+
+
+class _ContractSerde:
+    """ERROR and NONE for every serde; other actions come from the factory's rule registry."""
+
+    _rule_registry: Any
+
+    def _get_rule_action(self, ctx: RuleContext, action_name: str) -> RuleAction | None:
+        if action_name == "ERROR":
+            return _ERROR
+        if action_name == "NONE":
+            return _NONE
+        action: RuleAction | None = self._rule_registry.get_action(action_name)
+        return action
+
+
+class _ContractSerializer(_ContractSerde):
+    """Serializer side: the writer schema resolution above, and the schema id for rule errors."""
+
+    _registry: Any
+    _schema: Any  # the local schema (a confluent-kafka Schema)
+    _auto_register: bool
+    _normalize_schemas: bool
+    _format: str | None = None  # the format confluent-kafka asks the registry for (Protobuf: serialized)
+
+    def _init_contract(self, rule_set_client: Any) -> None:
+        self._rule_set_client = rule_set_client  # a client whose cache holds registry answers only
+        self._registered: dict[str, RegisteredSchema | None] = {}
+        self._registered_lock = threading.Lock()
+        self._call = threading.local()
+
+    def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
+        headers = ctx.headers if ctx is not None else None
+        self._call.context = headers if isinstance(headers, MessageContext) else None
+        try:
+            result: bytes | None = super().__call__(obj, ctx)  # type: ignore[misc]
+            return result
+        finally:
+            self._call.context = None
+
+    def _get_reader_schema(self, subject: str, fmt: str | None = None) -> RegisteredSchema | None:
+        pinned: RegisteredSchema | None = super()._get_reader_schema(subject, fmt)  # type: ignore[misc]
+        writer = pinned if pinned is not None else self._registered_with_rules(subject)
+        context: MessageContext | None = getattr(self._call, "context", None)
+        if context is not None and writer is not None and writer.schema_id is not None:
+            context.schema_id = b"\x00" + writer.schema_id.to_bytes(4, "big")
+        return writer
+
+    def _registered_with_rules(self, subject: str) -> RegisteredSchema | None:
+        """The registered version of the local schema if it carries rules, else None (cached)."""
+        try:
+            return self._registered[subject]
+        except KeyError:
+            pass
+        with self._registered_lock:
+            if subject not in self._registered:
+                self._registered[subject] = self._look_up_registered(subject)
+            return self._registered[subject]
+
+    def _look_up_registered(self, subject: str) -> RegisteredSchema | None:
+        schema = self._schema
+        if schema is None:
+            return None
+        normalize = self._normalize_schemas
+        if self._auto_register:
+            found = self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize)
+        else:
+            found = self._registry.lookup_schema(subject, schema, normalize_schemas=normalize)
+        # The registry's own copy, by id *and subject*: rule sets belong to a subject's versions.
+        stored: Schema = self._rule_set_client.get_schema(found.schema_id, subject, self._format)
+        if not has_rules(stored):
+            return None
+        return RegisteredSchema(
+            schema_id=found.schema_id, guid=found.guid, subject=subject, version=found.version, schema=stored
+        )
+
+
+class ContractAvroSerializer(_ContractSerializer, AvroSerializer):
+    def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_contract(rule_set_client)
+
+
+class ContractJSONSerializer(_ContractSerializer, JSONSerializer):
+    def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_contract(rule_set_client)
+
+
+class ContractProtobufSerializer(_ContractSerializer, ProtobufSerializer):
+    _format = "serialized"
+
+    def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_contract(rule_set_client)
+
+
+class ContractAvroDeserializer(_ContractSerde, AvroDeserializer):
+    pass
+
+
+class ContractJSONDeserializer(_ContractSerde, JSONDeserializer):
+    pass
+
+
+class ContractProtobufDeserializer(_ContractSerde, ProtobufDeserializer):
+    pass
