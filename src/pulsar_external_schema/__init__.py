@@ -6,18 +6,22 @@ The public API is re-exported here; everything else is internal.
 from importlib.metadata import PackageNotFoundError, version
 
 from .config import ExternalSchemaConfig
+from .consumer import ConsumeResult, consume, consume_async
 from .errors import (
     ConfigError,
+    DeadLetteredError,
     DecodeError,
     EncodeError,
     ExternalSchemaError,
     MissingSchemaIdError,
     RegistryUnavailableError,
+    RuleViolationError,
     SchemaIdError,
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
 from .producer import AsyncProducer, Producer, create_async_producer, create_producer
+from .rules.context import MessageContext
 from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
 from .schema_id import SCHEMA_ID_PROPERTY
 from .subjects import TopicName
@@ -31,6 +35,8 @@ __all__ = [
     "SCHEMA_ID_PROPERTY",
     "AsyncProducer",
     "ConfigError",
+    "ConsumeResult",
+    "DeadLetteredError",
     "DecodeError",
     "EncodeData",
     "EncodeError",
@@ -39,14 +45,18 @@ __all__ = [
     "ExternalSchemaError",
     "KeyValue",
     "KeyValueExternalSchema",
+    "MessageContext",
     "MissingSchemaIdError",
     "Producer",
     "RegistryUnavailableError",
+    "RuleViolationError",
     "SchemaIdError",
     "SchemaRegistrySchemaFactory",
     "TopicName",
     "UnknownSchemaIdError",
     "__version__",
+    "consume",
+    "consume_async",
     "create_async_producer",
     "create_producer",
 ]

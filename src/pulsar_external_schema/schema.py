@@ -287,6 +287,11 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._pulsar_client = raw_client(client)
         super().attach_client(self._pulsar_client)
 
+    @property
+    def pulsar_client(self) -> Any:
+        """The `_pulsar.Client` this schema was last used with (None before any)."""
+        return self._pulsar_client
+
     def message_context(
         self, topic: str, properties: dict[str, str] | None = None, **fields: Any
     ) -> MessageContext:

@@ -99,8 +99,8 @@ class PulsarDlqAction(DlqAction):
     def __init__(self, conf: dict[str, Any] | None = None) -> None:
         super().__init__(conf)
         self._pulsar_client: Any = None
-        self._producers: dict[tuple[int, str], Any] = {}
-        self._producers_lock = threading.Lock()
+        self._publishers: dict[int, DeadLetterPublisher] = {}
+        self._publishers_lock = threading.Lock()
 
     def attach_client(self, client: Any) -> None:
         """The client used when a message does not bring its own (the factory's `client=`)."""
@@ -167,32 +167,70 @@ class PulsarDlqAction(DlqAction):
                 RULE_EXCEPTION: cause,
             }
         )
-        builder = _pulsar.MessageBuilder().content(data)
-        for name, value in properties.items():
-            builder.property(name, value)
         key = context.partition_key if context is not None else None
         if key is None and ctx.original_key is not None:
             key = _key_text(self._convert_to_bytes(ctx, ctx.original_key))
-        if key:
-            builder.partition_key(key)
-        if context is not None and context.ordering_key:
-            builder.ordering_key(context.ordering_key)
-        if context is not None and context.event_timestamp:
-            builder.event_timestamp(context.event_timestamp)
-        return self._producer_for(client, topic).send(builder.build())
+        with self._publishers_lock:
+            publisher = self._publishers.get(id(client))
+            if publisher is None:
+                publisher = self._publishers[id(client)] = DeadLetterPublisher(client)
+        return publisher.publish(
+            topic,
+            data,
+            properties,
+            partition_key=key,
+            ordering_key=context.ordering_key if context is not None else None,
+            event_timestamp=context.event_timestamp if context is not None else None,
+        )
 
-    def _producer_for(self, client: Any, topic: str) -> Any:
-        with self._producers_lock:
-            producer = self._producers.get((id(client), topic))
+    def close(self) -> None:
+        with self._publishers_lock:
+            publishers, self._publishers = list(self._publishers.values()), {}
+        for publisher in publishers:
+            publisher.close()
+
+
+class DeadLetterPublisher:
+    """Synchronous BYTES producers on one Pulsar client, one per DLQ topic, made on first use."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._producers: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def publish(
+        self,
+        topic: str,
+        data: bytes,
+        properties: dict[str, str],
+        *,
+        partition_key: str | None = None,
+        ordering_key: str | None = None,
+        event_timestamp: int | None = None,
+    ) -> Any:
+        """Send and wait until the broker has persisted the copy; returns its message id."""
+        builder = _pulsar.MessageBuilder().content(data)
+        for name, value in properties.items():
+            builder.property(name, value)
+        if partition_key:
+            builder.partition_key(partition_key)
+        if ordering_key:
+            builder.ordering_key(ordering_key)
+        if event_timestamp:
+            builder.event_timestamp(event_timestamp)
+        return self._producer_for(topic).send(builder.build())
+
+    def _producer_for(self, topic: str) -> Any:
+        with self._lock:
+            producer = self._producers.get(topic)
             if producer is None:
                 conf = _pulsar.ProducerConfiguration()
                 conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
-                producer = client.create_producer(topic, conf)
-                self._producers[(id(client), topic)] = producer
+                producer = self._producers[topic] = self._client.create_producer(topic, conf)
             return producer
 
     def close(self) -> None:
-        with self._producers_lock:
+        with self._lock:
             producers, self._producers = list(self._producers.values()), {}
         for producer in producers:
             try:

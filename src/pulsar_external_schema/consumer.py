@@ -1,0 +1,211 @@
+"""Consume loops where a bad message never blocks a subscription and is never lost.
+
+    consume(consumer, handle)                       # pulsar.Consumer, handle(msg, value)
+    await consume_async(consumer, handle)           # pulsar.asyncio.Consumer, handle may be async
+
+For each message: decode `msg.value()` with the consumer's schema, call `handle(msg, value)`, and
+acknowledge when it returns. When decoding fails:
+
+* a rule failed with the DLQ action (`DeadLetteredError`): its copy is already persisted in the
+  DLQ topic, so the message is acknowledged;
+* the registry cannot be reached (`RegistryUnavailableError`): negatively acknowledged, Pulsar
+  redelivers it later;
+* anything else (a rule with ERROR, a malformed payload, an unknown schema id): copied to
+  `dead_letter_topic` and acknowledged when one is given, else negatively acknowledged (with the
+  consumer's `dead_letter_policy`, Pulsar moves it to its own DLQ after `max_redeliver_count`).
+
+`on_error(msg, error)` sees every failure (default: a warning in the log). An exception from
+`handle` negatively acknowledges the message and ends the loop: bad code is not bad data.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pulsar
+
+from .errors import DeadLetteredError, ExternalSchemaError, RegistryUnavailableError, RuleViolationError
+from .rules.actions import (
+    RULE_EXCEPTION,
+    RULE_MODE,
+    RULE_NAME,
+    RULE_SUBJECT,
+    RULE_TOPIC,
+    DeadLetterPublisher,
+    raw_client,
+)
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Any, Any], Any]
+ErrorHandler = Callable[[Any, ExternalSchemaError], None]
+
+
+@dataclass
+class ConsumeResult:
+    """What one `consume` call did."""
+
+    processed: int = 0
+    """Messages handled and acknowledged."""
+    dead_lettered: int = 0
+    """Messages in a DLQ topic (by a rule's DLQ action, or copied to `dead_letter_topic`), acknowledged."""
+    redelivered: int = 0
+    """Messages negatively acknowledged, to be delivered again."""
+
+
+class _Loop:
+    """The decisions both loops share; the sync and asyncio loops only differ in how they wait."""
+
+    def __init__(
+        self,
+        consumer: Any,
+        dead_letter_topic: str | None,
+        client: Any,
+        on_error: ErrorHandler | None,
+    ) -> None:
+        self.result = ConsumeResult()
+        self.dead_letter_topic = dead_letter_topic
+        self.on_error = on_error or _log_error
+        self.publisher: DeadLetterPublisher | None = None
+        if dead_letter_topic is not None:
+            client = client or getattr(getattr(consumer, "_schema", None), "pulsar_client", None)
+            if client is None:
+                raise TypeError(
+                    "consume(..., dead_letter_topic=...) needs client= (the consumer's pulsar.Client)"
+                )
+            self.publisher = DeadLetterPublisher(raw_client(client))
+
+    def decode(self, msg: Any) -> tuple[bool, Any, ExternalSchemaError | None]:
+        """(decoded, value, error)."""
+        try:
+            return True, msg.value(), None
+        except ExternalSchemaError as error:
+            return False, None, error
+
+    def settle(self, msg: Any, error: ExternalSchemaError) -> bool:
+        """Decide a failed message's fate: True to acknowledge it, False to redeliver it."""
+        self.on_error(msg, error)
+        if isinstance(error, DeadLetteredError):
+            self.result.dead_lettered += 1
+            return True
+        if self.publisher is None or isinstance(error, RegistryUnavailableError):
+            self.result.redelivered += 1
+            return False
+        assert self.dead_letter_topic is not None
+        try:
+            self.publisher.publish(
+                self.dead_letter_topic,
+                msg.data(),
+                _dead_letter_properties(msg, error),
+                partition_key=msg.partition_key() or None,
+                ordering_key=msg.ordering_key() or None,
+                event_timestamp=msg.event_timestamp() or None,
+            )
+        except Exception as failure:
+            log.error(
+                "could not copy message %s to %s: %s", msg.message_id(), self.dead_letter_topic, failure
+            )
+            self.result.redelivered += 1
+            return False
+        self.result.dead_lettered += 1
+        return True
+
+    def close(self) -> None:
+        if self.publisher is not None:
+            self.publisher.close()
+
+
+def consume(
+    consumer: Any,
+    handle: Handler,
+    *,
+    max_messages: int | None = None,
+    timeout_millis: int | None = None,
+    dead_letter_topic: str | None = None,
+    client: Any = None,
+    on_error: ErrorHandler | None = None,
+) -> ConsumeResult:
+    """Receive, decode, handle and acknowledge until `max_messages` or a receive timeout."""
+    loop = _Loop(consumer, dead_letter_topic, client, on_error)
+    try:
+        seen = 0
+        while max_messages is None or seen < max_messages:
+            try:
+                msg = consumer.receive(timeout_millis) if timeout_millis is not None else consumer.receive()
+            except pulsar.Timeout:
+                break
+            seen += 1
+            decoded, value, error = loop.decode(msg)
+            if decoded:
+                try:
+                    handle(msg, value)
+                except BaseException:
+                    consumer.negative_acknowledge(msg)
+                    raise
+                consumer.acknowledge(msg)
+                loop.result.processed += 1
+            elif loop.settle(msg, error):  # type: ignore[arg-type]
+                consumer.acknowledge(msg)
+            else:
+                consumer.negative_acknowledge(msg)
+    finally:
+        loop.close()
+    return loop.result
+
+
+async def consume_async(
+    consumer: Any,
+    handle: Callable[[Any, Any], Awaitable[Any] | Any],
+    *,
+    max_messages: int | None = None,
+    dead_letter_topic: str | None = None,
+    client: Any = None,
+    on_error: ErrorHandler | None = None,
+) -> ConsumeResult:
+    """The `pulsar.asyncio.Consumer` form of `consume`; `handle` may be a coroutine function.
+
+    Runs until `max_messages` (or until cancelled: a receive is never abandoned mid-message by
+    a timeout, so nothing is received and then dropped)."""
+    loop = _Loop(consumer, dead_letter_topic, client, on_error)
+    try:
+        seen = 0
+        while max_messages is None or seen < max_messages:
+            msg = await consumer.receive()
+            seen += 1
+            decoded, value, error = loop.decode(msg)
+            if decoded:
+                try:
+                    outcome = handle(msg, value)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                except BaseException:
+                    await consumer.negative_acknowledge(msg)
+                    raise
+                await consumer.acknowledge(msg)
+                loop.result.processed += 1
+            elif loop.settle(msg, error):  # type: ignore[arg-type]
+                await consumer.acknowledge(msg)
+            else:
+                await consumer.negative_acknowledge(msg)
+    finally:
+        loop.close()
+    return loop.result
+
+
+def _dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
+    properties = dict(msg.properties())
+    properties[RULE_TOPIC] = error.topic or msg.topic_name()
+    properties[RULE_EXCEPTION] = str(error)
+    if isinstance(error, RuleViolationError):
+        properties[RULE_NAME] = error.rule or ""
+        properties[RULE_MODE] = error.mode or ""
+        properties[RULE_SUBJECT] = error.subject or ""
+    return properties
+
+
+def _log_error(msg: Any, error: ExternalSchemaError) -> None:
+    log.warning("message %s: %s", msg.message_id(), error)
