@@ -69,7 +69,7 @@ def subscribe(client: Any, topic: str, schema: Any = None, name: str = "test") -
 
 
 def drain(consumer: Any, timeout_millis: int = 1_500) -> list[Any]:
-    messages = []
+    messages: list[Any] = []
     while True:
         try:
             message = consumer.receive(timeout_millis=timeout_millis)
@@ -116,7 +116,7 @@ def test_quick_start_rule_accepts_success_and_rejects_this_will_fail(
         "checkLen",
         "WRITE",
         topic,
-        error.subject,
+        str(error.subject),
         f"schema id {error.schema_id}",
         "size(message.f1) < 10",
     ):
@@ -141,7 +141,7 @@ def test_check_ssn_len_with_error_on_a_schema_registered_with_its_rules(
     consumer = subscribe(pulsar_client, topic, schema)
     producer = create_producer(pulsar_client, topic, schema)
     producer.send({"name": "Ann", "ssn": "123456789", "occupation": "pilot"})
-    with pytest.raises(RuleViolationError, match="checkSsnLen.*size\\(message.ssn\\) == 9"):
+    with pytest.raises(RuleViolationError, match=r"checkSsnLen.*size\(message.ssn\) == 9"):
         producer.send({"name": "Bob", "ssn": "12345", "occupation": "cook"})
     assert [m.value()["name"] for m in drain(consumer)] == ["Ann"]
 
