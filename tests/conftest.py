@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,6 +137,25 @@ def factory(services: Services) -> Iterator[object]:
     made = SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url})
     yield made
     made.close()
+
+
+@pytest.fixture
+def make_factory(services: Services) -> Iterator[Any]:
+    """Schema factories on the real registry with extra config keys; closed after the test."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory
+
+    made: list[Any] = []
+
+    def make(client: Any = None, **conf: Any) -> Any:
+        factory = SchemaRegistrySchemaFactory(
+            {"schema.registry.url": services.registry_url, **conf}, client=client
+        )
+        made.append(factory)
+        return factory
+
+    yield make
+    for factory in made:
+        factory.close()
 
 
 def create_partitioned_topic(services: Services, topic: str, partitions: int) -> None:

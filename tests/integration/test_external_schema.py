@@ -11,9 +11,7 @@ import pulsar.asyncio
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from conftest import Services, create_partitioned_topic
-from google.protobuf import descriptor_pb2, descriptor_pool
-from google.protobuf.message_factory import GetMessageClass
-from schemas import ORDER_V1, ORDER_V2
+from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
     SCHEMA_ID_PROPERTY,
@@ -24,16 +22,6 @@ from pulsar_external_schema import (
     create_producer,
 )
 
-ORDER_JSON = json.dumps(
-    {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "Order",
-        "type": "object",
-        "properties": {"id": {"type": "integer"}, "item": {"type": "string"}},
-        "required": ["id", "item"],
-        "additionalProperties": False,
-    }
-)
 KEY_SCHEMA = json.dumps(
     {
         "type": "record",
@@ -42,27 +30,6 @@ KEY_SCHEMA = json.dumps(
         "fields": [{"name": "customer", "type": "string"}],
     }
 )
-
-
-def order_message_class() -> Any:
-    """A Protobuf message class built at run time (no protoc needed)."""
-    proto = descriptor_pb2.FileDescriptorProto(name="acme/order.proto", package="acme", syntax="proto3")
-    message = proto.message_type.add(name="Order")
-    message.field.add(
-        name="id",
-        number=1,
-        type=descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
-        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
-    )
-    message.field.add(
-        name="item",
-        number=2,
-        type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
-    )
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
-    return GetMessageClass(pool.FindMessageTypeByName("acme.Order"))
 
 
 def subscribe(client: Any, topic: str, schema: Any, name: str = "test") -> Any:

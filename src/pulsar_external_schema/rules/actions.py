@@ -47,9 +47,10 @@ def describe_rule(ctx: RuleContext) -> str:
 def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> str:
     """Why the action runs: the executor's error, or what the rule engine decided without one."""
     if error is not None:
-        text = str(error) or type(error).__name__
-        if error.__cause__ is not None and str(error.__cause__) not in text:
-            text = f"{text}: {error.__cause__}"
+        text = _short(str(error)) or type(error).__name__
+        cause = _short(str(error.__cause__)) if error.__cause__ is not None else ""
+        if cause and cause not in text:
+            text = f"{text}: {cause}"
         return text
     if message is None:
         return "the transform returned no value"
@@ -259,6 +260,12 @@ def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:
         return topic
     scheme = "non-persistent" if source_topic.startswith("non-persistent://") else "persistent"
     return f"{scheme}://{source.tenant}/{source.namespace}/{topic}"
+
+
+def _short(text: str, limit: int = 400) -> str:
+    """An executor's error, readable in one log line: cel-python appends its whole activation."""
+    text = text.split(" (in activation", 1)[0].strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _topic(ctx: RuleContext, context: MessageContext | None) -> str | None:
