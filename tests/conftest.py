@@ -158,6 +158,20 @@ def make_factory(services: Services) -> Iterator[Any]:
         factory.close()
 
 
+def require_confluent_registry(services: Services, why: str) -> None:
+    """Skip a test that only Confluent Schema Registry can pass, saying which deviation and where it runs.
+
+    The registry is Confluent's on the Docker path (PES_SERVICES=docker, PES_REGISTRY=confluent,
+    the default there), or when PES_REGISTRY=confluent is set next to SCHEMA_REGISTRY_URL.
+    """
+    kind = os.environ.get("PES_REGISTRY", "confluent" if services.origin == "docker" else "axonops")
+    if kind != "confluent":
+        pytest.skip(
+            f"needs Confluent Schema Registry: {why}. Runs on the Docker path "
+            "(PES_SERVICES=docker), which this machine cannot start (no Docker engine)"
+        )
+
+
 def create_partitioned_topic(services: Services, topic: str, partitions: int) -> None:
     """PUT /admin/v2/persistent/{tenant}/{ns}/{topic}/partitions through the broker's admin REST API."""
     import urllib.request

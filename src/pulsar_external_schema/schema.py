@@ -94,8 +94,10 @@ class SharedRegistryClient:
     """
 
     def __init__(self, config: ExternalSchemaConfig, on_close: Callable[[], None] | None = None) -> None:
-        self.client = SchemaRegistryClient(dict(config.registry))
-        self.reader = SchemaRegistryClient(dict(config.registry))
+        # new_client: a `mock://` URL gives confluent-kafka's in-memory registry (for unit tests).
+        self.client = SchemaRegistryClient.new_client(dict(config.registry))
+        in_memory = config.registry_url.startswith("mock://")  # one store: nothing to keep apart
+        self.reader = self.client if in_memory else SchemaRegistryClient.new_client(dict(config.registry))
         self._on_close = on_close
         self.url = config.registry_url
         self._holders = 0
@@ -114,7 +116,8 @@ class SharedRegistryClient:
             if self._on_close is not None:
                 self._on_close()
             self.client.close()
-            self.reader.close()
+            if self.reader is not self.client:
+                self.reader.close()
 
 
 class _Part:

@@ -10,6 +10,7 @@ import fastavro
 import pytest
 import rule_plugins
 from confluent_kafka.schema_registry import SchemaRegistryClient
+from conftest import Services, require_confluent_registry
 from contracts import PERSON, contract, drain, rule, subscribe
 from schemas import order_message_class
 
@@ -253,3 +254,22 @@ def test_custom_executor_by_code_serves_rules_of_its_name(
         schema.close()
     finally:
         factory_with_code.close()
+
+
+def test_custom_action_type(services: Services, make_factory: Any, pulsar_client: Any, topic: str) -> None:
+    require_confluent_registry(
+        services, "AxonOps v0.2.1 stores only NONE, ERROR and DLQ as onSuccess/onFailure actions"
+    )
+    rule_plugins.RECORDED.clear()
+    factory = make_factory(
+        **{
+            "rule.actions": "notify",
+            "rule.actions.notify.class": "rule_plugins.RecordingAction",
+            "rule.actions.notify.param.channel": "ops",
+        }
+    )
+    schema = factory.avro(
+        person_with(rule("notify", "CONDITION", "CEL", "WRITE", "true", onSuccess="RECORD"))
+    )
+    create_producer(pulsar_client, topic, schema).send(ANN)
+    assert rule_plugins.RECORDED == [("ops", "notify", "WRITE", None)]
