@@ -15,12 +15,17 @@ Two changes to confluent-kafka's serdes, both through methods its serdes define 
      every message. Resolved once per subject for the serializer's life (restart, or pin with
      `use.latest.*` and `latest.cache.ttl.sec`, to pick up a new rule set).
 
+* **The caller's value is never changed.** confluent-kafka's field transforms (CEL_FIELD,
+  ENCRYPT) rewrite the value in place, so a retried send would encrypt a field twice. Ours work on
+  a copy whenever the writer schema has WRITE transforms (and on a subject's first message).
+
 * **ERROR says what failed.** The ERROR action raises `RuleViolationError` naming the rule, its
   mode, the topic, subject, schema id and the cause, instead of an empty `SerializationError`.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any
 
@@ -36,6 +41,21 @@ from .context import MessageContext
 
 _ERROR = ErrorAction()
 _NONE = NoneAction()
+
+
+def transforms_on_write(schema: Schema | None) -> bool:
+    """True when WRITE rules may rewrite the value: domain TRANSFORM rules for WRITE or WRITEREAD."""
+    rule_set = schema.rule_set if schema is not None else None
+    return bool(
+        rule_set is not None
+        and any(
+            rule.kind is not None
+            and rule.kind.value == "TRANSFORM"
+            and rule.mode is not None
+            and rule.mode.value in ("WRITE", "WRITEREAD")
+            for rule in rule_set.domain_rules or []
+        )
+    )
 
 
 def has_rules(schema: Schema | None) -> bool:
@@ -72,10 +92,13 @@ class _ContractSerializer(_ContractSerde):
         self._registered: dict[str, RegisteredSchema | None] = {}
         self._registered_lock = threading.Lock()
         self._call = threading.local()
+        self._transforming: dict[str, bool] = {}  # subject -> its writer schema rewrites values
 
     def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
         headers = ctx.headers if ctx is not None else None
         self._call.context = headers if isinstance(headers, MessageContext) else None
+        if obj is not None and (not self._transforming or any(self._transforming.values())):
+            obj = copy.deepcopy(obj)
         try:
             result: bytes | None = super().__call__(obj, ctx)  # type: ignore[misc]
             return result
@@ -85,6 +108,7 @@ class _ContractSerializer(_ContractSerde):
     def _get_reader_schema(self, subject: str, fmt: str | None = None) -> RegisteredSchema | None:
         pinned: RegisteredSchema | None = super()._get_reader_schema(subject, fmt)  # type: ignore[misc]
         writer = pinned if pinned is not None else self._registered_with_rules(subject)
+        self._transforming[subject] = transforms_on_write(writer.schema if writer is not None else None)
         context: MessageContext | None = getattr(self._call, "context", None)
         if context is not None and writer is not None and writer.schema_id is not None:
             context.schema_id = b"\x00" + writer.schema_id.to_bytes(4, "big")
