@@ -340,7 +340,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
         self._check_open()
-        payload, id_bytes = self._part.encode(topic, value, context or self.message_context(topic))
+        payload, id_bytes = self._part.encode(topic, value, _or_new(context, self, topic))
         if self._config.schema_id_location == "prefix":
             return EncodeData(payload, None)
         return EncodeData(payload, id_bytes)
@@ -372,7 +372,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
         self._check_open()
         id_bytes = self._value_id(topic, schema_id)
-        return self._part.decode(topic, data, id_bytes, context or self.message_context(topic))
+        return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
 
     def decode_message(self, msg: Any) -> Any:
         """Called by pulsar-client's `Message.value()`: schema id from the message properties.
@@ -462,7 +462,7 @@ class KeyValueExternalSchema(ExternalSchema):
     def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         self._check_open()
         key, val = value  # a KeyValue or any (key, value) pair
-        context = context or self.message_context(topic)
+        context = _or_new(context, self, topic)
         key_bytes, key_id = (None, b"") if key is None else self._key_part.encode(topic, key, _copy(context))
         value_bytes, value_id = (None, b"") if val is None else self._part.encode(topic, val, context)
         payload = ids.join_length_prefixed_pair(key_bytes, value_bytes)
@@ -478,7 +478,7 @@ class KeyValueExternalSchema(ExternalSchema):
         context: MessageContext | None = None,
     ) -> KeyValue:
         self._check_open()
-        context = context or self.message_context(topic, original_data=data)
+        context = _or_new(context, self, topic, original_data=data)
         key_id: bytes | None = None
         value_id: bytes | None = None
         if schema_id:
@@ -513,6 +513,13 @@ class KeyValueExternalSchema(ExternalSchema):
     def __str__(self) -> str:
         location = self._config.schema_id_location
         return f"KeyValueExternalSchema({self.schema_type}, {location}, {self._registry.url})"
+
+
+def _or_new(
+    context: MessageContext | None, schema: ExternalSchema, topic: str, **fields: Any
+) -> MessageContext:
+    """The caller's context (an empty dict of properties is still one), or a new one."""
+    return context if context is not None else schema.message_context(topic, **fields)
 
 
 def _copy(context: MessageContext) -> MessageContext:

@@ -57,3 +57,26 @@ def test_readme_quick_start_runs(services: Services, topic: str) -> None:
 
     assert result.returncode == 0, result.stderr
     assert "{'id': 1, 'item': 'tea'} {'__schema_id': 'ff00" in result.stdout
+
+
+def test_data_contracts_example(services: Services) -> None:
+    result = run_example("data_contracts.py", services)
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [
+        "sent Ann",
+        lines[1],
+        "sent Cid",
+    ]
+    assert lines[1].startswith(
+        "rejected Bob: rule checkSsnLen failed; copy in persistent://public/default/bad-data-"
+    )
+    assert lines[3:6] == [
+        "consumed {'name': 'Ann', 'ssn': '123456789'}",
+        "consumed {'name': 'Cid', 'ssn': '987654321'}",
+        "consume: 2 processed, 0 dead-lettered",
+    ]
+    dead = lines[6]
+    assert dead.startswith('dead letter Bob {"name": "Bob", "ssn": "12-34"} {"__rule.exception": ')
+    assert '"__rule.mode": "WRITE", "__rule.name": "checkSsnLen"' in dead
