@@ -123,3 +123,20 @@ def test_a_bare_dlq_topic_lives_in_the_namespace_of_the_failing_topic(
     dlq: str, source: str, resolved: str
 ) -> None:
     assert resolve_dlq_topic(dlq, source) == resolved
+
+
+def test_kms_drivers_local_always_cloud_ones_with_their_extra() -> None:
+    from pulsar_external_schema.rules.registry import register_kms_drivers
+
+    drivers = register_kms_drivers()
+    assert drivers["LocalKmsDriver"] is None  # registered
+    extras = {
+        "AwsKmsDriver": "aws",
+        "AzureKmsDriver": "azure",
+        "GcpKmsDriver": "gcp",
+        "HcVaultKmsDriver": "hcvault",
+    }
+    for driver, extra in extras.items():
+        # Registered when its libraries are installed; else the reason names the extra to install.
+        why = drivers[driver]
+        assert why is None or why.endswith(f"install pulsar-external-schema[{extra}]"), (driver, why)
