@@ -80,3 +80,24 @@ def test_data_contracts_example(services: Services) -> None:
     dead = lines[6]
     assert dead.startswith('dead letter Bob {"name": "Bob", "ssn": "12-34"} {"__rule.exception": ')
     assert '"__rule.mode": "WRITE", "__rule.name": "checkSsnLen"' in dead
+
+
+def test_data_contracts_doc_first_example_rejects_this_will_fail(services: Services, topic: str) -> None:
+    doc = (REPO / "docs" / "data-contracts.md").read_text()
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    code = (
+        code.replace("http://127.0.0.1:8081", services.registry_url)
+        .replace("pulsar://127.0.0.1:6650", services.pulsar_url)
+        .replace("persistent://public/default/test", topic)
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+
+    assert result.returncode == 1  # the second send raises, as the page shows
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "pulsar_external_schema.errors.RuleViolationError: rule 'checkLen' (CONDITION CEL, WRITE)"
+    )
+    assert f"(topic {topic}, subject " in last
