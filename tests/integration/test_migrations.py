@@ -198,3 +198,35 @@ def test_default_and_override_rule_sets_and_metadata_apply_to_an_auto_registered
     registered = registry_client.get_latest_version(subject).schema
     assert registered.metadata is not None and registered.metadata.properties is not None
     assert {"owner": "team-a", MAJOR: "1"}.items() <= registered.metadata.properties.properties.items()
+
+
+def test_an_updown_rule_runs_in_both_directions(
+    make_factory: Any, registry_client: SchemaRegistryClient, pulsar_client: Any, topic: str
+) -> None:
+    # One UPDOWN rule, used for upgrades and downgrades alike (here: names are upper-cased).
+    upper = rule("upperName", "TRANSFORM", "JSONATA", "UPDOWN", "$merge([$, {'name': $uppercase(name)}])")
+    subject = make_factory().avro(json.dumps(person("ssn"))).subject(topic)
+    registry_client.set_config(
+        subject, ServerConfig(compatibility=ConfigCompatibilityLevel.BACKWARD, compatibility_group=MAJOR)
+    )
+    registry_client.register_schema(subject, contract(person("ssn"), metadata={"properties": {MAJOR: "1"}}))
+    swapped = {**person("ssn"), "fields": list(reversed(person("ssn")["fields"]))}  # a distinct v2
+    registry_client.register_schema(
+        subject, contract(swapped, metadata={"properties": {MAJOR: "2"}}, ruleSet={"migrationRules": [upper]})
+    )
+    old, new = (make_factory(**pinned(major)).avro(json.dumps(person("x"))) for major in (1, 2))
+    old_reader, new_reader = (
+        subscribe(pulsar_client, topic, old, "old"),
+        subscribe(pulsar_client, topic, new, "new"),
+    )
+    create_producer(pulsar_client, topic, old).send({"name": "ann", "ssn": "1"})
+    create_producer(pulsar_client, topic, new).send({"name": "bob", "ssn": "2"})
+
+    assert [m.value() for m in drain(new_reader)] == [
+        {"name": "ANN", "ssn": "1"},  # upgraded
+        {"name": "bob", "ssn": "2"},  # as written
+    ]
+    assert [m.value() for m in drain(old_reader)] == [
+        {"name": "ann", "ssn": "1"},  # as written
+        {"name": "BOB", "ssn": "2"},  # downgraded
+    ]
