@@ -39,7 +39,7 @@ class RecordingAction(RuleAction):
         return "RECORD"
 
     def configure(self, client_conf: dict[str, Any], rule_conf: dict[str, Any]) -> None:
-        self.channel = rule_conf.get("channel")
+        self.channel = rule_conf.get("channel", self.channel)
 
     def run(self, ctx: RuleContext, message: Any, ex: Exception | None) -> None:
         RECORDED.append((self.channel, ctx.rule.name, ctx.rule_mode.value, str(ex) if ex else None))

@@ -140,3 +140,29 @@ def test_kms_drivers_local_always_cloud_ones_with_their_extra() -> None:
         # Registered when its libraries are installed; else the reason names the extra to install.
         why = drivers[driver]
         assert why is None or why.endswith(f"install pulsar-external-schema[{extra}]"), (driver, why)
+
+
+def test_custom_action_by_code_and_built_ins_cannot_be_replaced() -> None:
+    rule_plugins.RECORDED.clear()
+    action = rule_plugins.RecordingAction()
+    action.channel = "in-code"
+    factory = SchemaRegistrySchemaFactory(
+        {"schema.registry.url": f"mock://{uuid.uuid4().hex}"}, rule_actions=[action]
+    )
+    notify = {
+        "name": "n",
+        "kind": "CONDITION",
+        "type": "CEL",
+        "mode": "WRITE",
+        "expr": "true",
+        "onSuccess": "RECORD",
+    }
+    factory.avro(with_rules(notify)).encode("orders", {"f1": "x"})
+    assert rule_plugins.RECORDED == [("in-code", "n", "WRITE", None)]
+
+    class Error(rule_plugins.RecordingAction):
+        def type(self) -> str:
+            return "ERROR"
+
+    with pytest.raises(ConfigError, match="ERROR action is built in"):
+        SchemaRegistrySchemaFactory({"schema.registry.url": "mock://x"}, rule_actions=[Error()])
