@@ -50,6 +50,3 @@ class MessageContext(dict[str, str]):
         self.message_id = message_id
         self.pulsar_client = pulsar_client
         """The `_pulsar.Client` a DLQ copy is published through (None: the factory's)."""
-
-    def properties(self) -> dict[str, str]:
-        return dict(self)
