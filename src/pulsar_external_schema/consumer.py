@@ -29,15 +29,7 @@ from typing import Any
 import pulsar
 
 from .errors import DeadLetteredError, ExternalSchemaError, RegistryUnavailableError, RuleViolationError
-from .rules.actions import (
-    RULE_EXCEPTION,
-    RULE_MODE,
-    RULE_NAME,
-    RULE_SUBJECT,
-    RULE_TOPIC,
-    DeadLetterPublisher,
-    raw_client,
-)
+from .rules.actions import DeadLetterPublisher, failure_properties, raw_client
 
 log = logging.getLogger(__name__)
 
@@ -197,14 +189,17 @@ async def consume_async(
 
 
 def _dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
-    properties = dict(msg.properties())
-    properties[RULE_TOPIC] = error.topic or msg.topic_name()
-    properties[RULE_EXCEPTION] = str(error)
-    if isinstance(error, RuleViolationError):
-        properties[RULE_NAME] = error.rule or ""
-        properties[RULE_MODE] = error.mode or ""
-        properties[RULE_SUBJECT] = error.subject or ""
-    return properties
+    rule = error if isinstance(error, RuleViolationError) else None
+    return {
+        **msg.properties(),
+        **failure_properties(
+            error.topic or msg.topic_name(),
+            str(error),
+            rule=(rule.rule or "") if rule else None,
+            mode=rule.mode if rule else None,
+            subject=rule.subject if rule else None,
+        ),
+    }
 
 
 def _log_error(msg: Any, error: ExternalSchemaError) -> None:

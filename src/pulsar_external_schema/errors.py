@@ -70,7 +70,7 @@ class DecodeError(ExternalSchemaError, ValueError):
 class RuleViolationError(ExternalSchemaError, SerializationError):
     """A data-contract rule failed (or its action said so): raised by the ERROR action, and by DLQ.
 
-    Carries the rule's name, kind, type and mode, besides topic, subject and schema id; `cause` is
+    Carries the rule's name and the mode it ran in, besides topic, subject and schema id; `cause` is
     the executor's error or the failed condition. It is also a confluent-kafka `SerializationError`,
     which is what its rule engine lets through.
     """
@@ -99,21 +99,7 @@ class DeadLetteredError(RuleViolationError):
     copy is. On produce, the value was not sent to its topic (as with Confluent's serdes).
     """
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        dlq_topic: str,
-        dlq_message_id: object,
-        rule: str | None = None,
-        mode: str | None = None,
-        topic: str | None = None,
-        subject: str | None = None,
-        schema_id: str | None = None,
-        cause: str | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, dlq_topic: str, dlq_message_id: object, **where: str | None) -> None:
         self.dlq_topic = dlq_topic
         self.dlq_message_id = dlq_message_id
-        super().__init__(
-            message, rule=rule, mode=mode, topic=topic, subject=subject, schema_id=schema_id, cause=cause
-        )
+        super().__init__(message, **where)

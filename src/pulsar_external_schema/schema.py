@@ -463,7 +463,7 @@ class KeyValueExternalSchema(ExternalSchema):
         self._check_open()
         key, val = value  # a KeyValue or any (key, value) pair
         context = _or_new(context, self, topic)
-        key_bytes, key_id = (None, b"") if key is None else self._key_part.encode(topic, key, _copy(context))
+        key_bytes, key_id = (None, b"") if key is None else self._key_part.encode(topic, key, context.copy())
         value_bytes, value_id = (None, b"") if val is None else self._part.encode(topic, val, context)
         payload = ids.join_length_prefixed_pair(key_bytes, value_bytes)
         if self._config.schema_id_location == "prefix":
@@ -501,7 +501,7 @@ class KeyValueExternalSchema(ExternalSchema):
                 f"key/value payload: {error}", topic=topic, subject=self.subject(topic)
             ) from None
         key = (
-            self._key_part.decode(topic, key_bytes, key_id or None, _copy(context))
+            self._key_part.decode(topic, key_bytes, key_id or None, context.copy())
             if key_bytes is not None
             else None
         )
@@ -520,17 +520,3 @@ def _or_new(
 ) -> MessageContext:
     """The caller's context (an empty dict of properties is still one), or a new one."""
     return context if context is not None else schema.message_context(topic, **fields)
-
-
-def _copy(context: MessageContext) -> MessageContext:
-    """A context for the key part of a key/value message (the value part keeps the original)."""
-    return MessageContext(
-        context.topic,
-        context,
-        original_data=context.original_data,
-        partition_key=context.partition_key,
-        ordering_key=context.ordering_key,
-        event_timestamp=context.event_timestamp,
-        message_id=context.message_id,
-        pulsar_client=context.pulsar_client,
-    )

@@ -58,13 +58,21 @@ def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> st
 
 
 def rule_violation(
-    ctx: RuleContext, message: Any, error: Exception | None, outcome: str = "failed"
+    ctx: RuleContext,
+    message: Any,
+    error: Exception | None,
+    outcome: str = "failed",
+    *,
+    after: str = "",
+    kind: type[RuleViolationError] = RuleViolationError,
+    **extra: Any,
 ) -> RuleViolationError:
-    """A `RuleViolationError` naming the rule, mode, topic, subject, schema id and cause."""
+    """A `RuleViolationError` (or `kind`) naming the rule, mode, topic, subject, schema id and cause."""
     context = message_context(ctx)
     cause = failure_cause(ctx, message, error)
-    return RuleViolationError(
-        f"{describe_rule(ctx)} {outcome}: {cause}",
+    return kind(
+        f"{describe_rule(ctx)} {outcome}: {cause}{after}",
+        **extra,
         rule=ctx.rule.name,
         mode=ctx.rule_mode.value,
         topic=_topic(ctx, context),
@@ -136,17 +144,14 @@ class PulsarDlqAction(DlqAction):
         log.info(
             "%s failed; message written to DLQ topic %s as %s", describe_rule(ctx), dlq_topic, message_id
         )
-        raise DeadLetteredError(
-            f"{describe_rule(ctx)} failed: {cause}; the message was written to the DLQ topic {dlq_topic} "
-            f"(message id {message_id})",
+        raise rule_violation(
+            ctx,
+            message,
+            ex,
+            after=f"; the message was written to the DLQ topic {dlq_topic} (message id {message_id})",
+            kind=DeadLetteredError,
             dlq_topic=dlq_topic,
             dlq_message_id=message_id,
-            rule=ctx.rule.name,
-            mode=ctx.rule_mode.value,
-            topic=source,
-            subject=ctx.subject,
-            schema_id=ids.describe(context.schema_id) if context is not None and context.schema_id else None,
-            cause=cause,
         ) from ex
 
     def _publish(
@@ -160,13 +165,9 @@ class PulsarDlqAction(DlqAction):
         if ctx.rule_mode not in _CONSUMER_MODES:
             properties.pop(ids.SCHEMA_ID_PROPERTY, None)  # the copy is JSON, not the encoded value
         properties.update(
-            {
-                RULE_NAME: ctx.rule.name or "",
-                RULE_MODE: ctx.rule_mode.value,
-                RULE_SUBJECT: ctx.subject or "",
-                RULE_TOPIC: _topic(ctx, context) or "",
-                RULE_EXCEPTION: cause,
-            }
+            failure_properties(
+                _topic(ctx, context), cause, rule=ctx.rule.name, mode=ctx.rule_mode.value, subject=ctx.subject
+            )
         )
         key = context.partition_key if context is not None else None
         if key is None and ctx.original_key is not None:
@@ -238,6 +239,22 @@ class DeadLetterPublisher:
                 producer.close()
             except Exception as error:  # closing must not hide what the caller is doing
                 log.warning("could not close a DLQ producer: %s", error)
+
+
+def failure_properties(
+    topic: str | None,
+    exception: str,
+    *,
+    rule: str | None = None,
+    mode: str | None = None,
+    subject: str | None = None,
+) -> dict[str, str]:
+    """The `__rule.*` properties a dead-letter copy carries (`__rule.name`, `.mode` and `.subject`
+    only when a rule failed); `__rule.name` makes a replay skip that rule."""
+    properties = {RULE_TOPIC: topic or "", RULE_EXCEPTION: exception}
+    if rule is not None:
+        properties.update({RULE_NAME: rule, RULE_MODE: mode or "", RULE_SUBJECT: subject or ""})
+    return properties
 
 
 def raw_client(client: Any) -> Any:

@@ -50,3 +50,16 @@ class MessageContext(dict[str, str]):
         self.message_id = message_id
         self.pulsar_client = pulsar_client
         """The `_pulsar.Client` a DLQ copy is published through (None: the factory's)."""
+
+    def copy(self) -> MessageContext:
+        """The same message for another serde (the key of a key/value message): its own schema id."""
+        return MessageContext(
+            self.topic,
+            self,
+            original_data=self.original_data,
+            partition_key=self.partition_key,
+            ordering_key=self.ordering_key,
+            event_timestamp=self.event_timestamp,
+            message_id=self.message_id,
+            pulsar_client=self.pulsar_client,
+        )

@@ -36,6 +36,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.schema_registry.serde import NoneAction, RuleAction, RuleContext
 from confluent_kafka.serialization import SerializationContext
 
+from .. import schema_id as ids
 from .actions import ErrorAction
 from .context import MessageContext
 
@@ -92,12 +93,13 @@ class _ContractSerializer(_ContractSerde):
         self._registered: dict[str, RegisteredSchema | None] = {}
         self._registered_lock = threading.Lock()
         self._call = threading.local()
-        self._transforming: dict[str, bool] = {}  # subject -> its writer schema rewrites values
+        # subject -> (its writer schema, whether that rewrites values); re-checked when the writer changes
+        self._transforming: dict[str, tuple[RegisteredSchema | None, bool]] = {}
 
     def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
         headers = ctx.headers if ctx is not None else None
         self._call.context = headers if isinstance(headers, MessageContext) else None
-        if obj is not None and (not self._transforming or any(self._transforming.values())):
+        if obj is not None and (not self._transforming or any(t for _, t in self._transforming.values())):
             obj = copy.deepcopy(obj)
         try:
             result: bytes | None = super().__call__(obj, ctx)  # type: ignore[misc]
@@ -108,10 +110,12 @@ class _ContractSerializer(_ContractSerde):
     def _get_reader_schema(self, subject: str, fmt: str | None = None) -> RegisteredSchema | None:
         pinned: RegisteredSchema | None = super()._get_reader_schema(subject, fmt)  # type: ignore[misc]
         writer = pinned if pinned is not None else self._registered_with_rules(subject)
-        self._transforming[subject] = transforms_on_write(writer.schema if writer is not None else None)
+        known = self._transforming.get(subject)
+        if known is None or known[0] is not writer:
+            self._transforming[subject] = (writer, transforms_on_write(writer.schema if writer else None))
         context: MessageContext | None = getattr(self._call, "context", None)
         if context is not None and writer is not None and writer.schema_id is not None:
-            context.schema_id = b"\x00" + writer.schema_id.to_bytes(4, "big")
+            context.schema_id = ids.confluent_id(writer.schema_id)
         return writer
 
     def _registered_with_rules(self, subject: str) -> RegisteredSchema | None:
