@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import rule_plugins
 from confluent_kafka.schema_registry import Schema
+from contracts import contract, rule
 
 from pulsar_external_schema import ConfigError, RuleViolationError, SchemaRegistrySchemaFactory
 from pulsar_external_schema.rules.actions import resolve_dlq_topic
@@ -21,21 +22,17 @@ RECORD = json.dumps({"type": "record", "name": "R", "fields": [{"name": "f1", "t
 
 
 def with_rules(*rules: dict[str, Any]) -> Schema:
-    return Schema.from_dict({"schema": RECORD, "schemaType": "AVRO", "ruleSet": {"domainRules": list(rules)}})
+    return contract(RECORD, ruleSet={"domainRules": list(rules)})
 
 
-def mock_factory(**conf: Any) -> SchemaRegistrySchemaFactory:
-    return SchemaRegistrySchemaFactory({"schema.registry.url": f"mock://{uuid.uuid4().hex}", **conf})
+def mock_factory(factory_args: dict[str, Any] | None = None, /, **conf: Any) -> SchemaRegistrySchemaFactory:
+    """A factory on a fresh in-memory registry; `factory_args` go to the factory, `conf` to its config."""
+    url = f"mock://{uuid.uuid4().hex}"
+    return SchemaRegistrySchemaFactory({"schema.registry.url": url, **conf}, **(factory_args or {}))
 
 
 def test_error_names_rule_mode_topic_subject_schema_id_and_cause() -> None:
-    check = {
-        "name": "checkLen",
-        "kind": "CONDITION",
-        "type": "CEL",
-        "mode": "WRITE",
-        "expr": "size(message.f1) < 10",
-    }
+    check = rule("checkLen", "CONDITION", "CEL", "WRITE", "size(message.f1) < 10")
     schema = mock_factory().avro(with_rules(check))
     assert schema.encode("orders", {"f1": "success"}).data
     with pytest.raises(RuleViolationError) as failure:
@@ -47,15 +44,9 @@ def test_error_names_rule_mode_topic_subject_schema_id_and_cause() -> None:
 
 
 def test_dlq_without_a_pulsar_client_fails_clearly_instead_of_dropping() -> None:
-    dlq = {
-        "name": "toDlq",
-        "kind": "CONDITION",
-        "type": "CEL",
-        "mode": "WRITE",
-        "expr": "false",
-        "params": {"dlq.topic": "bad-data"},
-        "onFailure": "DLQ",
-    }
+    dlq = rule(
+        "toDlq", "CONDITION", "CEL", "WRITE", "false", params={"dlq.topic": "bad-data"}, onFailure="DLQ"
+    )
     schema = mock_factory().avro(with_rules(dlq))
     with pytest.raises(
         RuleViolationError, match="no Pulsar client to write to persistent://public/default/bad-data"
@@ -73,14 +64,7 @@ def test_custom_action_type_from_config_runs() -> None:
             "rule.actions.notify.param.channel": "ops",
         }
     )
-    notify = {
-        "name": "notify",
-        "kind": "CONDITION",
-        "type": "CEL",
-        "mode": "WRITE",
-        "expr": "true",
-        "onSuccess": "RECORD",
-    }
+    notify = rule("notify", "CONDITION", "CEL", "WRITE", "true", onSuccess="RECORD")
     factory.avro(with_rules(notify)).encode("orders", {"f1": "x"})
     assert rule_plugins.RECORDED == [("ops", "notify", "WRITE", None)]
 
@@ -146,17 +130,8 @@ def test_custom_action_by_code_and_built_ins_cannot_be_replaced() -> None:
     rule_plugins.RECORDED.clear()
     action = rule_plugins.RecordingAction()
     action.channel = "in-code"
-    factory = SchemaRegistrySchemaFactory(
-        {"schema.registry.url": f"mock://{uuid.uuid4().hex}"}, rule_actions=[action]
-    )
-    notify = {
-        "name": "n",
-        "kind": "CONDITION",
-        "type": "CEL",
-        "mode": "WRITE",
-        "expr": "true",
-        "onSuccess": "RECORD",
-    }
+    factory = mock_factory({"rule_actions": [action]})
+    notify = rule("n", "CONDITION", "CEL", "WRITE", "true", onSuccess="RECORD")
     factory.avro(with_rules(notify)).encode("orders", {"f1": "x"})
     assert rule_plugins.RECORDED == [("in-code", "n", "WRITE", None)]
 
