@@ -42,18 +42,23 @@ def test_quickstart(services: Services) -> None:
     assert summary.endswith("has versions [1, 2]")
 
 
-def test_readme_quick_start_runs(services: Services, topic: str) -> None:
-    readme = (REPO / "README.md").read_text()
-    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+def run_first_snippet(
+    page: str, services: Services, page_topic: str, topic: str
+) -> subprocess.CompletedProcess[str]:
+    """Run a page's first Python block as written, on our services and a topic of the test's own."""
+    code = (REPO / page).read_text().split("```python\n", 1)[1].split("```", 1)[0]
     code = (
         code.replace("http://127.0.0.1:8081", services.registry_url)
         .replace("pulsar://127.0.0.1:6650", services.pulsar_url)
-        .replace("persistent://public/default/orders", topic)
+        .replace(page_topic, topic)
     )
-
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
+
+
+def test_readme_quick_start_runs(services: Services, topic: str) -> None:
+    result = run_first_snippet("README.md", services, "persistent://public/default/orders", topic)
 
     assert result.returncode == 0, result.stderr
     assert "{'id': 1, 'item': 'tea'} {'__schema_id': 'ff00" in result.stdout
@@ -83,17 +88,7 @@ def test_data_contracts_example(services: Services) -> None:
 
 
 def test_data_contracts_doc_first_example_rejects_this_will_fail(services: Services, topic: str) -> None:
-    doc = (REPO / "docs" / "data-contracts.md").read_text()
-    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
-    code = (
-        code.replace("http://127.0.0.1:8081", services.registry_url)
-        .replace("pulsar://127.0.0.1:6650", services.pulsar_url)
-        .replace("persistent://public/default/test", topic)
-    )
-
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
+    result = run_first_snippet("docs/data-contracts.md", services, "persistent://public/default/test", topic)
 
     assert result.returncode == 1  # the second send raises, as the page shows
     last = result.stderr.strip().splitlines()[-1]
