@@ -105,6 +105,18 @@ KEYS: dict[str, _Key] = {
         "dlq.redact.rule.types",
         "Rule types whose tagged fields are redacted in DLQ copies (default ENCRYPT,ENCRYPT_PAYLOAD).",
     ),
+    "cel.engine": _Key(
+        "str",
+        "rules",
+        "cel.engine",
+        "CEL engine: `cel-expr-python` (default, compiled) or `cel-python` (confluent-kafka's interpreter).",
+    ),
+    "jsonata.timeout.ms": _Key(
+        "int", "rules", "jsonata.timeout.ms", "Longest a JSONata rule may run, in ms (default 60000)."
+    ),
+    "jsonata.max.depth": _Key(
+        "int", "rules", "jsonata.max.depth", "Deepest a JSONata rule may recurse (default 1000)."
+    ),
     "rule.executors": _Key("names", "rules", "", "Executors configured by `rule.executors.<name>.*`."),
     "rule.actions": _Key("names", "rules", "", "Actions configured by `rule.actions.<name>.*`."),
     # -- this package ------------------------------------------------------------------------
@@ -192,6 +204,9 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
     return value
 
 
+#: The CEL engines (rules/cel.py): compiled cel-cpp, and confluent-kafka's interpreter.
+CEL_ENGINES = ("cel-expr-python", "cel-python")
+
 #: `rule.executors.<name>.class`, `rule.actions.<name>.param.<k>`: the Java client's form.
 _COMPONENT_KEY = re.compile(r"^rule\.(executors|actions)\.([^.]+)\.(class|param\.(.+))$")
 #: The name whose params go to every executor and action (Java's `_default_`).
@@ -214,12 +229,21 @@ class RuleSettings:
     executors: dict[str, RuleComponent] = field(default_factory=dict)
     actions: dict[str, RuleComponent] = field(default_factory=dict)
     conf: dict[str, Any] = field(default_factory=dict)
-    """What every executor and action is configured with: `dlq.*` keys and `_default_` params."""
+    """What every executor and action is configured with: `dlq.*`, `cel.*`, `jsonata.*` keys and
+    `_default_` params."""
 
 
 def _parse_rule_settings(rule_keys: dict[str, Any], components: dict[str, Any]) -> RuleSettings:
     """Check `rule.executors.<name>.*` keys against the declared names and build the settings."""
-    conf = {k: v for k, v in rule_keys.items() if k.startswith("dlq.")}
+    conf = {k: v for k, v in rule_keys.items() if k not in ("rule.executors", "rule.actions")}
+    engine = conf.get("cel.engine")
+    if engine is not None and engine not in CEL_ENGINES:
+        raise ConfigError(
+            f"config key 'cel.engine' takes {' or '.join(map(repr, CEL_ENGINES))}, not {engine!r}"
+        )
+    for key in ("jsonata.timeout.ms", "jsonata.max.depth"):
+        if key in conf and conf[key] <= 0:
+            raise ConfigError(f"config key {key!r} takes a positive integer, not {conf[key]!r}")
     found: dict[str, dict[str, dict[str, Any]]] = {"executors": {}, "actions": {}}
     for key, value in components.items():
         match = _COMPONENT_KEY.match(key)

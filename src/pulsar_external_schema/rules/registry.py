@@ -2,7 +2,8 @@
 
 Every factory gets its own confluent-kafka `RuleRegistry` (never the process-global one), holding:
 
-* the built-in executors: CEL, CEL_FIELD, JSONATA, ENCRYPT (field level), ENCRYPT_PAYLOAD;
+* the built-in executors: CEL and CEL_FIELD on a compiled engine (`cel.py`), JSONATA with runaway
+  limits (`jsonata.py`), ENCRYPT (field level) and ENCRYPT_PAYLOAD;
 * the DLQ action writing to Pulsar (ERROR and NONE are built into the serdes, see `serdes.py`);
 * executors and actions declared in the config, Java-style
   (`rule.executors=checkSsnLen`, `rule.executors.checkSsnLen.class=pkg.Class`,
@@ -23,18 +24,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from confluent_kafka.schema_registry.rule_registry import RuleRegistry
-from confluent_kafka.schema_registry.rules.cel.cel_executor import CelExecutor
-from confluent_kafka.schema_registry.rules.cel.cel_field_executor import CelFieldExecutor
 from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
     EncryptionExecutor,
     FieldEncryptionExecutor,
 )
-from confluent_kafka.schema_registry.rules.jsonata.jsonata_executor import JsonataExecutor
 from confluent_kafka.schema_registry.serde import RuleAction, RuleContext, RuleExecutor
 
 from ..config import RuleComponent, RuleSettings
 from ..errors import ConfigError
 from .actions import PulsarDlqAction
+from .cel import CelExecutor, CelFieldExecutor
+from .jsonata import JsonataExecutor
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +133,9 @@ class RuleEngine:
         self._executors: dict[str, _ByRuleName] = {}
         self._actions: dict[str, _ByRuleName] = {}
         for builtin in (
-            CelExecutor(),  # type: ignore[no-untyped-call]
-            CelFieldExecutor(),  # type: ignore[no-untyped-call]
-            JsonataExecutor(),  # type: ignore[no-untyped-call]
+            CelExecutor(),
+            CelFieldExecutor(),
+            JsonataExecutor(),
             FieldEncryptionExecutor(),
             EncryptionExecutor(),
         ):

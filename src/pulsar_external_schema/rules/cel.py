@@ -1,0 +1,473 @@
+"""CEL and CEL_FIELD rules on a compiled engine, with cel-python as the fallback and reference.
+
+confluent-kafka evaluates CEL with `cel-python`, a tree-walking interpreter that also converts
+the whole message into its own value types on every evaluation: ~150 us for a one-line condition,
+which caps a producer with one rule at a few thousand messages per second. These executors keep
+confluent-kafka's vocabulary (rule types, `message` / `value` / `name` / `fullName` / `typeName` /
+`tags` variables, the `guard ; body` form, the write-back of transforms) and evaluate with
+`cel-expr-python`, Google's cel-cpp:
+
+* each expression is compiled once (per rule expression and Protobuf descriptor pool), never per
+  message;
+* Avro and JSON records are passed as plain Python values, and only the fields the expression
+  names (`message.f1` converts `f1` alone); Protobuf messages are passed as they are, so CEL sees
+  real proto semantics (`has()`, unsigned integers, well-known types), as in the Java client;
+* the standard library plus the strings and encoders extensions (`trim()`, `split()`,
+  `base64.encode()`, ...), which Confluent's Java executor also loads, and Confluent's built-ins
+  `isEmail`, `isHostname`, `isIpv4`, `isIpv6`, `isUri`, `isUriRef`, `isUuid`.
+
+An expression the compiled engine cannot run (Confluent's `decimals.*`, `variants.*` and
+`timestamp.of` extensions), or a value it cannot represent (a `Decimal`, a `time`), is evaluated
+with cel-python instead, with a warning naming the rule once. `cel.engine=cel-python` (config key,
+or rule parameter for one rule) selects cel-python for everything. Both engines share everything
+but the evaluation, so their results can be compared (tests/unit/test_cel_conformance.py).
+
+A guard (`typeName == 'STRING' ; value + '!'`) that fails to evaluate counts as false and skips
+the rule, as in the Java client; `cel.ignore.guard.separator=true` (rule parameter) makes `;`
+part of the expression.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import logging
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib import parse as urlparse
+
+from cachetools import LRUCache
+from cel_expr_python import cel as cel_cpp
+from cel_expr_python.ext.ext_encoders import ExtEncoders
+from cel_expr_python.ext.ext_strings import ExtStrings
+from confluent_kafka.schema_registry import RuleKind
+from confluent_kafka.schema_registry.rules.cel import extra_func, protobuf_result_writer
+from confluent_kafka.schema_registry.rules.cel.cel_executor import (
+    CelExecutor as ConfluentCelExecutor,
+)
+from confluent_kafka.schema_registry.rules.cel.cel_executor import (
+    _to_plain_containers,
+    field_value_to_cel,
+    msg_to_cel,
+)
+from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecutor, FieldTransform, RuleContext
+from google.protobuf import duration_pb2, message, timestamp_pb2
+
+from ..config import CEL_ENGINES
+from ..errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+#: Config key and rule parameter choosing the engine.
+ENGINE_KEY = "cel.engine"
+#: Google's cel-cpp through `cel-expr-python` (the default), and confluent-kafka's own engine,
+#: `cel-python` (the fallback and the reference).
+COMPILED, INTERPRETED = ENGINES = CEL_ENGINES
+#: Rule parameter: `true` makes `;` part of the expression instead of ending a guard (Java's).
+IGNORE_GUARD_SEPARATOR = "cel.ignore.guard.separator"
+
+#: Compiled programs kept per executor, as the Java executor's cache.
+CACHE_SIZE = 1000
+
+
+class CelEvaluationError(Exception):
+    """A CEL expression did not compile or did not evaluate; the message names it and says why."""
+
+
+class CelCompileError(CelEvaluationError):
+    """The compiled engine rejected an expression (a syntax or type error, or an unknown function)."""
+
+
+class _NotRepresentable(Exception):
+    """A value the compiled engine has no type for (Decimal, time, ...): cel-python takes over."""
+
+
+# -- what an expression reads of `message` ----------------------------------------------------------
+
+_STRING_LITERAL = re.compile(
+    r"""[rRbB]{0,2}(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"|'(?:\\.|[^\\'\n])*'|"(?:\\.|[^\\"\n])*")""",
+    re.DOTALL,
+)
+_MESSAGE_WORD = re.compile(r"(?<![\w.])message\b")
+_FIELD_SELECT = re.compile(r"\s*\.\s*([A-Za-z_]\w*)")
+
+
+def message_fields(expression: str) -> frozenset[str] | None:
+    """The top-level fields an expression selects from `message`, or None if it uses more.
+
+    `size(message.f1) < 10` reads `f1` only, so only `f1` needs converting; any other use of
+    `message` (passing it whole, indexing it, returning it) means all of it.
+    """
+    code = _STRING_LITERAL.sub('""', expression)
+    fields = set()
+    for word in _MESSAGE_WORD.finditer(code):
+        selected = _FIELD_SELECT.match(code, word.end())
+        if selected is None:
+            return None
+        fields.add(selected.group(1))
+    return frozenset(fields)
+
+
+# -- Python values -> values the compiled engine takes ----------------------------------------------
+
+_EPOCH_DAYS = datetime.date(1970, 1, 1).toordinal()
+_PLAIN = frozenset({str, int, float, bool, bytes, type(None)})
+
+
+def _timestamp(value: datetime.datetime) -> timestamp_pb2.Timestamp:
+    if value.tzinfo is None:  # Avro local-timestamp-*: wall-clock time, read as UTC like cel-python
+        value = value.replace(tzinfo=datetime.UTC)
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def _duration(value: datetime.timedelta) -> duration_pb2.Duration:
+    duration = duration_pb2.Duration()
+    duration.FromTimedelta(value)
+    return duration
+
+
+def to_cel(value: Any) -> Any:
+    """A decoded Avro or JSON value as cel-expr-python takes it (plain values, proto timestamps)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {key: to_cel(item) for key, item in value.items()}
+    if kind is list:
+        return [to_cel(item) for item in value]
+    if isinstance(value, message.Message):
+        return value
+    if isinstance(value, datetime.datetime):
+        return _timestamp(value)
+    if isinstance(value, datetime.date):  # Avro date: days since the epoch, as confluent-kafka
+        return value.toordinal() - _EPOCH_DAYS
+    if isinstance(value, datetime.timedelta):
+        return _duration(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        return to_cel(value[1])  # fastavro's (branch name, value) form of a union
+    if isinstance(value, Mapping):
+        return {key: to_cel(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_cel(item) for item in value]
+    if isinstance(value, decimal.Decimal | datetime.time):
+        raise _NotRepresentable(f"a {kind.__name__} value")
+    raise _NotRepresentable(f"a value of type {kind.__name__}")
+
+
+def from_cel(value: Any) -> Any:
+    """A result back as Python values (cel-expr-python returns bytes as bytearray)."""
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if isinstance(value, dict):
+        return {key: from_cel(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [from_cel(item) for item in value]
+    return value
+
+
+# -- Confluent's built-ins, on the validators confluent-kafka ships ---------------------------------
+
+
+def _is_uri(text: str) -> bool:
+    url = urlparse.urlparse(text)
+    return bool(url.scheme and url.netloc and url.path)
+
+
+def _is_uri_ref(text: str) -> bool:
+    url = urlparse.urlparse(text)
+    return not (not (url.scheme and url.path) and url.fragment)
+
+
+_BUILTINS: dict[str, Callable[[str], bool]] = {
+    "isEmail": extra_func.validate_email,
+    "isHostname": extra_func._validate_hostname,
+    "isIpv4": lambda text: extra_func.validate_ip(text, 4),
+    "isIpv6": lambda text: extra_func.validate_ip(text, 6),
+    "isUri": _is_uri,
+    "isUriRef": _is_uri_ref,
+    "isUuid": extra_func.validate_uuid,
+}
+
+
+def _builtin_declarations() -> list[Any]:
+    """Each built-in as a member (`s.isEmail()`, as Java) and a global (`isEmail(s)`, as Python)."""
+    declarations = []
+    for name, check in _BUILTINS.items():
+        overloads = [
+            cel_cpp.Overload(
+                f"{name}_string_member", cel_cpp.Type.BOOL, [cel_cpp.Type.STRING], is_member=True, impl=check
+            ),
+            cel_cpp.Overload(f"{name}_string", cel_cpp.Type.BOOL, [cel_cpp.Type.STRING], impl=check),
+        ]
+        declarations.append(cel_cpp.FunctionDecl(name, overloads))
+    return declarations
+
+
+def _declarations(field_rule: bool) -> dict[str, Any]:
+    variables = {"message": cel_cpp.Type.DYN, "now": cel_cpp.Type.TIMESTAMP}
+    if field_rule:
+        variables.update(
+            value=cel_cpp.Type.DYN,
+            name=cel_cpp.Type.STRING,
+            fullName=cel_cpp.Type.STRING,
+            typeName=cel_cpp.Type.STRING,
+            tags=cel_cpp.Type.List(cel_cpp.Type.STRING),
+        )
+    return variables
+
+
+# -- the compiled engine ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Activation:
+    """What one evaluation sees: the message, and for CEL_FIELD the field and its value."""
+
+    message: Any
+    field: FieldContext | None = None
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class _Program:
+    expression: Any
+    fields: frozenset[str] | None
+    uses_now: bool
+
+
+class CompiledCel:
+    """cel-expr-python environments and programs, compiled once per expression."""
+
+    def __init__(self, cache_size: int = CACHE_SIZE) -> None:
+        self._lock = threading.Lock()
+        self._envs: dict[tuple[bool, int], Any] = {}
+        self._programs: LRUCache[tuple[str, bool, int], _Program] = LRUCache(cache_size)
+
+    def _env(self, field_rule: bool, pool: Any) -> Any:
+        key = (field_rule, id(pool))
+        env = self._envs.get(key)
+        if env is None:
+            env = cel_cpp.NewEnv(
+                descriptor_pool=pool,
+                variables=_declarations(field_rule),
+                extensions=[ExtStrings(), ExtEncoders()],
+                functions=_builtin_declarations(),
+            )
+            self._envs[key] = env
+        return env
+
+    def program(self, text: str, field_rule: bool, pool: Any) -> _Program:
+        """The compiled program for `text`; raises CelEvaluationError if it does not compile."""
+        key = (text, field_rule, id(pool))
+        with self._lock:
+            program = self._programs.get(key)
+            if program is None:
+                try:
+                    expression = self._env(field_rule, pool).compile(text)
+                except Exception as error:
+                    raise CelCompileError(
+                        f"CEL expression {text!r} does not compile: {_status(error)}"
+                    ) from None
+                program = _Program(expression, message_fields(text), "now" in text)
+                self._programs[key] = program
+            return program
+
+    @staticmethod
+    def evaluate(program: _Program, text: str, activation: Activation) -> Any:
+        """Run a compiled program; raises CelEvaluationError, or _NotRepresentable for cel-python."""
+        data = {"message": _bind_message(activation.message, program.fields)}
+        if activation.field is not None:
+            field = activation.field
+            data.update(
+                value=to_cel(activation.value),
+                name=field.name,
+                fullName=field.full_name,
+                typeName=field.type_name(),
+                tags=list(field.tags),
+            )
+        if program.uses_now:
+            data["now"] = _timestamp(datetime.datetime.now(datetime.UTC))
+        result = program.expression.eval(data=data)
+        if result.type() == cel_cpp.Type.ERROR:
+            raise CelEvaluationError(f"CEL expression {text!r} failed: {_status(result.value())}")
+        return from_cel(result.plain_value())
+
+
+def _bind_message(value: Any, fields: frozenset[str] | None) -> Any:
+    if isinstance(value, message.Message) or value is None:
+        return value
+    if fields is not None and type(value) is dict:
+        return {name: to_cel(value[name]) for name in fields if name in value}
+    return to_cel(value)
+
+
+def _pool(value: Any) -> Any:
+    """The descriptor pool a Protobuf message's type lives in (None for Avro and JSON)."""
+    if isinstance(value, message.Message):
+        return value.DESCRIPTOR.file.pool
+    return None
+
+
+def _status(error: Any) -> str:
+    """cel-cpp's status text on one line, without the `<input>:` prefix and the caret drawing."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return first.replace("INVALID_ARGUMENT: ERROR: <input>:", "").strip()
+
+
+# -- the executors ----------------------------------------------------------------------------------
+
+
+def _engine_setting(value: Any, where: str) -> str:
+    if value not in ENGINES:
+        raise ConfigError(f"{where} {ENGINE_KEY!r} takes {' or '.join(map(repr, ENGINES))}, not {value!r}")
+    return str(value)
+
+
+class CelExecutor(ConfluentCelExecutor):
+    """The CEL rule type: conditions and transforms of the whole message."""
+
+    def __init__(self, engine: str = COMPILED) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # the cel-python environment
+        self.engine = _engine_setting(engine, "argument")
+        self.compiled = CompiledCel()
+        self._warned: set[tuple[str, str]] = set()
+        self._interpreted_only: set[str] = set()
+
+    def configure(self, client_conf: dict[str, Any], rule_conf: dict[str, Any]) -> None:
+        if ENGINE_KEY in rule_conf:
+            self.engine = _engine_setting(rule_conf[ENGINE_KEY], "config key")
+
+    def transform(self, ctx: RuleContext, msg: Any) -> Any:
+        return self.run(ctx, msg, Activation(msg))
+
+    def run(self, ctx: RuleContext, msg: Any, activation: Activation) -> Any:
+        """Evaluate the rule's `guard ; body`, and shape the result as the serde expects it."""
+        text = ctx.rule.expr
+        if text is None:
+            raise CelEvaluationError(f"rule {ctx.rule.name!r} has no expression")
+        field_rule = activation.field is not None
+        condition = ctx.rule.kind == RuleKind.CONDITION
+        guard, sep, body = text.partition(";")
+        if sep and str(ctx.get_parameter(IGNORE_GUARD_SEPARATOR)).lower() != "true":
+            if guard.strip():
+                try:
+                    passed = self.evaluate(ctx, guard, activation, field_rule) is True
+                except CelEvaluationError:
+                    passed = False  # as the Java client: a guard that cannot be evaluated is false
+                if not passed:
+                    return True if condition else msg
+            text = body
+        result = self.evaluate(ctx, text, activation, field_rule)
+        if condition:
+            if not isinstance(result, bool):
+                raise CelEvaluationError(
+                    f"CEL condition {text.strip()!r} returned {type(result).__name__} {result!r}, not a bool"
+                )
+            return result
+        return self._shape(msg, result)
+
+    @staticmethod
+    def _shape(msg: Any, result: Any) -> Any:
+        if isinstance(msg, message.Message):
+            if isinstance(result, message.Message) and type(result) is not type(msg):
+                result = type(msg).FromString(result.SerializeToString())
+            return protobuf_result_writer.convert(result, msg)
+        return _to_plain_containers(result)
+
+    def evaluate(self, ctx: RuleContext, text: str, activation: Activation, field_rule: bool) -> Any:
+        """The value of one expression, on the engine this rule uses."""
+        engine = ctx.get_parameter(ENGINE_KEY)
+        engine = self.engine if engine is None else _engine_setting(engine, f"rule {ctx.rule.name!r} param")
+        if engine == COMPILED and text not in self._interpreted_only:
+            try:
+                program = self.compiled.program(text, field_rule, _pool(activation.message))
+                return self.compiled.evaluate(program, text, activation)
+            except CelCompileError as error:
+                if not self._interpreted_compiles(text):
+                    raise
+                self._interpreted_only.add(text)
+                self._fall_back(ctx, text, f"the compiled engine cannot run it ({error})")
+            except _NotRepresentable as error:
+                self._fall_back(ctx, text, f"the message holds {error}")
+        return self._evaluate_interpreted(ctx, text, activation)
+
+    def _interpreted_compiles(self, text: str) -> bool:
+        """True if cel-python accepts what cel-cpp rejected (Confluent's decimal/variant extensions)."""
+        try:
+            self._env.compile(text)
+        except Exception:
+            return False
+        return True
+
+    def _fall_back(self, ctx: RuleContext, text: str, reason: str) -> None:
+        key = (str(ctx.rule.name), text)
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(
+                "CEL rule %r: evaluating %r with cel-python (slower): %s", ctx.rule.name, text, reason
+            )
+
+    def _evaluate_interpreted(self, ctx: RuleContext, text: str, activation: Activation) -> Any:
+        """cel-python, as confluent-kafka runs it (its program cache, functions and conversions)."""
+        if activation.field is None:
+            args: dict[str, Any] = {"message": msg_to_cel(activation.message)}
+        else:
+            field = activation.field
+            args = {
+                "value": field_value_to_cel(field, activation.value),
+                "fullName": field.full_name,
+                "name": field.name,
+                "typeName": field.type_name(),
+                "tags": [msg_to_cel(tag) for tag in field.tags],
+                "message": msg_to_cel(field.containing_message),
+            }
+        try:
+            result = self.execute_rule(ctx, text, args)
+        except Exception as error:
+            raise CelEvaluationError(f"CEL expression {text!r} failed: {_interpreted_cause(error)}") from None
+        if isinstance(result, Exception):  # cel-python returns some errors instead of raising them
+            raise CelEvaluationError(f"CEL expression {text!r} failed: {_interpreted_cause(result)}")
+        return result
+
+    def close(self) -> None:
+        return None
+
+
+def _interpreted_cause(error: BaseException) -> str:
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return text
+
+
+class CelFieldExecutor(FieldRuleExecutor):
+    """The CEL_FIELD rule type: one expression per field (of the rule's tags, or every field)."""
+
+    def __init__(self, engine: str = COMPILED) -> None:
+        self.executor = CelExecutor(engine)
+
+    def type(self) -> str:
+        return "CEL_FIELD"
+
+    def configure(self, client_conf: dict[str, Any], rule_conf: dict[str, Any]) -> None:
+        self.executor.configure(client_conf, rule_conf)
+
+    def new_transform(self, ctx: RuleContext) -> FieldTransform:
+        return self._field_transform
+
+    def _field_transform(self, ctx: RuleContext, field_ctx: FieldContext, field_value: Any) -> Any:
+        if not field_ctx.is_primitive():
+            return field_value
+        activation = Activation(field_ctx.containing_message, field_ctx, field_value)
+        return self.executor.run(ctx, field_value, activation)
+
+    def close(self) -> None:
+        return None

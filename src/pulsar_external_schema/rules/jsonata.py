@@ -1,0 +1,146 @@
+"""JSONATA rules (migrations) with the Java client's runaway limits.
+
+confluent-kafka's Python executor caches parsed expressions but evaluates without limits, so an
+expression that never ends hangs the consumer that runs it. jsonata-python has limits, but they
+live on the parsed expression: its clock starts when the expression is parsed (a cached
+expression times out for good once that much time has passed) and its depth counter is shared by
+every evaluation (and left raised by one that fails). Here the parsed expression is cached and the
+limits are set up afresh for each evaluation, in a frame of its own:
+
+* `jsonata.timeout.ms` (default 60000, as Java): evaluation time;
+* `jsonata.max.depth` (default 1000, as Java): nesting of evaluations (recursion).
+
+Both are config keys and rule parameters (a rule's own value wins). A rule over either limit
+fails with an error naming the limit, and the rule's onFailure action runs, as for any failure.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import jsonata
+from cachetools import LRUCache
+from confluent_kafka.schema_registry import RuleKind
+from confluent_kafka.schema_registry.serde import RuleContext, RuleExecutor
+from jsonata import timebox
+
+from ..errors import ConfigError
+
+TIMEOUT_KEY = "jsonata.timeout.ms"
+MAX_DEPTH_KEY = "jsonata.max.depth"
+DEFAULT_TIMEOUT_MS = 60_000
+DEFAULT_MAX_DEPTH = 1000
+#: Parsed expressions kept per executor (Java keeps 100).
+CACHE_SIZE = 100
+
+#: jsonata-python's error codes for the two limits.
+_TIMEOUT_CODE = "D1012"
+_DEPTH_CODE = "D1011"
+
+
+class JsonataError(Exception):
+    """A JSONata expression did not parse, did not evaluate, or went over a limit."""
+
+
+def _limit(value: Any, key: str, where: str) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"{where} {key!r} takes a positive integer, not {value!r}") from None
+    if number <= 0:
+        raise ConfigError(f"{where} {key!r} takes a positive integer, not {value!r}")
+    return number
+
+
+class JsonataExecutor(RuleExecutor):
+    """The JSONATA rule type: transforms (usually UPGRADE/DOWNGRADE migrations) and conditions."""
+
+    def __init__(self, timeout_ms: int = DEFAULT_TIMEOUT_MS, max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self.timeout_ms = timeout_ms
+        self.max_depth = max_depth
+        self._lock = threading.Lock()
+        self._parsed: LRUCache[str, jsonata.Jsonata] = LRUCache(CACHE_SIZE)
+
+    def type(self) -> str:
+        return "JSONATA"
+
+    def configure(self, client_conf: dict[str, Any], rule_conf: dict[str, Any]) -> None:
+        if TIMEOUT_KEY in rule_conf:
+            self.timeout_ms = _limit(rule_conf[TIMEOUT_KEY], TIMEOUT_KEY, "config key")
+        if MAX_DEPTH_KEY in rule_conf:
+            self.max_depth = _limit(rule_conf[MAX_DEPTH_KEY], MAX_DEPTH_KEY, "config key")
+
+    def parse(self, text: str) -> jsonata.Jsonata:
+        """The parsed expression, once per expression text."""
+        with self._lock:
+            parsed = self._parsed.get(text)
+            if parsed is None:
+                try:
+                    parsed = jsonata.Jsonata(text)
+                except Exception as error:
+                    raise JsonataError(
+                        f"JSONata expression {_shorten(text)!r} does not parse: {error}"
+                    ) from None
+                self._parsed[text] = parsed
+            return parsed
+
+    def transform(self, ctx: RuleContext, message: Any) -> Any:
+        text = ctx.rule.expr
+        if not text:
+            raise JsonataError(f"rule {ctx.rule.name!r} has no expression")
+        timeout_ms, max_depth = self._limits(ctx)
+        result = self.evaluate(text, message, timeout_ms=timeout_ms, max_depth=max_depth)
+        if ctx.rule.kind == RuleKind.CONDITION:
+            return _as_boolean(result)
+        return message if result is None else result
+
+    def evaluate(self, text: str, message: Any, *, timeout_ms: int, max_depth: int) -> Any:
+        """Evaluate with fresh limits: a frame of this evaluation's own carries the clock and depth."""
+        parsed = self.parse(text)
+        frame = jsonata.Jsonata.Frame(None)
+        timebox.Timebox(frame, timeout_ms, max_depth)
+        jsonata.Jsonata.CURRENT.jsonata = parsed  # what $now() and higher-order functions read
+        try:
+            return parsed.evaluate(message, frame)
+        except RecursionError:
+            raise JsonataError(
+                f"JSONata expression {_shorten(text)!r} recursed deeper than Python allows; "
+                f"lower {MAX_DEPTH_KEY} (now {max_depth}) to stop it earlier"
+            ) from None
+        except Exception as error:
+            code = getattr(error, "error", None)
+            if code == _TIMEOUT_CODE:
+                reason = f"ran longer than {TIMEOUT_KEY}={timeout_ms}"
+            elif code == _DEPTH_CODE:
+                reason = f"recursed deeper than {MAX_DEPTH_KEY}={max_depth}"
+            else:
+                reason = f"failed: {error}"
+            raise JsonataError(f"JSONata expression {_shorten(text)!r} {reason}") from None
+
+    def _limits(self, ctx: RuleContext) -> tuple[int, int]:
+        timeout, depth = ctx.get_parameter(TIMEOUT_KEY), ctx.get_parameter(MAX_DEPTH_KEY)
+        where = f"rule {ctx.rule.name!r} param"
+        return (
+            self.timeout_ms if timeout is None else _limit(timeout, TIMEOUT_KEY, where),
+            self.max_depth if depth is None else _limit(depth, MAX_DEPTH_KEY, where),
+        )
+
+    def close(self) -> None:
+        return None
+
+
+def _as_boolean(result: Any) -> bool:
+    """A condition's verdict as the Java client reads it (JsonNode.asBoolean(true))."""
+    if isinstance(result, bool):
+        return result
+    if isinstance(result, int | float):
+        return result != 0
+    if isinstance(result, str):
+        return result.strip().lower() != "false"
+    return True
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
