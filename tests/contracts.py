@@ -9,6 +9,8 @@ from typing import Any
 import pulsar
 from confluent_kafka.schema_registry import Schema
 
+from pulsar_external_schema import SchemaRegistrySchemaFactory
+
 PERSON = {
     "type": "record",
     "name": "Person",
@@ -49,3 +51,9 @@ def drain(consumer: Any, timeout_millis: int = 1_500) -> list[Any]:
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def mock_factory(factory_args: dict[str, Any] | None = None, /, **conf: Any) -> SchemaRegistrySchemaFactory:
+    """A factory on a fresh in-memory registry; `factory_args` go to the factory, `conf` to its config."""
+    url = f"mock://{uuid.uuid4().hex}"
+    return SchemaRegistrySchemaFactory({"schema.registry.url": url, **conf}, **(factory_args or {}))

@@ -7,13 +7,12 @@ no broker: config parsing, error messages, DLQ topic names, custom action types.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import pytest
 import rule_plugins
 from confluent_kafka.schema_registry import Schema
-from contracts import contract, rule
+from contracts import contract, mock_factory, rule
 
 from pulsar_external_schema import ConfigError, RuleViolationError, SchemaRegistrySchemaFactory
 from pulsar_external_schema.rules.actions import resolve_dlq_topic
@@ -23,12 +22,6 @@ RECORD = json.dumps({"type": "record", "name": "R", "fields": [{"name": "f1", "t
 
 def with_rules(*rules: dict[str, Any]) -> Schema:
     return contract(RECORD, ruleSet={"domainRules": list(rules)})
-
-
-def mock_factory(factory_args: dict[str, Any] | None = None, /, **conf: Any) -> SchemaRegistrySchemaFactory:
-    """A factory on a fresh in-memory registry; `factory_args` go to the factory, `conf` to its config."""
-    url = f"mock://{uuid.uuid4().hex}"
-    return SchemaRegistrySchemaFactory({"schema.registry.url": url, **conf}, **(factory_args or {}))
 
 
 def test_error_names_rule_mode_topic_subject_schema_id_and_cause() -> None:

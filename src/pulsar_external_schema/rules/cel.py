@@ -55,7 +55,7 @@ from confluent_kafka.schema_registry.rules.cel.cel_executor import (
     msg_to_cel,
 )
 from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecutor, FieldTransform, RuleContext
-from google.protobuf import duration_pb2, message, timestamp_pb2
+from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 
 from ..config import CEL_ENGINES
 from ..errors import ConfigError
@@ -115,7 +115,7 @@ def message_fields(expression: str) -> frozenset[str] | None:
 # -- Python values -> values the compiled engine takes ----------------------------------------------
 
 _EPOCH_DAYS = datetime.date(1970, 1, 1).toordinal()
-_PLAIN = frozenset({str, int, float, bool, bytes, type(None)})
+_PLAIN = frozenset({int, float, bool, type(None)})
 
 
 def _timestamp(value: datetime.datetime) -> timestamp_pb2.Timestamp:
@@ -135,6 +135,11 @@ def _duration(value: datetime.timedelta) -> duration_pb2.Duration:
 def to_cel(value: Any) -> Any:
     """A decoded Avro or JSON value as cel-expr-python takes it (plain values, proto timestamps)."""
     kind = type(value)
+    if kind is str:
+        # cel-expr-python 0.1.3 cuts strings and bytes at the first NUL; its wrapper types do not
+        return value if "\x00" not in value else wrappers_pb2.StringValue(value=value)
+    if kind is bytes:
+        return value if b"\x00" not in value else wrappers_pb2.BytesValue(value=value)
     if kind in _PLAIN:
         return value
     if kind is dict:
@@ -152,7 +157,7 @@ def to_cel(value: Any) -> Any:
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, bytearray | memoryview):
-        return bytes(value)
+        return to_cel(bytes(value))
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
         return to_cel(value[1])  # fastavro's (branch name, value) form of a union
     if isinstance(value, Mapping):
@@ -252,6 +257,10 @@ class CompiledCel:
         self._lock = threading.Lock()
         self._envs: dict[tuple[bool, int], Any] = {}
         self._programs: LRUCache[tuple[str, bool, int], _Program] = LRUCache(cache_size)
+
+    def __len__(self) -> int:
+        """How many programs are compiled (one per expression, kind of rule and descriptor pool)."""
+        return len(self._programs)
 
     def _env(self, field_rule: bool, pool: Any) -> Any:
         key = (field_rule, id(pool))

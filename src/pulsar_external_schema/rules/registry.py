@@ -156,6 +156,15 @@ class RuleEngine:
         for group in self._actions.values():
             self.registry.register_action(group)
 
+    def executor(self, type_name: str) -> Any:
+        """The built-in (or default) executor of a rule type, e.g. `executor("CEL")`."""
+        group = self._executors.get(type_name.upper())
+        if group is None:
+            raise KeyError(
+                f"no executor of rule type {type_name!r}; types: {', '.join(sorted(self._executors))}"
+            )
+        return group.default if group.default is not None else next(iter(group.named.values()))
+
     @staticmethod
     def _add(groups: dict[str, _ByRuleName], member: Any, name: str | None, params: dict[str, str]) -> None:
         type_name = str(member.type()).upper()
