@@ -273,3 +273,17 @@ def test_custom_action_type(services: Services, make_factory: Any, pulsar_client
     )
     create_producer(pulsar_client, topic, schema).send(ANN)
     assert rule_plugins.RECORDED == [("ops", "notify", "WRITE", None)]
+
+
+def test_protobuf_consumer_pinned_to_the_latest_version_reads(
+    make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    # confluent-kafka looks the writer schema up in its serialized form to find migrations, which
+    # AxonOps cannot compile; the lookup must use the registry's .proto text.
+    order = order_message_class()
+    producer = create_producer(pulsar_client, topic, make_factory().protobuf(order))
+    reader = make_factory(**{"use.latest.version": True}).protobuf(order)
+    consumer = subscribe(pulsar_client, topic, reader)
+    producer.send(order(id=7, item="tea"))
+    [message] = drain(consumer)
+    assert (message.value().id, message.value().item) == (7, "tea")

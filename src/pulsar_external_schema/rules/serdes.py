@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import urllib.parse
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
@@ -176,4 +177,74 @@ class ContractJSONDeserializer(_ContractSerde, JSONDeserializer):
 
 
 class ContractProtobufDeserializer(_ContractSerde, ProtobufDeserializer):
-    pass
+    """Reads the serialized descriptor of the writer schema, but looks it up by its `.proto` text.
+
+    confluent-kafka's Protobuf deserializer fetches schemas in the serialized (base64 descriptor)
+    form, and, for a consumer pinned to a version (`use.latest.*`), looks the writer schema up in
+    the subject in that form to find the migrations between the two versions. A registry compiles
+    what it is asked to look up, and AxonOps' compiles `.proto` text only, so no pinned Protobuf
+    consumer could read. The lookup goes by the registry's own text instead (see `_TextLookups`).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._registry = _TextLookups(self._registry)
+
+    def _get_writer_schema(
+        self, schema_id: Any, subject: str | None = None, fmt: str | None = None
+    ) -> Schema:
+        schema: Schema = super()._get_writer_schema(schema_id, subject, fmt)
+        if schema_id.id is not None and schema.schema_str is not None:
+            self._registry.remember(schema.schema_str, schema_id.id)
+        return schema
+
+
+class _TextLookups:
+    """A registry client whose lookups of serialized Protobuf writer schemas go by `.proto` text.
+
+    Past the client's cache, on purpose: it keys schemas by id whatever their format, and a lookup
+    stores the schema it was given under the id found, so a text copy there would be handed to the
+    next message's parser as the serialized form.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._ids: dict[str, int] = {}  # serialized writer schema -> its id
+        self._found: dict[tuple[str, str, bool], RegisteredSchema] = {}
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def remember(self, serialized: str, schema_id: int) -> None:
+        self._ids[serialized] = schema_id
+
+    def lookup_schema(
+        self,
+        subject_name: str,
+        schema: Schema,
+        normalize_schemas: bool = False,
+        deleted: bool = False,
+        **kw: Any,
+    ) -> RegisteredSchema:
+        schema_id = self._ids.get(schema.schema_str or "")
+        if schema_id is None:
+            found: RegisteredSchema = self._client.lookup_schema(
+                subject_name, schema, normalize_schemas=normalize_schemas, deleted=deleted, **kw
+            )
+            return found
+        key = (subject_name, schema.schema_str or "", deleted)
+        with self._lock:
+            cached = self._found.get(key)
+        if cached is not None:
+            return cached
+        rest = self._client._rest_client
+        text = Schema.from_dict(rest.get(f"schemas/ids/{schema_id}", {"subject": subject_name}))
+        query = f"normalize={normalize_schemas}&deleted={deleted}"
+        response = rest.post(
+            f"subjects/{urllib.parse.quote(subject_name, safe='')}?{query}", body=text.to_dict()
+        )
+        found = RegisteredSchema.from_dict(response)
+        with self._lock:
+            self._found[key] = found
+        return found

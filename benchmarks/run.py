@@ -1,0 +1,650 @@
+#!/usr/bin/env python3
+"""Side-by-side measurements, printed as one table of ratios (and written to docs/benchmarks.md).
+
+Every figure is measured in the same run as its baseline, on the same machine:
+
+1. CEL engines: one evaluation of a rule expression on cel-expr-python (ours, compiled),
+   cel-python (confluent-kafka's) and, if installed, common-expression-language (Rust).
+2. Serdes, in process: encode and decode of one record in Avro, JSON Schema and Protobuf, with
+   no rule, one CEL condition, one CEL_FIELD transform and one JSONata migration: the format's
+   own library (fastavro, json + jsonschema, protobuf) vs confluent-kafka's serializer vs ours,
+   and ours with `cel.engine=cel-python`.
+3. End to end through the real broker: produce + consume messages/s with ours (Avro + one CEL
+   rule) vs a BYTES schema vs pulsar-client's native AvroSchema.
+4. Registry requests per 1k and per 100k messages encoded and decoded.
+
+Needs the services (scripts/services up; eval "$(scripts/services env)"). Usage:
+
+    .venv/bin/python benchmarks/run.py            # print the table
+    .venv/bin/python benchmarks/run.py --write    # and write docs/benchmarks.md
+    .venv/bin/python benchmarks/run.py --quick    # fewer messages end to end (a smoke run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime
+import importlib.metadata
+import io
+import itertools
+import json
+import os
+import platform
+import sys
+import time
+import timeit
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import jsonschema
+import pulsar
+from confluent_kafka.schema_registry import (
+    ConfigCompatibilityLevel,
+    Metadata,
+    MetadataProperties,
+    Schema,
+    SchemaRegistryClient,
+    ServerConfig,
+)
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.schema_registry.rules.cel.cel_executor import CelExecutor as ConfluentCel
+from confluent_kafka.schema_registry.rules.cel.cel_field_executor import CelFieldExecutor as ConfluentCelField
+from confluent_kafka.schema_registry.rules.jsonata.jsonata_executor import JsonataExecutor as ConfluentJsonata
+from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.message_factory import GetMessageClass
+
+from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from registry_proxy import counting_proxy  # noqa: E402  (the tests' counting proxy, reused)
+
+for _builtin in (ConfluentCel, ConfluentCelField, ConfluentJsonata):  # confluent-kafka's own baseline
+    _builtin.register()  # type: ignore[no-untyped-call]
+
+MAJOR = "application.major.version"
+RUN = uuid.uuid4().hex[:8]
+
+# -- the record ------------------------------------------------------------------------------------
+
+FIELDS = [
+    ("name", "string"),
+    ("email", "string"),
+    ("city", "string"),
+    ("note", "string"),
+    ("age", "int"),
+    ("score", "double"),
+    ("active", "boolean"),
+]
+VALUE: dict[str, Any] = {
+    "name": "Alice Smith",
+    "email": "alice@example.com",
+    "city": "Springfield",
+    "note": "",
+    "age": 42,
+    "score": 97.5,
+    "active": True,
+}
+
+
+def avro_schema(id_field: str = "email") -> dict[str, Any]:
+    fields = [{"name": id_field if name == "email" else name, "type": kind} for name, kind in FIELDS]
+    return {"type": "record", "name": "Person", "namespace": "bench", "fields": fields}
+
+
+_JSON_TYPES = {"string": "string", "int": "integer", "double": "number", "boolean": "boolean"}
+
+
+def json_schema(id_field: str = "email") -> dict[str, Any]:
+    properties = {(id_field if name == "email" else name): {"type": _JSON_TYPES[kind]} for name, kind in FIELDS}
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "Person",
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+    }
+
+
+def person_class() -> Any:
+    t = descriptor_pb2.FieldDescriptorProto
+    kinds = {"string": t.TYPE_STRING, "int": t.TYPE_INT32, "double": t.TYPE_DOUBLE, "boolean": t.TYPE_BOOL}
+    proto = descriptor_pb2.FileDescriptorProto(name=f"bench/person{RUN}.proto", package="bench", syntax="proto3")
+    message = proto.message_type.add(name="Person")
+    for number, (name, kind) in enumerate(FIELDS, 1):
+        message.field.add(name=name, number=number, type=kinds[kind], label=t.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return GetMessageClass(pool.FindMessageTypeByName("bench.Person"))
+
+
+PERSON = person_class()
+
+# -- rules -------------------------------------------------------------------------------------------
+
+
+def rule(name: str, kind: str, type_: str, mode: str, expr: str) -> dict[str, Any]:
+    return {"name": name, "kind": kind, "type": type_, "mode": mode, "expr": expr}
+
+
+RULES: dict[str, list[dict[str, Any]]] = {
+    "no rule": [],
+    "CEL condition": [rule("checkLen", "CONDITION", "CEL", "WRITEREAD", "size(message.name) < 50")],
+    "CEL_FIELD transform": [
+        rule(
+            "populateDefault",
+            "TRANSFORM",
+            "CEL_FIELD",
+            "WRITEREAD",
+            "typeName == 'STRING' ; value == '' ? 'unspecified' : value",
+        )
+    ],
+}
+
+
+def rename(old: str, new: str) -> str:
+    """Confluent's documented JSONata migration: drop `old`, add `new` with its value."""
+    return f"$merge([$sift($, function($v, $k) {{$k != '{old}'}}), {{'{new}': $.'{old}'}}])"
+
+
+# -- timing ------------------------------------------------------------------------------------------
+
+
+def per_call_us(fn: Callable[[], Any]) -> float:
+    """Best of 5 runs of as many calls as fill ~0.2 s, in microseconds per call."""
+    timer = timeit.Timer(fn)
+    number, _ = timer.autorange()
+    return min(timer.repeat(repeat=5, number=number)) / number * 1e6
+
+
+@dataclass
+class Row:
+    name: str
+    raw: float | None = None
+    confluent: float | None = None
+    ours: float | None = None
+    interpreted: float | None = None
+    note: str = ""
+
+
+def _measure(fn: Callable[[], Any] | None) -> float | None:
+    return None if fn is None else per_call_us(fn)
+
+
+# -- 1. CEL engines ----------------------------------------------------------------------------------
+
+
+def cel_engine_rows() -> list[Row]:
+    import celpy
+    from cel_expr_python import cel as cel_cpp
+    from confluent_kafka.schema_registry.rules.cel.cel_executor import msg_to_cel
+    from confluent_kafka.schema_registry.rules.cel.cel_field_presence import InterpretedRunner
+    from confluent_kafka.schema_registry.rules.cel.extra_func import EXTRA_FUNCS
+
+    from pulsar_external_schema.rules.cel import message_fields, to_cel
+
+    wide = {f"f{i}": ("x" * 20 if i % 3 == 0 else i if i % 3 == 1 else [1, 2, 3]) for i in range(60)}
+    rows = []
+    for label, record, expression in (
+        ("CEL eval: size(message.name) < 50, 7 fields", VALUE, "size(message.name) < 50"),
+        ("CEL eval: size(message.f0) < 30, 60 fields", wide, "size(message.f0) < 30"),
+    ):
+        env = cel_cpp.NewEnv(variables={"message": cel_cpp.Type.DYN})
+        compiled = env.compile(expression)
+        fields = message_fields(expression) or frozenset()
+        ours = per_call_us(
+            lambda c=compiled, r=record, f=fields: c.eval(  # type: ignore[misc]
+                data={"message": {k: to_cel(r[k]) for k in f}}
+            ).value()
+        )
+        whole = per_call_us(lambda c=compiled, r=record: c.eval(data={"message": to_cel(r)}).value())  # type: ignore[misc]
+        interp_env = celpy.Environment(runner_class=InterpretedRunner)
+        program = interp_env.program(interp_env.compile(expression), functions=EXTRA_FUNCS)
+        interpreted = per_call_us(lambda p=program, r=record: p.evaluate({"message": msg_to_cel(r)}))  # type: ignore[misc]
+        note = f"cel-cpp with the whole record converted: {whole:.1f} us"
+        try:
+            import cel as cel_rust  # common-expression-language
+
+            rust_program = cel_rust.compile(expression)
+            rust = per_call_us(lambda p=rust_program, r=record: p.execute({"message": r}))  # type: ignore[misc]
+            note += f"; common-expression-language (Rust), whole record: {rust:.1f} us"
+        except ImportError:
+            note += "; common-expression-language not installed (pip install common-expression-language)"
+        rows.append(Row(label, ours=ours, interpreted=interpreted, note=note))
+    return rows
+
+
+# -- 2. serdes ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Codec:
+    """One format's four ways to encode and decode the record."""
+
+    raw_encode: Callable[[], Any]
+    raw_decode: Callable[[], Any]
+    confluent_encode: Callable[[], Any] | None
+    confluent_decode: Callable[[], Any] | None
+    ours_encode: Callable[[], Any] | None
+    ours_decode: Callable[[], Any] | None
+    interpreted_encode: Callable[[], Any] | None = None
+    interpreted_decode: Callable[[], Any] | None = None
+
+
+def _raw_avro() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    parsed = fastavro.parse_schema(avro_schema())
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, parsed, VALUE)
+    payload = buffer.getvalue()
+
+    def encode() -> bytes:
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, parsed, VALUE)
+        return out.getvalue()
+
+    return encode, lambda: fastavro.schemaless_reader(io.BytesIO(payload), parsed, None)
+
+
+def _raw_json() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    validator = jsonschema.Draft7Validator(json_schema())
+    payload = json.dumps(VALUE).encode()
+
+    def encode() -> bytes:
+        validator.validate(VALUE)
+        return json.dumps(VALUE).encode()
+
+    def decode() -> Any:
+        value = json.loads(payload)
+        validator.validate(value)
+        return value
+
+    return encode, decode
+
+
+def _raw_protobuf() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    message = PERSON(**VALUE)
+    payload = message.SerializeToString()
+    return message.SerializeToString, lambda: PERSON.FromString(payload)
+
+
+class Serdes:
+    """Registers the record's schema with a rule set, then builds both clients' serdes for it."""
+
+    def __init__(self, registry_url: str) -> None:
+        self.url = registry_url
+        self.client = SchemaRegistryClient({"url": registry_url})
+        self.factories: list[SchemaRegistrySchemaFactory] = []
+
+    def factory(self, **conf: Any) -> SchemaRegistrySchemaFactory:
+        factory = SchemaRegistrySchemaFactory({"schema.registry.url": self.url, **conf})
+        self.factories.append(factory)
+        return factory
+
+    def codec(self, fmt: str, variant: str) -> Codec:
+        topic = f"bench-{fmt}-{variant.split()[0].lower()}-{RUN}"
+        subject = f"public.default.{topic}-value"
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        pinned = {"use.latest.version": True, "auto.register.schemas": False}
+        if variant == "JSONata migration":
+            return self._migration(fmt, topic, subject, ctx)
+        rules = RULES[variant]
+        rule_set = {"ruleSet": {"domainRules": rules}} if rules else {}
+        # Our subject is {tenant}.{namespace}.{topic}-value, confluent-kafka's {topic}-value.
+        subjects = (subject, f"{topic}-value")
+        if fmt == "avro":
+            text = json.dumps(avro_schema())
+            for name in subjects:
+                self.client.register_schema(name, Schema.from_dict({"schema": text, "schemaType": "AVRO", **rule_set}))
+            serializer = AvroSerializer(self.client, text, conf=pinned)
+            deserializer = AvroDeserializer(self.client)
+            value: Any = VALUE
+            raw = _raw_avro()
+            make = lambda factory: factory.avro(text)  # noqa: E731
+        elif fmt == "json":
+            text = json.dumps(json_schema())
+            for name in subjects:
+                self.client.register_schema(name, Schema.from_dict({"schema": text, "schemaType": "JSON", **rule_set}))
+            serializer = JSONSerializer(text, self.client, conf=pinned)
+            deserializer = JSONDeserializer(None, schema_registry_client=self.client)
+            value = VALUE
+            raw = _raw_json()
+            make = lambda factory: factory.json(text)  # noqa: E731
+        else:
+            text = render_proto(file_descriptor_proto(PERSON))
+            for name in subjects:
+                self.client.register_schema(
+                    name, Schema.from_dict({"schema": text, "schemaType": "PROTOBUF", **rule_set})
+                )
+            serializer = ProtobufSerializer(PERSON, self.client, conf={**pinned, "use.deprecated.format": False})
+            deserializer = ProtobufDeserializer(PERSON, conf={"use.deprecated.format": False})
+            value = PERSON(**VALUE)
+            raw = _raw_protobuf()
+            make = lambda factory: factory.protobuf(PERSON)  # noqa: E731
+        confluent_encode, confluent_decode = _confluent(serializer, deserializer, value, ctx)
+        ours = make(self.factory(**pinned))
+        interpreted = make(self.factory(**pinned, **{"cel.engine": "cel-python"}))
+        ours_encode, ours_decode = _ours(ours, topic, value)
+        interpreted_encode, interpreted_decode = _ours(interpreted, topic, value) if rules else (None, None)
+        return Codec(*raw, confluent_encode, confluent_decode, ours_encode, ours_decode, interpreted_encode,
+                     interpreted_decode)
+
+    def _migration(self, fmt: str, topic: str, subject: str, ctx: SerializationContext) -> Codec:
+        """Data written in major version 1 (`email`), read by a consumer on 2 (`contact`)."""
+        if fmt == "protobuf":
+            raise NotImplementedError("JSONata migrations of Protobuf are not measured")
+        schema_type = "AVRO" if fmt == "avro" else "JSON"
+        shape = avro_schema if fmt == "avro" else json_schema
+        migrations = {
+            "migrationRules": [
+                rule("up", "TRANSFORM", "JSONATA", "UPGRADE", rename("email", "contact")),
+                rule("down", "TRANSFORM", "JSONATA", "DOWNGRADE", rename("contact", "email")),
+            ]
+        }
+        majors = ((1, shape("email"), {}), (2, shape("contact"), migrations))
+        for (major, schema, rule_set), name in itertools.product(majors, (subject, f"{topic}-value")):
+            self.client.set_config(
+                name,
+                ServerConfig(
+                    compatibility=ConfigCompatibilityLevel.BACKWARD,
+                    compatibility_group=MAJOR,
+                    override_metadata=Metadata(None, MetadataProperties({MAJOR: str(major)}), None),
+                ),
+            )
+            self.client.register_schema(
+                name,
+                Schema.from_dict({"schema": json.dumps(schema), "schemaType": schema_type, "ruleSet": rule_set}),
+            )
+        v1 = json.dumps(shape("email"))
+        writer_conf = {"use.latest.with.metadata": {MAJOR: "1"}, "auto.register.schemas": False}
+        reader_conf = {"use.latest.with.metadata": {MAJOR: "2"}}
+        if fmt == "avro":
+            serializer: Any = AvroSerializer(self.client, v1, conf=writer_conf)
+            deserializer: Any = AvroDeserializer(self.client, conf=reader_conf)
+            raw = _raw_avro()
+        else:
+            serializer = JSONSerializer(v1, self.client, conf=writer_conf)
+            deserializer = JSONDeserializer(None, schema_registry_client=self.client, conf=reader_conf)
+            raw = _raw_json()
+        payload = serializer(VALUE, ctx)
+        assert "contact" in deserializer(payload, ctx), "the migration did not run"
+        meta = {"use.latest.with.metadata": f"{MAJOR}=1", "auto.register.schemas": False}
+        reader_meta = {"use.latest.with.metadata": f"{MAJOR}=2"}
+        writer = self.factory(**meta).avro(v1) if fmt == "avro" else self.factory(**meta).json(v1)
+        v2 = json.dumps(shape("contact"))
+        reader = self.factory(**reader_meta).avro(v2) if fmt == "avro" else self.factory(**reader_meta).json(v2)
+        encoded = writer.encode(topic, VALUE)
+        assert "contact" in reader.decode(topic, encoded.data, encoded.schema_id)
+        return Codec(
+            raw[0],
+            raw[1],
+            None,
+            lambda: deserializer(payload, ctx),
+            None,
+            lambda: reader.decode(topic, encoded.data, encoded.schema_id),
+        )
+
+    def close(self) -> None:
+        for factory in self.factories:
+            factory.close()
+
+
+def _confluent(serializer: Any, deserializer: Any, value: Any, ctx: SerializationContext) -> tuple[Any, Any]:
+    payload = serializer(value, ctx)
+    deserializer(payload, ctx)
+    return (lambda: serializer(value, ctx)), (lambda: deserializer(payload, ctx))
+
+
+def _ours(schema: Any, topic: str, value: Any) -> tuple[Any, Any]:
+    encoded = schema.encode(topic, value)
+    schema.decode(topic, encoded.data, encoded.schema_id)
+    return (lambda: schema.encode(topic, value)), (lambda: schema.decode(topic, encoded.data, encoded.schema_id))
+
+
+def serde_rows(registry_url: str) -> list[Row]:
+    serdes = Serdes(registry_url)
+    rows = []
+    try:
+        for fmt in ("avro", "json", "protobuf"):
+            for variant in (*RULES, "JSONata migration"):
+                try:
+                    codec = serdes.codec(fmt, variant)
+                except NotImplementedError as reason:
+                    rows.append(Row(f"{fmt} {variant}", note=str(reason)))
+                    continue
+                for op in ("encode", "decode"):
+                    confluent = getattr(codec, f"confluent_{op}")
+                    ours = getattr(codec, f"ours_{op}")
+                    if confluent is None and ours is None:
+                        continue
+                    rows.append(
+                        Row(
+                            f"{fmt} {op}, {variant}",
+                            raw=_measure(getattr(codec, f"raw_{op}")),
+                            confluent=_measure(confluent),
+                            ours=_measure(ours),
+                            interpreted=_measure(getattr(codec, f"interpreted_{op}")),
+                        )
+                    )
+    finally:
+        serdes.close()
+    return rows
+
+
+# -- 3. end to end -----------------------------------------------------------------------------------
+
+
+class NativePerson(pulsar.schema.Record):  # type: ignore[misc]
+    _avro_namespace = "bench"
+    name = pulsar.schema.String()
+    email = pulsar.schema.String()
+    city = pulsar.schema.String()
+    note = pulsar.schema.String()
+    age = pulsar.schema.Integer()
+    score = pulsar.schema.Double()
+    active = pulsar.schema.Boolean()
+
+
+@dataclass
+class Throughput:
+    name: str
+    produce: float
+    consume: float
+
+    @property
+    def both(self) -> float:
+        return 1 / (1 / self.produce + 1 / self.consume)
+
+
+def _sent(result: Any, message_id: Any) -> None:
+    if result != pulsar.Result.Ok:
+        raise RuntimeError(f"send failed: {result}")
+
+
+def _pump(client: Any, topic: str, producer: Any, consumer: Any, value: Any, count: int) -> Throughput:
+    started = time.perf_counter()
+    for _ in range(count):
+        producer.send_async(value, _sent)
+    producer.flush()
+    produced = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(count):
+        message = consumer.receive(timeout_millis=30_000)
+        message.value()
+        consumer.acknowledge(message)
+    consumed = time.perf_counter() - started
+    producer.close()
+    consumer.close()
+    return Throughput(topic, count / produced, count / consumed)
+
+
+def end_to_end(service_url: str, registry_url: str, count: int) -> list[Throughput]:
+    client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    results = []
+    batching = {"batching_enabled": True, "batching_max_publish_delay_ms": 5, "block_if_queue_full": True}
+    payload = _raw_avro()[0]()
+    try:
+        topic = f"persistent://public/default/bench-bytes-{RUN}"
+        consumer = client.subscribe(topic, "bench")
+        producer = client.create_producer(topic, **batching)
+        results.append(_pump(client, "BYTES schema (Avro bytes made beforehand)", producer, consumer, payload, count))
+
+        topic = f"persistent://public/default/bench-native-{RUN}"
+        schema = pulsar.schema.AvroSchema(NativePerson)
+        consumer = client.subscribe(topic, "bench", schema=schema)
+        producer = client.create_producer(topic, schema=schema, **batching)
+        results.append(
+            _pump(client, "pulsar-client AvroSchema (no rules)", producer, consumer, NativePerson(**VALUE), count)
+        )
+
+        topic = f"persistent://public/default/bench-ours-{RUN}"
+        factory = SchemaRegistrySchemaFactory({"schema.registry.url": registry_url})
+        check = RULES["CEL condition"]
+        ours = factory.avro(
+            Schema.from_dict(
+                {"schema": json.dumps(avro_schema()), "schemaType": "AVRO", "ruleSet": {"domainRules": check}}
+            )
+        )
+        consumer = client.subscribe(topic, "bench", schema=ours)
+        producer = create_producer(client, topic, ours, **batching)
+        results.append(_pump(client, "ours: Avro + one CEL rule (WRITEREAD)", producer, consumer, VALUE, count))
+        factory.close()
+    finally:
+        client.close()
+    return results
+
+
+# -- 4. registry requests ----------------------------------------------------------------------------
+
+
+def registry_requests(registry_url: str, counts: tuple[int, ...]) -> dict[int, int]:
+    found = {}
+    for count in counts:
+        with counting_proxy(registry_url) as proxy:
+            topic = f"bench-requests-{count}-{RUN}"
+            writer = SchemaRegistrySchemaFactory({"schema.registry.url": proxy.url})
+            reader = SchemaRegistrySchemaFactory({"schema.registry.url": proxy.url})
+            check = RULES["CEL condition"]
+            text = {"schema": json.dumps(avro_schema()), "schemaType": "AVRO", "ruleSet": {"domainRules": check}}
+            producer_schema = writer.avro(Schema.from_dict(text))
+            consumer_schema = reader.avro(json.dumps(avro_schema()))
+            for _ in range(count):
+                encoded = producer_schema.encode(topic, VALUE)
+                consumer_schema.decode(topic, encoded.data, encoded.schema_id)
+            found[count] = proxy.total
+            writer.close()
+            reader.close()
+    return found
+
+
+# -- output ------------------------------------------------------------------------------------------
+
+
+def _us(value: float | None) -> str:
+    return "" if value is None else f"{value:,.1f}"
+
+
+def _ratio(numerator: float | None, denominator: float | None, suffix: str = "x") -> str:
+    if numerator is None or denominator is None:
+        return ""
+    return f"{numerator / denominator:.2f}{suffix}"
+
+
+def versions() -> str:
+    names = ("pulsar-external-schema", "pulsar-client", "confluent-kafka", "fastavro", "jsonschema", "protobuf",
+             "cel-expr-python", "cel-python", "jsonata-python")
+    found = []
+    for name in names:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return ", ".join(found)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def render(cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: dict[int, int], count: int) -> str:
+    lines = [
+        "| measurement (us per call) | raw library | confluent-kafka | ours | ours, cel-python engine "
+        "| ours / confluent-kafka | cel-python / ours |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in cel + serdes:
+        if row.ours is None and row.confluent is None and row.interpreted is None:
+            lines.append(f"| {row.name} | | | | | | {row.note} |")
+            continue
+        lines.append(
+            f"| {row.name} | {_us(row.raw)} | {_us(row.confluent)} | {_us(row.ours)} | {_us(row.interpreted)} "
+            f"| {_ratio(row.ours, row.confluent)} | {_ratio(row.interpreted, row.ours)} |"
+        )
+    notes = [f"- {row.name}: {row.note}" for row in cel if row.note]
+    bytes_rate = e2e[0].both if e2e else None
+    flow = [
+        f"| end to end, {count:,} messages | produce msg/s | consume msg/s | produce + consume msg/s "
+        "| vs BYTES |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for result in e2e:
+        flow.append(
+            f"| {result.name} | {result.produce:,.0f} | {result.consume:,.0f} | {result.both:,.0f} "
+            f"| {_ratio(result.both, bytes_rate)} |"
+        )
+    asked = ", ".join(f"{n:,} messages: {total} requests" for n, total in requests.items())
+    return "\n".join(
+        [*lines, "", *notes, "", *flow, "", f"Registry requests (a producer and a consumer factory, encode + decode "
+         f"with one CEL rule): {asked}."]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
+    parser.add_argument("--quick", action="store_true", help="fewer messages end to end")
+    parser.add_argument("--messages", type=int, default=0, help="messages end to end (default 50000)")
+    args = parser.parse_args()
+    service_url = os.environ.get("PULSAR_SERVICE_URL")
+    registry_url = os.environ.get("SCHEMA_REGISTRY_URL")
+    if not service_url or not registry_url:
+        sys.exit('benchmarks: start the services first: scripts/services up && eval "$(scripts/services env)"')
+    count = args.messages or (5_000 if args.quick else 50_000)
+    started = datetime.datetime.now(datetime.UTC)
+    print("CEL engines ...", file=sys.stderr)
+    cel = cel_engine_rows()
+    print("serdes ...", file=sys.stderr)
+    serdes = serde_rows(registry_url)
+    print("end to end ...", file=sys.stderr)
+    e2e = end_to_end(service_url, registry_url, count)
+    print("registry requests ...", file=sys.stderr)
+    requests = registry_requests(registry_url, (1_000, 10_000 if args.quick else 100_000))
+    table = render(cel, serdes, e2e, requests, count)
+    header = f"Measured {started:%Y-%m-%d} on {machine()}.\n\nVersions: {versions()}.\n"
+    print(header)
+    print(table)
+    if args.write:
+        template = (ROOT / "benchmarks" / "benchmarks.md.in").read_text()
+        text = template.replace("{{HEADER}}", header.strip()).replace("{{TABLE}}", table)
+        (ROOT / "docs" / "benchmarks.md").write_text(text)
+        print("wrote docs/benchmarks.md", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
