@@ -11,6 +11,7 @@ plugs straight into confluent-kafka's serializers; `ctx.topic` is the Pulsar top
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -35,6 +36,10 @@ class TopicName(NamedTuple):
     @classmethod
     def parse(cls, topic: str) -> TopicName:
         """Accept `persistent://t/ns/name`, `t/ns/name` and a bare `name` (public/default)."""
+        return _parse_topic(topic)
+
+    @classmethod
+    def _parse(cls, topic: str) -> TopicName:
         if not topic:
             raise ValueError("a topic name is required to derive a subject")
         match = _FULL_NAME.match(topic)
@@ -56,6 +61,12 @@ class TopicName(NamedTuple):
     @property
     def qualified(self) -> str:
         return f"{self.tenant}.{self.namespace}.{self.local_name}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_topic(topic: str) -> TopicName:
+    """Cached: the serializers name the subject of every message they encode."""
+    return TopicName._parse(topic)
 
 
 def _suffix(ctx: SerializationContext | None) -> str:

@@ -207,3 +207,28 @@ def reading_message_class() -> Any:
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return GetMessageClass(pool.FindMessageTypeByName("engine.Reading"))
+
+
+def test_str_subclasses_in_a_message_stay_on_the_compiled_engine(caplog: pytest.LogCaptureFixture) -> None:
+    # confluent-kafka's own field transforms leave cel-python strings in the caller's dict.
+    from celpy import celtypes
+
+    check = rule("short", "CONDITION", "CEL", "WRITE", "size(message.f1) < 10 && message.f1 == 'x'")
+    schema = mock_factory().avro(with_rules(check))
+    with caplog.at_level(logging.WARNING, logger="pulsar_external_schema.rules.cel"):
+        schema.encode("orders", value(celtypes.StringType("x")))
+    assert caplog.records == []
+
+
+def test_cel_python_transforms_write_plain_python_values_back() -> None:
+    upper = rule("fill", "TRANSFORM", "CEL_FIELD", "WRITE", "name == 'f1' ; value + '!'")
+    schema = mock_factory(**{"cel.engine": "cel-python"}).avro(with_rules(upper))
+    encoded = schema.encode("orders", value("x"))
+    decoded = schema.decode("orders", encoded.data, encoded.schema_id)
+    assert decoded["f1"] == "x!"
+    from celpy import celtypes
+
+    from pulsar_external_schema.rules.cel import plain_interpreted
+
+    result = plain_interpreted({"a": [celtypes.StringType("x"), celtypes.BoolType(True), celtypes.IntType(2)]})
+    assert [type(item) for item in result["a"]] == [str, bool, int]

@@ -44,6 +44,7 @@ from cachetools import LRUCache
 from cel_expr_python import cel as cel_cpp
 from cel_expr_python.ext.ext_encoders import ExtEncoders
 from cel_expr_python.ext.ext_strings import ExtStrings
+from celpy import celtypes
 from confluent_kafka.schema_registry import RuleKind
 from confluent_kafka.schema_registry.rules.cel import extra_func, protobuf_result_writer
 from confluent_kafka.schema_registry.rules.cel.cel_executor import (
@@ -164,9 +165,41 @@ def to_cel(value: Any) -> Any:
         return {key: to_cel(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [to_cel(item) for item in value]
+    if isinstance(value, bool | int | float | str | bytes):  # subclasses: cel-python's values, enums
+        return to_cel(_base_value(value))
     if isinstance(value, decimal.Decimal | datetime.time):
         raise _NotRepresentable(f"a {kind.__name__} value")
     raise _NotRepresentable(f"a value of type {kind.__name__}")
+
+
+def _base_value(value: Any) -> Any:
+    """A str/bytes/int/float/bool subclass instance as the plain type (celpy's BoolType is an int)."""
+    if isinstance(value, bool | celtypes.BoolType):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes):
+        return bytes(value)
+    return value
+
+
+def plain_interpreted(value: Any) -> Any:
+    """A cel-python result as plain Python values, as the compiled engine returns them."""
+    if isinstance(value, celtypes.TimestampType):
+        return datetime.datetime.fromtimestamp(value.timestamp(), datetime.UTC)
+    if isinstance(value, celtypes.DurationType):
+        return datetime.timedelta(seconds=value.total_seconds())
+    if isinstance(value, dict):
+        return {plain_interpreted(key): plain_interpreted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_interpreted(item) for item in value]
+    if type(value) in _PLAIN or type(value) in (str, bytes):
+        return value
+    return _base_value(value)
 
 
 def from_cel(value: Any) -> Any:
@@ -446,7 +479,7 @@ class CelExecutor(ConfluentCelExecutor):
             raise CelEvaluationError(f"CEL expression {text!r} failed: {_interpreted_cause(error)}") from None
         if isinstance(result, Exception):  # cel-python returns some errors instead of raising them
             raise CelEvaluationError(f"CEL expression {text!r} failed: {_interpreted_cause(result)}")
-        return result
+        return plain_interpreted(result)
 
     def close(self) -> None:
         return None

@@ -5,7 +5,7 @@ expression that never ends hangs the consumer that runs it. jsonata-python has l
 live on the parsed expression: its clock starts when the expression is parsed (a cached
 expression times out for good once that much time has passed) and its depth counter is shared by
 every evaluation (and left raised by one that fails). Here the parsed expression is cached and the
-limits are set up afresh for each evaluation, in a frame of its own:
+limits are set up afresh for each evaluation, in a frame of its own, through the same hooks:
 
 * `jsonata.timeout.ms` (default 60000, as Java): evaluation time;
 * `jsonata.max.depth` (default 1000, as Java): nesting of evaluations (recursion).
@@ -17,13 +17,13 @@ fails with an error naming the limit, and the rule's onFailure action runs, as f
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import jsonata
 from cachetools import LRUCache
 from confluent_kafka.schema_registry import RuleKind
 from confluent_kafka.schema_registry.serde import RuleContext, RuleExecutor
-from jsonata import timebox
 
 from ..errors import ConfigError
 
@@ -34,13 +34,50 @@ DEFAULT_MAX_DEPTH = 1000
 #: Parsed expressions kept per executor (Java keeps 100).
 CACHE_SIZE = 100
 
-#: jsonata-python's error codes for the two limits.
-_TIMEOUT_CODE = "D1012"
-_DEPTH_CODE = "D1011"
+#: The clock is read once per this many evaluation steps (a step is a few microseconds).
+_CLOCK_EVERY = 64
 
 
 class JsonataError(Exception):
     """A JSONata expression did not parse, did not evaluate, or went over a limit."""
+
+
+class _Runaway(Exception):
+    """An evaluation went over a limit (caught and reworded by `JsonataExecutor.evaluate`)."""
+
+
+class _Limits:
+    """One evaluation's clock and depth, checked as jsonata-python enters and leaves each step.
+
+    jsonata-python's own `Timebox` does this too, but reads the clock at every step, and starts
+    it when the expression is parsed rather than when it is evaluated."""
+
+    __slots__ = ("deadline", "depth", "max_depth", "steps", "timeout_ms")
+
+    def __init__(self, timeout_ms: int, max_depth: int) -> None:
+        self.timeout_ms = timeout_ms
+        self.max_depth = max_depth
+        self.deadline = time.monotonic() + timeout_ms / 1000
+        self.depth = 0
+        self.steps = 0
+
+    def watch(self, frame: Any) -> None:
+        frame.set_evaluate_entry_callback(self.enter)
+        frame.set_evaluate_exit_callback(self.leave)
+
+    def enter(self, expr: Any, input: Any, environment: Any) -> None:
+        if environment.is_parallel_call:
+            return
+        self.depth += 1
+        if self.depth > self.max_depth:
+            raise _Runaway(f"recursed deeper than {MAX_DEPTH_KEY}={self.max_depth}")
+        self.steps += 1
+        if self.steps % _CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise _Runaway(f"ran longer than {TIMEOUT_KEY}={self.timeout_ms}")
+
+    def leave(self, expr: Any, input: Any, environment: Any, result: Any) -> None:
+        if not environment.is_parallel_call:
+            self.depth -= 1
 
 
 def _limit(value: Any, key: str, where: str) -> int:
@@ -99,24 +136,19 @@ class JsonataExecutor(RuleExecutor):
         """Evaluate with fresh limits: a frame of this evaluation's own carries the clock and depth."""
         parsed = self.parse(text)
         frame = jsonata.Jsonata.Frame(None)
-        timebox.Timebox(frame, timeout_ms, max_depth)
+        _Limits(timeout_ms, max_depth).watch(frame)
         jsonata.Jsonata.CURRENT.jsonata = parsed  # what $now() and higher-order functions read
         try:
             return parsed.evaluate(message, frame)
+        except _Runaway as runaway:
+            raise JsonataError(f"JSONata expression {_shorten(text)!r} {runaway}") from None
         except RecursionError:
             raise JsonataError(
                 f"JSONata expression {_shorten(text)!r} recursed deeper than Python allows; "
                 f"lower {MAX_DEPTH_KEY} (now {max_depth}) to stop it earlier"
             ) from None
         except Exception as error:
-            code = getattr(error, "error", None)
-            if code == _TIMEOUT_CODE:
-                reason = f"ran longer than {TIMEOUT_KEY}={timeout_ms}"
-            elif code == _DEPTH_CODE:
-                reason = f"recursed deeper than {MAX_DEPTH_KEY}={max_depth}"
-            else:
-                reason = f"failed: {error}"
-            raise JsonataError(f"JSONata expression {_shorten(text)!r} {reason}") from None
+            raise JsonataError(f"JSONata expression {_shorten(text)!r} failed: {error}") from None
 
     def _limits(self, ctx: RuleContext) -> tuple[int, int]:
         timeout, depth = ctx.get_parameter(TIMEOUT_KEY), ctx.get_parameter(MAX_DEPTH_KEY)

@@ -94,13 +94,15 @@ class _ContractSerializer(_ContractSerde):
         self._registered: dict[str, RegisteredSchema | None] = {}
         self._registered_lock = threading.Lock()
         self._call = threading.local()
-        # subject -> (its writer schema, whether that rewrites values); re-checked when the writer changes
-        self._transforming: dict[str, tuple[RegisteredSchema | None, bool]] = {}
+        # subject -> (its writer schema, whether that rewrites values, its Confluent id bytes);
+        # re-checked when the writer changes
+        self._transforming: dict[str, tuple[RegisteredSchema | None, bool, bytes | None]] = {}
+        self._plain_topics: set[str] = set()  # topics whose writer schema has no WRITE transform
 
     def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
         headers = ctx.headers if ctx is not None else None
         self._call.context = headers if isinstance(headers, MessageContext) else None
-        if obj is not None and (not self._transforming or any(t for _, t in self._transforming.values())):
+        if obj is not None and (ctx is None or ctx.topic not in self._plain_topics):
             obj = copy.deepcopy(obj)
         try:
             result: bytes | None = super().__call__(obj, ctx)  # type: ignore[misc]
@@ -113,10 +115,17 @@ class _ContractSerializer(_ContractSerde):
         writer = pinned if pinned is not None else self._registered_with_rules(subject)
         known = self._transforming.get(subject)
         if known is None or known[0] is not writer:
-            self._transforming[subject] = (writer, transforms_on_write(writer.schema if writer else None))
+            id_bytes = ids.confluent_id(writer.schema_id) if writer and writer.schema_id is not None else None
+            known = (writer, transforms_on_write(writer.schema if writer else None), id_bytes)
+            self._transforming[subject] = known
         context: MessageContext | None = getattr(self._call, "context", None)
-        if context is not None and writer is not None and writer.schema_id is not None:
-            context.schema_id = ids.confluent_id(writer.schema_id)
+        if context is not None and context.topic:
+            if known[1]:
+                self._plain_topics.discard(context.topic)
+            else:
+                self._plain_topics.add(context.topic)
+        if context is not None and known[2] is not None:
+            context.schema_id = known[2]
         return writer
 
     def _registered_with_rules(self, subject: str) -> RegisteredSchema | None:
