@@ -23,7 +23,7 @@ Needs the services (scripts/services up; eval "$(scripts/services env)"). Usage:
 from __future__ import annotations
 
 import argparse
-import base64
+import contextlib
 import datetime
 import importlib.metadata
 import io
@@ -105,7 +105,9 @@ _JSON_TYPES = {"string": "string", "int": "integer", "double": "number", "boolea
 
 
 def json_schema(id_field: str = "email") -> dict[str, Any]:
-    properties = {(id_field if name == "email" else name): {"type": _JSON_TYPES[kind]} for name, kind in FIELDS}
+    properties = {
+        (id_field if name == "email" else name): {"type": _JSON_TYPES[kind]} for name, kind in FIELDS
+    }
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "Person",
@@ -118,7 +120,9 @@ def json_schema(id_field: str = "email") -> dict[str, Any]:
 def person_class() -> Any:
     t = descriptor_pb2.FieldDescriptorProto
     kinds = {"string": t.TYPE_STRING, "int": t.TYPE_INT32, "double": t.TYPE_DOUBLE, "boolean": t.TYPE_BOOL}
-    proto = descriptor_pb2.FileDescriptorProto(name=f"bench/person{RUN}.proto", package="bench", syntax="proto3")
+    proto = descriptor_pb2.FileDescriptorProto(
+        name=f"bench/person{RUN}.proto", package="bench", syntax="proto3"
+    )
     message = proto.message_type.add(name="Person")
     for number, (name, kind) in enumerate(FIELDS, 1):
         message.field.add(name=name, number=number, type=kinds[kind], label=t.LABEL_OPTIONAL)
@@ -218,7 +222,7 @@ def cel_engine_rows() -> list[Row]:
             rust = per_call_us(lambda p=rust_program, r=record: p.execute({"message": r}))  # type: ignore[misc]
             note += f"; common-expression-language (Rust), whole record: {rust:.1f} us"
         except ImportError:
-            note += "; common-expression-language not installed (pip install common-expression-language)"
+            note += "; common-expression-language not installed (pip install -e '.[bench]')"
         rows.append(Row(label, ours=ours, interpreted=interpreted, note=note))
     return rows
 
@@ -303,18 +307,24 @@ class Serdes:
         if fmt == "avro":
             text = json.dumps(avro_schema())
             for name in subjects:
-                self.client.register_schema(name, Schema.from_dict({"schema": text, "schemaType": "AVRO", **rule_set}))
+                self.client.register_schema(
+                    name, Schema.from_dict({"schema": text, "schemaType": "AVRO", **rule_set})
+                )
             serializer = AvroSerializer(self.client, text, conf=pinned)
-            deserializer = AvroDeserializer(self.client)
+            deserializer = AvroDeserializer(self.client, conf={"use.latest.version": True})
             value: Any = VALUE
             raw = _raw_avro()
             make = lambda factory: factory.avro(text)  # noqa: E731
         elif fmt == "json":
             text = json.dumps(json_schema())
             for name in subjects:
-                self.client.register_schema(name, Schema.from_dict({"schema": text, "schemaType": "JSON", **rule_set}))
+                self.client.register_schema(
+                    name, Schema.from_dict({"schema": text, "schemaType": "JSON", **rule_set})
+                )
             serializer = JSONSerializer(text, self.client, conf=pinned)
-            deserializer = JSONDeserializer(None, schema_registry_client=self.client)
+            deserializer = JSONDeserializer(
+                None, schema_registry_client=self.client, conf={"use.latest.version": True}
+            )
             value = VALUE
             raw = _raw_json()
             make = lambda factory: factory.json(text)  # noqa: E731
@@ -324,8 +334,18 @@ class Serdes:
                 self.client.register_schema(
                     name, Schema.from_dict({"schema": text, "schemaType": "PROTOBUF", **rule_set})
                 )
-            serializer = ProtobufSerializer(PERSON, self.client, conf={**pinned, "use.deprecated.format": False})
-            deserializer = ProtobufDeserializer(PERSON, conf={"use.deprecated.format": False})
+            serializer = ProtobufSerializer(
+                PERSON, self.client, conf={**pinned, "use.deprecated.format": False}
+            )
+            # A client of its own (the one above cached the .proto text it registered under the
+            # id, which this deserializer would then parse as a serialized descriptor), and no
+            # use.latest.version: confluent-kafka then looks the writer schema up in its serialized
+            # form, which AxonOps cannot compile. It runs the writer schema's rules instead.
+            deserializer = ProtobufDeserializer(
+                PERSON,
+                conf={"use.deprecated.format": False},
+                schema_registry_client=SchemaRegistryClient({"url": self.url}),
+            )
             value = PERSON(**VALUE)
             raw = _raw_protobuf()
             make = lambda factory: factory.protobuf(PERSON)  # noqa: E731
@@ -334,8 +354,15 @@ class Serdes:
         interpreted = make(self.factory(**pinned, **{"cel.engine": "cel-python"}))
         ours_encode, ours_decode = _ours(ours, topic, value)
         interpreted_encode, interpreted_decode = _ours(interpreted, topic, value) if rules else (None, None)
-        return Codec(*raw, confluent_encode, confluent_decode, ours_encode, ours_decode, interpreted_encode,
-                     interpreted_decode)
+        return Codec(
+            *raw,
+            confluent_encode,
+            confluent_decode,
+            ours_encode,
+            ours_decode,
+            interpreted_encode,
+            interpreted_decode,
+        )
 
     def _migration(self, fmt: str, topic: str, subject: str, ctx: SerializationContext) -> Codec:
         """Data written in major version 1 (`email`), read by a consumer on 2 (`contact`)."""
@@ -361,7 +388,9 @@ class Serdes:
             )
             self.client.register_schema(
                 name,
-                Schema.from_dict({"schema": json.dumps(schema), "schemaType": schema_type, "ruleSet": rule_set}),
+                Schema.from_dict(
+                    {"schema": json.dumps(schema), "schemaType": schema_type, "ruleSet": rule_set}
+                ),
             )
         v1 = json.dumps(shape("email"))
         writer_conf = {"use.latest.with.metadata": {MAJOR: "1"}, "auto.register.schemas": False}
@@ -380,7 +409,9 @@ class Serdes:
         reader_meta = {"use.latest.with.metadata": f"{MAJOR}=2"}
         writer = self.factory(**meta).avro(v1) if fmt == "avro" else self.factory(**meta).json(v1)
         v2 = json.dumps(shape("contact"))
-        reader = self.factory(**reader_meta).avro(v2) if fmt == "avro" else self.factory(**reader_meta).json(v2)
+        reader = (
+            self.factory(**reader_meta).avro(v2) if fmt == "avro" else self.factory(**reader_meta).json(v2)
+        )
         encoded = writer.encode(topic, VALUE)
         assert "contact" in reader.decode(topic, encoded.data, encoded.schema_id)
         return Codec(
@@ -397,16 +428,27 @@ class Serdes:
             factory.close()
 
 
+def _fresh(value: Any) -> Callable[[], Any]:
+    """A new copy per call: confluent-kafka's field transforms rewrite the value they are given."""
+    if isinstance(value, dict):
+        return lambda: dict(value)
+    return lambda: value
+
+
 def _confluent(serializer: Any, deserializer: Any, value: Any, ctx: SerializationContext) -> tuple[Any, Any]:
-    payload = serializer(value, ctx)
+    fresh = _fresh(value)
+    payload = serializer(fresh(), ctx)
     deserializer(payload, ctx)
-    return (lambda: serializer(value, ctx)), (lambda: deserializer(payload, ctx))
+    return (lambda: serializer(fresh(), ctx)), (lambda: deserializer(payload, ctx))
 
 
 def _ours(schema: Any, topic: str, value: Any) -> tuple[Any, Any]:
-    encoded = schema.encode(topic, value)
+    fresh = _fresh(value)
+    encoded = schema.encode(topic, fresh())
     schema.decode(topic, encoded.data, encoded.schema_id)
-    return (lambda: schema.encode(topic, value)), (lambda: schema.decode(topic, encoded.data, encoded.schema_id))
+    return (lambda: schema.encode(topic, fresh())), (
+        lambda: schema.decode(topic, encoded.data, encoded.schema_id)
+    )
 
 
 def serde_rows(registry_url: str) -> list[Row]:
@@ -495,14 +537,23 @@ def end_to_end(service_url: str, registry_url: str, count: int) -> list[Throughp
         topic = f"persistent://public/default/bench-bytes-{RUN}"
         consumer = client.subscribe(topic, "bench")
         producer = client.create_producer(topic, **batching)
-        results.append(_pump(client, "BYTES schema (Avro bytes made beforehand)", producer, consumer, payload, count))
+        results.append(
+            _pump(client, "BYTES schema (Avro bytes made beforehand)", producer, consumer, payload, count)
+        )
 
         topic = f"persistent://public/default/bench-native-{RUN}"
         schema = pulsar.schema.AvroSchema(NativePerson)
         consumer = client.subscribe(topic, "bench", schema=schema)
         producer = client.create_producer(topic, schema=schema, **batching)
         results.append(
-            _pump(client, "pulsar-client AvroSchema (no rules)", producer, consumer, NativePerson(**VALUE), count)
+            _pump(
+                client,
+                "pulsar-client AvroSchema (no rules)",
+                producer,
+                consumer,
+                NativePerson(**VALUE),
+                count,
+            )
         )
 
         topic = f"persistent://public/default/bench-ours-{RUN}"
@@ -515,7 +566,9 @@ def end_to_end(service_url: str, registry_url: str, count: int) -> list[Throughp
         )
         consumer = client.subscribe(topic, "bench", schema=ours)
         producer = create_producer(client, topic, ours, **batching)
-        results.append(_pump(client, "ours: Avro + one CEL rule (WRITEREAD)", producer, consumer, VALUE, count))
+        results.append(
+            _pump(client, "ours: Avro + one CEL rule (WRITEREAD)", producer, consumer, VALUE, count)
+        )
         factory.close()
     finally:
         client.close()
@@ -533,7 +586,11 @@ def registry_requests(registry_url: str, counts: tuple[int, ...]) -> dict[int, i
             writer = SchemaRegistrySchemaFactory({"schema.registry.url": proxy.url})
             reader = SchemaRegistrySchemaFactory({"schema.registry.url": proxy.url})
             check = RULES["CEL condition"]
-            text = {"schema": json.dumps(avro_schema()), "schemaType": "AVRO", "ruleSet": {"domainRules": check}}
+            text = {
+                "schema": json.dumps(avro_schema()),
+                "schemaType": "AVRO",
+                "ruleSet": {"domainRules": check},
+            }
             producer_schema = writer.avro(Schema.from_dict(text))
             consumer_schema = reader.avro(json.dumps(avro_schema()))
             for _ in range(count):
@@ -559,14 +616,21 @@ def _ratio(numerator: float | None, denominator: float | None, suffix: str = "x"
 
 
 def versions() -> str:
-    names = ("pulsar-external-schema", "pulsar-client", "confluent-kafka", "fastavro", "jsonschema", "protobuf",
-             "cel-expr-python", "cel-python", "jsonata-python")
+    names = (
+        "pulsar-external-schema",
+        "pulsar-client",
+        "confluent-kafka",
+        "fastavro",
+        "jsonschema",
+        "protobuf",
+        "cel-expr-python",
+        "cel-python",
+        "jsonata-python",
+    )
     found = []
     for name in names:
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found.append(f"{name} {importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            pass
     return ", ".join(found)
 
 
@@ -579,10 +643,13 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+    system = f"{platform.system()} {platform.release()}"
+    return f"{cpu}, {os.cpu_count()} cores, {system}, Python {platform.python_version()}"
 
 
-def render(cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: dict[int, int], count: int) -> str:
+def render(
+    cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: dict[int, int], count: int
+) -> str:
     lines = [
         "| measurement (us per call) | raw library | confluent-kafka | ours | ours, cel-python engine "
         "| ours / confluent-kafka | cel-python / ours |",
@@ -592,10 +659,9 @@ def render(cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: d
         if row.ours is None and row.confluent is None and row.interpreted is None:
             lines.append(f"| {row.name} | | | | | | {row.note} |")
             continue
-        lines.append(
-            f"| {row.name} | {_us(row.raw)} | {_us(row.confluent)} | {_us(row.ours)} | {_us(row.interpreted)} "
-            f"| {_ratio(row.ours, row.confluent)} | {_ratio(row.interpreted, row.ours)} |"
-        )
+        cells = [_us(row.raw), _us(row.confluent), _us(row.ours), _us(row.interpreted)]
+        cells += [_ratio(row.ours, row.confluent), _ratio(row.interpreted, row.ours)]
+        lines.append(f"| {row.name} | {' | '.join(cells)} |")
     notes = [f"- {row.name}: {row.note}" for row in cel if row.note]
     bytes_rate = e2e[0].both if e2e else None
     flow = [
@@ -610,13 +676,23 @@ def render(cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: d
         )
     asked = ", ".join(f"{n:,} messages: {total} requests" for n, total in requests.items())
     return "\n".join(
-        [*lines, "", *notes, "", *flow, "", f"Registry requests (a producer and a consumer factory, encode + decode "
-         f"with one CEL rule): {asked}."]
+        [
+            *lines,
+            "",
+            *notes,
+            "",
+            *flow,
+            "",
+            f"Registry requests (a producer and a consumer factory, encode + decode "
+            f"with one CEL rule): {asked}.",
+        ]
     )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--write", action="store_true", help="write docs/benchmarks.md")
     parser.add_argument("--quick", action="store_true", help="fewer messages end to end")
     parser.add_argument("--messages", type=int, default=0, help="messages end to end (default 50000)")
@@ -624,7 +700,9 @@ def main() -> None:
     service_url = os.environ.get("PULSAR_SERVICE_URL")
     registry_url = os.environ.get("SCHEMA_REGISTRY_URL")
     if not service_url or not registry_url:
-        sys.exit('benchmarks: start the services first: scripts/services up && eval "$(scripts/services env)"')
+        sys.exit(
+            'benchmarks: start the services first: scripts/services up && eval "$(scripts/services env)"'
+        )
     count = args.messages or (5_000 if args.quick else 50_000)
     started = datetime.datetime.now(datetime.UTC)
     print("CEL engines ...", file=sys.stderr)

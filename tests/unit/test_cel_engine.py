@@ -230,5 +230,7 @@ def test_cel_python_transforms_write_plain_python_values_back() -> None:
 
     from pulsar_external_schema.rules.cel import plain_interpreted
 
-    result = plain_interpreted({"a": [celtypes.StringType("x"), celtypes.BoolType(True), celtypes.IntType(2)]})
+    result = plain_interpreted(
+        {"a": [celtypes.StringType("x"), celtypes.BoolType(True), celtypes.IntType(2)]}
+    )
     assert [type(item) for item in result["a"]] == [str, bool, int]
