@@ -685,8 +685,55 @@ def render(
             "",
             f"Registry requests (a producer and a consumer factory, encode + decode "
             f"with one CEL rule): {asked}.",
+            "",
+            "### Against the targets of issue 5",
+            "",
+            *targets(serdes, e2e, requests),
         ]
     )
+
+
+def _verdict(met: bool) -> str:
+    return "**met**" if met else "**missed**"
+
+
+def targets(serdes: list[Row], e2e: list[Throughput], requests: dict[int, int]) -> list[str]:
+    """Each target with the figure this run reached, met or missed."""
+    rows = {row.name: row for row in serdes}
+    costs: list[tuple[str, float, float]] = []  # the CEL condition's own cost: with it minus without
+    for fmt in ("avro", "json", "protobuf"):
+        for op in ("encode", "decode"):
+            bare, ruled = rows.get(f"{fmt} {op}, no rule"), rows.get(f"{fmt} {op}, CEL condition")
+            if bare and ruled and bare.ours and ruled.ours and ruled.interpreted:
+                costs.append((f"{fmt} {op}", ruled.ours - bare.ours, ruled.interpreted - bare.ours))
+    overheads = [
+        (row.name.split(",")[0], row.ours / row.confluent)
+        for row in serdes
+        if row.name.endswith("no rule") and row.ours and row.confluent
+    ]
+    out = [
+        f"- A CEL condition costs at most 1/10 of its cost on cel-python: "
+        f"{_verdict(bool(costs) and all(slow >= 10 * fast for _, fast, slow in costs))} (the rule's own "
+        "cost, with it minus without: "
+        + "; ".join(f"{name} {fast:.1f} us vs {slow:.1f} us" for name, fast, slow in costs)
+        + ").",
+        f"- Without rules, at most 10% over confluent-kafka's serializer: "
+        f"{_verdict(bool(overheads) and max(r for _, r in overheads) <= 1.10)} ("
+        + "; ".join(f"{name} {ratio:.2f}x" for name, ratio in overheads)
+        + ").",
+    ]
+    if len(e2e) == 3:
+        ratio = e2e[2].both / e2e[0].both
+        out.append(
+            f"- End to end, Avro with one CEL rule at least half the throughput of BYTES: "
+            f"{_verdict(ratio >= 0.5)} ({ratio:.2f}x; pulsar-client's AvroSchema without rules: "
+            f"{e2e[1].both / e2e[0].both:.2f}x)."
+        )
+    out.append(
+        f"- Registry requests do not grow with the number of messages: "
+        f"{_verdict(len(set(requests.values())) == 1)} ({', '.join(map(str, requests.values()))} requests)."
+    )
+    return out
 
 
 def main() -> None:
