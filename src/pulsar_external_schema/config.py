@@ -129,7 +129,25 @@ KEYS: dict[str, _Key] = {
     "subject.name.strategy": _Key(
         "strategy", "ours", "", "`topic` (default), `short-topic`, `record`, `topic-record`, or a callable."
     ),
+    "json.evolution": _Key(
+        "str",
+        "ours",
+        "",
+        "`registry` (default: the registry checks compatibility) or `producer-consumer` (JSON schemas: "
+        "closed producer schemas checked client-side, open consumer schemas; docs/evolution.md).",
+    ),
+    "json.evolution.checks": _Key(
+        "str",
+        "ours",
+        "",
+        "With `json.evolution=producer-consumer`: `full` (default), `backward` or `forward` checks of a "
+        "new producer schema against every registered one.",
+    ),
 }
+
+#: `json.evolution` values: the registry's checks, or Creek's producer/consumer model.
+JSON_EVOLUTION_MODES = ("registry", "producer-consumer")
+JSON_EVOLUTION_CHECKS = ("full", "backward", "forward")
 
 
 def _parse_bool(key: str, value: Any) -> bool:
@@ -294,6 +312,9 @@ class ExternalSchemaConfig:
     schema_id_location: SchemaIdLocation = "metadata"
     subject_name_strategy: SubjectNameStrategy = field(default_factory=lambda: resolve_strategy("topic"))
     rules: RuleSettings = field(default_factory=RuleSettings)
+    json_evolution: str = "registry"
+    """`producer-consumer`: JSON schemas follow `evolution.JsonSchemaEvolution` (docs/evolution.md)."""
+    json_evolution_checks: str = "full"
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -326,12 +347,32 @@ class ExternalSchemaConfig:
                 ours[key] = parsed
         if "url" not in registry:
             raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
+        for key, allowed in (
+            ("json.evolution", JSON_EVOLUTION_MODES),
+            ("json.evolution.checks", JSON_EVOLUTION_CHECKS),
+        ):
+            if key in ours and ours[key] not in allowed:
+                raise ConfigError(
+                    f"config key {key!r} takes {' or '.join(map(repr, allowed))}, not {ours[key]!r}"
+                )
+        if ours.get("json.evolution") == "producer-consumer":
+            pinned = [
+                k for k in ("use.schema.id", "use.latest.version", "use.latest.with.metadata") if serde.get(k)
+            ]
+            if pinned:
+                raise ConfigError(
+                    "config key 'json.evolution' = 'producer-consumer' makes producers register their own "
+                    "schema and consumers read with theirs; it cannot be combined with "
+                    f"{', '.join(map(repr, pinned))}"
+                )
         return cls(
             registry=registry,
             serde=serde,
             schema_id_location=ours.get("schema.id.location", "metadata"),
             subject_name_strategy=ours.get("subject.name.strategy", resolve_strategy("topic")),
             rules=_parse_rule_settings(rule_keys, components),
+            json_evolution=ours.get("json.evolution", "registry"),
+            json_evolution_checks=ours.get("json.evolution.checks", "full"),
         )
 
     @property

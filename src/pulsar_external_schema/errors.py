@@ -6,7 +6,13 @@ carries its context as attributes *and* in its message, so a log line alone is e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from confluent_kafka.serialization import SerializationError
+
+if TYPE_CHECKING:
+    from .evolution.differences import Difference
 
 
 class ExternalSchemaError(Exception):
@@ -103,3 +109,36 @@ class DeadLetteredError(RuleViolationError):
         self.dlq_topic = dlq_topic
         self.dlq_message_id = dlq_message_id
         super().__init__(message, **where)
+
+
+class IncompatibleSchemaError(ExternalSchemaError):
+    """A schema change breaks a reader or a writer: `differences` lists every reason, with its path.
+
+    Raised by `JsonSchemaEvolution` (and by producers and consumers that use it) before anything is
+    registered or read; each difference names the kind of change, where it is, and the registered
+    version and direction (backward / forward / view) it was found against.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        differences: Sequence[Difference],
+        *,
+        topic: str | None = None,
+        subject: str | None = None,
+    ) -> None:
+        self.differences = list(differences)
+        self.summary = message
+        listed = "".join(f"\n  - {difference}" for difference in self.differences)
+        super().__init__(f"{message}{listed}", topic=topic, subject=subject)
+
+    def _render(self) -> str:
+        where = ", ".join(
+            f"{name} {value}" for name, value in (("topic", self.topic), ("subject", self.subject)) if value
+        )
+        head = f"{self.summary} ({where})" if where else self.summary
+        return head + "".join(f"\n  - {difference}" for difference in self.differences)
+
+    def on_topic(self, topic: str) -> IncompatibleSchemaError:
+        """The same error, naming the topic whose producer or consumer ran into it."""
+        return IncompatibleSchemaError(self.summary, self.differences, topic=topic, subject=self.subject)

@@ -20,6 +20,8 @@ from confluent_kafka.serialization import MessageField
 
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
+from .evolution.json_evolution import JsonSchemaEvolution
+from .evolution.serdes import ConsumerSchemaDeserializer, ProducerSchemaSerializer
 from .protobuf_text import file_descriptor_proto, render_proto
 from .rules.registry import RuleActions, RuleEngine, RuleExecutors
 from .rules.serdes import (
@@ -76,6 +78,7 @@ class SchemaRegistrySchemaFactory:
         self._registry = SharedRegistryClient(self._config, on_close=self._rules.close)
         self._registry.acquire()  # the factory's own hold, released by close()
         self._closed = False
+        self._json_evolution: JsonSchemaEvolution | None = None
 
     @property
     def config(self) -> ExternalSchemaConfig:
@@ -125,24 +128,85 @@ class SchemaRegistrySchemaFactory:
         *,
         to_dict: Callable[[Any, Any], dict[str, Any]] | None = None,
         from_dict: Callable[[dict[str, Any], Any], Any] | None = None,
+        view: str | dict[str, Any] | None = None,
     ) -> ExternalSchema:
-        """A JSON Schema schema: values are validated against it when produced and consumed."""
+        """A JSON Schema schema: values are validated against it when produced and consumed.
 
-        def make(field: MessageField) -> _Part:
-            client = self._registry.client
-            serializer = ContractJSONSerializer(
-                schema, client, to_dict=to_dict, conf=self._serializer_conf(), **self._writer_args()
-            )
-            deserializer = ContractJSONDeserializer(
-                None,
-                from_dict=from_dict,
-                schema_registry_client=self._registry.reader,
-                conf=self._deserializer_conf(),
-                **self._rule_args(),
-            )
-            return self._part(serializer, deserializer, field, "JSON")
+        With `json.evolution=producer-consumer`, `schema` is the producer's closed schema: it is
+        checked and registered before the first value is sent, and consumers read with its open
+        form, or with `view` (a subset of its properties) which decodes only what it declares.
+        """
+        if self._config.json_evolution != "producer-consumer":
+            if view is not None:
+                raise ConfigError("json(view=...) needs config key 'json.evolution' = 'producer-consumer'")
+            return self._schema(lambda field: self._json_part(schema, to_dict, from_dict, field))
+        text = schema.schema_str if isinstance(schema, Schema) else schema
+        if not isinstance(text, str):
+            raise ConfigError("json() takes the producer schema as JSON text or a confluent-kafka Schema")
+        return self._schema(lambda field: self._evolving_json_part(text, to_dict, from_dict, view, field))
 
-        return self._schema(make)
+    def _json_part(
+        self,
+        schema: str | Schema,
+        to_dict: Callable[[Any, Any], dict[str, Any]] | None,
+        from_dict: Callable[[dict[str, Any], Any], Any] | None,
+        field: MessageField,
+        *,
+        serializer_conf: dict[str, Any] | None = None,
+        deserializer_conf: dict[str, Any] | None = None,
+    ) -> _Part:
+        serializer = ContractJSONSerializer(
+            schema,
+            self._registry.client,
+            to_dict=to_dict,
+            conf=serializer_conf or self._serializer_conf(),
+            **self._writer_args(),
+        )
+        deserializer = ContractJSONDeserializer(
+            None,
+            from_dict=from_dict,
+            schema_registry_client=self._registry.reader,
+            conf=deserializer_conf or self._deserializer_conf(),
+            **self._rule_args(),
+        )
+        return self._part(serializer, deserializer, field, "JSON")
+
+    def _evolving_json_part(
+        self,
+        schema: str,
+        to_dict: Callable[[Any, Any], dict[str, Any]] | None,
+        from_dict: Callable[[dict[str, Any], Any], Any] | None,
+        view: str | dict[str, Any] | None,
+        field: MessageField,
+    ) -> _Part:
+        """A JSON part under the producer/consumer model (evolution/serdes.py)."""
+        part = self._json_part(
+            schema,
+            to_dict,
+            None,
+            field,
+            serializer_conf={**self._serializer_conf(), "auto.register.schemas": False},
+            deserializer_conf={**self._deserializer_conf(), "validate": False},
+        )
+        checks = self._config.json_evolution_checks
+        strategy = self._config.subject_name_strategy
+        part.serializer = ProducerSchemaSerializer(
+            part.serializer,
+            self._evolution(),
+            schema,
+            strategy=strategy,
+            backward=checks in ("full", "backward"),
+            forward=checks in ("full", "forward"),
+        )
+        part.deserializer = ConsumerSchemaDeserializer(
+            part.deserializer, self._evolution(), schema, strategy=strategy, view=view, from_dict=from_dict
+        )
+        return part
+
+    def _evolution(self) -> JsonSchemaEvolution:
+        if self._json_evolution is None:
+            self._json_evolution = JsonSchemaEvolution(self._config, client=self._registry.client)
+        return self._json_evolution
 
     def protobuf(self, message_type: type[Any]) -> ExternalSchema:
         """A Protobuf schema from a generated message class; values are instances of it."""

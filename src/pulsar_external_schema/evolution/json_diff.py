@@ -1,0 +1,1124 @@
+"""JSON Schema compatibility: Confluent's diff rules, in Python, with every difference named.
+
+`compare(writer, reader)` lists how the reader schema differs from the schema the data was written
+with, as Confluent Schema Registry's JSON Schema checker does (`io.confluent.kafka.schemaregistry
+.json.diff`): the same kinds of difference (`TYPE_CHANGED`, `PROPERTY_REMOVED_FROM_CLOSED_CONTENT
+_MODEL`, ...) at the same JSON-pointer paths, the same open / closed / partially-open content
+models, and the same two policies saying which differences are compatible:
+
+* `STRICT` (the registry's default): adding an optional property to an open content model, or
+  removing one from a closed one, is incompatible, because the other schema could say anything
+  about it;
+* `LENIENT`: those are allowed, as the registry's `LENIENT` compatibility policy does.
+
+`incompatibilities(reader, writer)` keeps the differences the policy rejects: empty means every
+document valid under the writer schema is read by the reader schema. Behaviour of note, kept
+from Confluent: `oneOf` / `anyOf` / `allOf` subschemas are matched pairwise (a maximum matching of
+compatible pairs), a `$ref` is compared through to what it refers to, and a recursive schema is
+compared once per pair of subschemas.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+from typing import Any, Literal
+
+from .differences import Difference
+from .json_model import (
+    ArrayNode,
+    CombinedNode,
+    ConstNode,
+    EmptyNode,
+    EnumNode,
+    FalseNode,
+    Node,
+    NotNode,
+    NumberNode,
+    ObjectNode,
+    StringNode,
+    parse_json_schema,
+    resolve,
+)
+
+Policy = Literal["strict", "lenient"]
+
+
+class JsonChange(StrEnum):
+    """The kinds of difference, with the names Confluent Schema Registry reports."""
+
+    ID_CHANGED = "ID_CHANGED"
+    DESCRIPTION_CHANGED = "DESCRIPTION_CHANGED"
+    TITLE_CHANGED = "TITLE_CHANGED"
+    DEFAULT_CHANGED = "DEFAULT_CHANGED"
+    SCHEMA_ADDED = "SCHEMA_ADDED"
+    SCHEMA_REMOVED = "SCHEMA_REMOVED"
+    TYPE_EXTENDED = "TYPE_EXTENDED"
+    TYPE_NARROWED = "TYPE_NARROWED"
+    TYPE_CHANGED = "TYPE_CHANGED"
+    MAX_LENGTH_ADDED = "MAX_LENGTH_ADDED"
+    MAX_LENGTH_REMOVED = "MAX_LENGTH_REMOVED"
+    MAX_LENGTH_INCREASED = "MAX_LENGTH_INCREASED"
+    MAX_LENGTH_DECREASED = "MAX_LENGTH_DECREASED"
+    MIN_LENGTH_ADDED = "MIN_LENGTH_ADDED"
+    MIN_LENGTH_REMOVED = "MIN_LENGTH_REMOVED"
+    MIN_LENGTH_INCREASED = "MIN_LENGTH_INCREASED"
+    MIN_LENGTH_DECREASED = "MIN_LENGTH_DECREASED"
+    PATTERN_ADDED = "PATTERN_ADDED"
+    PATTERN_REMOVED = "PATTERN_REMOVED"
+    PATTERN_CHANGED = "PATTERN_CHANGED"
+    MAXIMUM_ADDED = "MAXIMUM_ADDED"
+    MAXIMUM_REMOVED = "MAXIMUM_REMOVED"
+    MAXIMUM_INCREASED = "MAXIMUM_INCREASED"
+    MAXIMUM_DECREASED = "MAXIMUM_DECREASED"
+    MINIMUM_ADDED = "MINIMUM_ADDED"
+    MINIMUM_REMOVED = "MINIMUM_REMOVED"
+    MINIMUM_INCREASED = "MINIMUM_INCREASED"
+    MINIMUM_DECREASED = "MINIMUM_DECREASED"
+    EXCLUSIVE_MAXIMUM_ADDED = "EXCLUSIVE_MAXIMUM_ADDED"
+    EXCLUSIVE_MAXIMUM_REMOVED = "EXCLUSIVE_MAXIMUM_REMOVED"
+    EXCLUSIVE_MAXIMUM_INCREASED = "EXCLUSIVE_MAXIMUM_INCREASED"
+    EXCLUSIVE_MAXIMUM_DECREASED = "EXCLUSIVE_MAXIMUM_DECREASED"
+    EXCLUSIVE_MINIMUM_ADDED = "EXCLUSIVE_MINIMUM_ADDED"
+    EXCLUSIVE_MINIMUM_REMOVED = "EXCLUSIVE_MINIMUM_REMOVED"
+    EXCLUSIVE_MINIMUM_INCREASED = "EXCLUSIVE_MINIMUM_INCREASED"
+    EXCLUSIVE_MINIMUM_DECREASED = "EXCLUSIVE_MINIMUM_DECREASED"
+    MULTIPLE_OF_ADDED = "MULTIPLE_OF_ADDED"
+    MULTIPLE_OF_REMOVED = "MULTIPLE_OF_REMOVED"
+    MULTIPLE_OF_EXPANDED = "MULTIPLE_OF_EXPANDED"
+    MULTIPLE_OF_REDUCED = "MULTIPLE_OF_REDUCED"
+    MULTIPLE_OF_CHANGED = "MULTIPLE_OF_CHANGED"
+    REQUIRED_ATTRIBUTE_ADDED = "REQUIRED_ATTRIBUTE_ADDED"
+    REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED = "REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED"
+    REQUIRED_ATTRIBUTE_REMOVED = "REQUIRED_ATTRIBUTE_REMOVED"
+    MAX_PROPERTIES_ADDED = "MAX_PROPERTIES_ADDED"
+    MAX_PROPERTIES_REMOVED = "MAX_PROPERTIES_REMOVED"
+    MAX_PROPERTIES_INCREASED = "MAX_PROPERTIES_INCREASED"
+    MAX_PROPERTIES_DECREASED = "MAX_PROPERTIES_DECREASED"
+    MIN_PROPERTIES_ADDED = "MIN_PROPERTIES_ADDED"
+    MIN_PROPERTIES_REMOVED = "MIN_PROPERTIES_REMOVED"
+    MIN_PROPERTIES_INCREASED = "MIN_PROPERTIES_INCREASED"
+    MIN_PROPERTIES_DECREASED = "MIN_PROPERTIES_DECREASED"
+    ADDITIONAL_PROPERTIES_ADDED = "ADDITIONAL_PROPERTIES_ADDED"
+    ADDITIONAL_PROPERTIES_REMOVED = "ADDITIONAL_PROPERTIES_REMOVED"
+    ADDITIONAL_PROPERTIES_EXTENDED = "ADDITIONAL_PROPERTIES_EXTENDED"
+    ADDITIONAL_PROPERTIES_NARROWED = "ADDITIONAL_PROPERTIES_NARROWED"
+    DEPENDENCY_ARRAY_ADDED = "DEPENDENCY_ARRAY_ADDED"
+    DEPENDENCY_ARRAY_REMOVED = "DEPENDENCY_ARRAY_REMOVED"
+    DEPENDENCY_ARRAY_EXTENDED = "DEPENDENCY_ARRAY_EXTENDED"
+    DEPENDENCY_ARRAY_NARROWED = "DEPENDENCY_ARRAY_NARROWED"
+    DEPENDENCY_ARRAY_CHANGED = "DEPENDENCY_ARRAY_CHANGED"
+    DEPENDENCY_SCHEMA_ADDED = "DEPENDENCY_SCHEMA_ADDED"
+    DEPENDENCY_SCHEMA_REMOVED = "DEPENDENCY_SCHEMA_REMOVED"
+    REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL = "REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"
+    REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL = (
+        "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL"
+    )
+    OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL = "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"
+    PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL = (
+        "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL"
+    )
+    REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL = "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL"
+    REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL = (
+        "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL"
+    )
+    OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL = "OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL"
+    PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL = "PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL"
+    PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL = (
+        "PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL"
+    )
+    PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL = "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL"
+    PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    UNEVALUATED_PROPERTIES_ADDED = "UNEVALUATED_PROPERTIES_ADDED"
+    UNEVALUATED_PROPERTIES_REMOVED = "UNEVALUATED_PROPERTIES_REMOVED"
+    UNEVALUATED_PROPERTIES_EXTENDED = "UNEVALUATED_PROPERTIES_EXTENDED"
+    UNEVALUATED_PROPERTIES_NARROWED = "UNEVALUATED_PROPERTIES_NARROWED"
+    MAX_ITEMS_ADDED = "MAX_ITEMS_ADDED"
+    MAX_ITEMS_REMOVED = "MAX_ITEMS_REMOVED"
+    MAX_ITEMS_INCREASED = "MAX_ITEMS_INCREASED"
+    MAX_ITEMS_DECREASED = "MAX_ITEMS_DECREASED"
+    MIN_ITEMS_ADDED = "MIN_ITEMS_ADDED"
+    MIN_ITEMS_REMOVED = "MIN_ITEMS_REMOVED"
+    MIN_ITEMS_INCREASED = "MIN_ITEMS_INCREASED"
+    MIN_ITEMS_DECREASED = "MIN_ITEMS_DECREASED"
+    MAX_CONTAINS_ADDED = "MAX_CONTAINS_ADDED"
+    MAX_CONTAINS_REMOVED = "MAX_CONTAINS_REMOVED"
+    MAX_CONTAINS_INCREASED = "MAX_CONTAINS_INCREASED"
+    MAX_CONTAINS_DECREASED = "MAX_CONTAINS_DECREASED"
+    MIN_CONTAINS_ADDED = "MIN_CONTAINS_ADDED"
+    MIN_CONTAINS_REMOVED = "MIN_CONTAINS_REMOVED"
+    MIN_CONTAINS_INCREASED = "MIN_CONTAINS_INCREASED"
+    MIN_CONTAINS_DECREASED = "MIN_CONTAINS_DECREASED"
+    UNIQUE_ITEMS_ADDED = "UNIQUE_ITEMS_ADDED"
+    UNIQUE_ITEMS_REMOVED = "UNIQUE_ITEMS_REMOVED"
+    ADDITIONAL_ITEMS_ADDED = "ADDITIONAL_ITEMS_ADDED"
+    ADDITIONAL_ITEMS_REMOVED = "ADDITIONAL_ITEMS_REMOVED"
+    ADDITIONAL_ITEMS_EXTENDED = "ADDITIONAL_ITEMS_EXTENDED"
+    ADDITIONAL_ITEMS_NARROWED = "ADDITIONAL_ITEMS_NARROWED"
+    UNEVALUATED_ITEMS_ADDED = "UNEVALUATED_ITEMS_ADDED"
+    UNEVALUATED_ITEMS_REMOVED = "UNEVALUATED_ITEMS_REMOVED"
+    UNEVALUATED_ITEMS_EXTENDED = "UNEVALUATED_ITEMS_EXTENDED"
+    UNEVALUATED_ITEMS_NARROWED = "UNEVALUATED_ITEMS_NARROWED"
+    ITEM_ADDED_TO_OPEN_CONTENT_MODEL = "ITEM_ADDED_TO_OPEN_CONTENT_MODEL"
+    ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL = "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL"
+    ITEM_ADDED_TO_CLOSED_CONTENT_MODEL = "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL"
+    ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL = "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL"
+    ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL = "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL"
+    ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL = "ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL"
+    ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL = (
+        "ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
+    )
+    ENUM_ARRAY_EXTENDED = "ENUM_ARRAY_EXTENDED"
+    ENUM_ARRAY_NARROWED = "ENUM_ARRAY_NARROWED"
+    ENUM_ARRAY_CHANGED = "ENUM_ARRAY_CHANGED"
+    COMBINED_TYPE_EXTENDED = "COMBINED_TYPE_EXTENDED"
+    COMBINED_TYPE_CHANGED = "COMBINED_TYPE_CHANGED"
+    PRODUCT_TYPE_EXTENDED = "PRODUCT_TYPE_EXTENDED"
+    PRODUCT_TYPE_NARROWED = "PRODUCT_TYPE_NARROWED"
+    SUM_TYPE_EXTENDED = "SUM_TYPE_EXTENDED"
+    SUM_TYPE_NARROWED = "SUM_TYPE_NARROWED"
+    COMBINED_TYPE_SUBSCHEMAS_CHANGED = "COMBINED_TYPE_SUBSCHEMAS_CHANGED"
+    NOT_TYPE_EXTENDED = "NOT_TYPE_EXTENDED"
+    NOT_TYPE_NARROWED = "NOT_TYPE_NARROWED"
+
+
+C = JsonChange
+
+#: The differences Confluent's STRICT policy (its default) accepts as backward compatible.
+COMPATIBLE_STRICT: frozenset[JsonChange] = frozenset(
+    {
+        C.ID_CHANGED,
+        C.DESCRIPTION_CHANGED,
+        C.TITLE_CHANGED,
+        C.DEFAULT_CHANGED,
+        C.SCHEMA_REMOVED,
+        C.TYPE_EXTENDED,
+        C.MAX_LENGTH_INCREASED,
+        C.MAX_LENGTH_REMOVED,
+        C.MIN_LENGTH_DECREASED,
+        C.MIN_LENGTH_REMOVED,
+        C.PATTERN_REMOVED,
+        C.MAXIMUM_INCREASED,
+        C.MAXIMUM_REMOVED,
+        C.MINIMUM_DECREASED,
+        C.MINIMUM_REMOVED,
+        C.EXCLUSIVE_MAXIMUM_INCREASED,
+        C.EXCLUSIVE_MAXIMUM_REMOVED,
+        C.EXCLUSIVE_MINIMUM_DECREASED,
+        C.EXCLUSIVE_MINIMUM_REMOVED,
+        C.MULTIPLE_OF_REDUCED,
+        C.MULTIPLE_OF_REMOVED,
+        C.REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED,
+        C.REQUIRED_ATTRIBUTE_REMOVED,
+        C.DEPENDENCY_ARRAY_NARROWED,
+        C.DEPENDENCY_ARRAY_REMOVED,
+        C.DEPENDENCY_SCHEMA_REMOVED,
+        C.MAX_PROPERTIES_INCREASED,
+        C.MAX_PROPERTIES_REMOVED,
+        C.MIN_PROPERTIES_DECREASED,
+        C.MIN_PROPERTIES_REMOVED,
+        C.ADDITIONAL_PROPERTIES_ADDED,
+        C.ADDITIONAL_PROPERTIES_EXTENDED,
+        C.UNEVALUATED_PROPERTIES_ADDED,
+        C.UNEVALUATED_PROPERTIES_EXTENDED,
+        C.PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL,
+        C.REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL,
+        C.OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL,
+        C.PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL,
+        C.PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL,
+        C.PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+        C.PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+        C.MAX_ITEMS_INCREASED,
+        C.MAX_ITEMS_REMOVED,
+        C.MIN_ITEMS_DECREASED,
+        C.MIN_ITEMS_REMOVED,
+        C.MAX_CONTAINS_INCREASED,
+        C.MAX_CONTAINS_REMOVED,
+        C.MIN_CONTAINS_DECREASED,
+        C.MIN_CONTAINS_REMOVED,
+        C.UNIQUE_ITEMS_REMOVED,
+        C.ADDITIONAL_ITEMS_ADDED,
+        C.ADDITIONAL_ITEMS_EXTENDED,
+        C.UNEVALUATED_ITEMS_ADDED,
+        C.UNEVALUATED_ITEMS_EXTENDED,
+        C.ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL,
+        C.ITEM_ADDED_TO_CLOSED_CONTENT_MODEL,
+        C.ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL,
+        C.ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL,
+        C.ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+        C.ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+        C.ENUM_ARRAY_EXTENDED,
+        C.COMBINED_TYPE_EXTENDED,
+        C.PRODUCT_TYPE_NARROWED,
+        C.SUM_TYPE_EXTENDED,
+        C.NOT_TYPE_NARROWED,
+    }
+)
+
+#: What the LENIENT policy accepts on top: property changes the other content model may not cover.
+COMPATIBLE_LENIENT: frozenset[JsonChange] = COMPATIBLE_STRICT | {
+    C.ADDITIONAL_PROPERTIES_NARROWED,
+    C.ADDITIONAL_PROPERTIES_REMOVED,
+    C.UNEVALUATED_PROPERTIES_NARROWED,
+    C.UNEVALUATED_PROPERTIES_REMOVED,
+    C.REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL,
+    C.OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL,
+    C.PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL,
+    C.PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+    C.PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+}
+
+
+def compatible_changes(policy: Policy = "strict") -> frozenset[JsonChange]:
+    if policy not in ("strict", "lenient"):
+        raise ValueError(f"policy is 'strict' or 'lenient', not {policy!r}")
+    return COMPATIBLE_STRICT if policy == "strict" else COMPATIBLE_LENIENT
+
+
+SchemaInput = str | Mapping[str, Any] | bool | Node
+
+
+def compare(
+    writer: SchemaInput,
+    reader: SchemaInput,
+    *,
+    policy: Policy = "strict",
+    writer_references: Mapping[str, Any] | None = None,
+    reader_references: Mapping[str, Any] | None = None,
+) -> list[Difference]:
+    """Every difference from `writer` (the schema data was written with) to `reader`.
+
+    `policy` only matters where Confluent's checker asks it mid-way (a property covered by a
+    partially open content model, a matching of `oneOf` subschemas); the result lists compatible
+    and incompatible differences alike.
+    """
+    original = _node(writer, writer_references)
+    update = _node(reader, reader_references)
+    context = _Context(_Shared(compatible_changes(policy)))
+    _compare(context, original, update)
+    return [_difference(kind, path) for kind, path in context.found]
+
+
+def incompatibilities(
+    reader: SchemaInput,
+    writer: SchemaInput,
+    *,
+    policy: Policy = "strict",
+    reader_references: Mapping[str, Any] | None = None,
+    writer_references: Mapping[str, Any] | None = None,
+) -> list[Difference]:
+    """The differences that stop `reader` from reading data written with `writer` (none: it can).
+
+    This is Confluent's `reader.isBackwardCompatible(writer)`.
+    """
+    allowed = compatible_changes(policy)
+    return [
+        difference
+        for difference in compare(
+            writer,
+            reader,
+            policy=policy,
+            writer_references=writer_references,
+            reader_references=reader_references,
+        )
+        if difference.kind not in allowed
+    ]
+
+
+def _node(schema: SchemaInput, references: Mapping[str, Any] | None) -> Node:
+    return schema if isinstance(schema, Node) else parse_json_schema(schema, references)
+
+
+# -- the comparison --------------------------------------------------------------------------
+
+
+@dataclass
+class _Shared:
+    """State of one comparison: pairs compared so far, and pairs being compared (cycles)."""
+
+    compatible: frozenset[JsonChange]
+    memo: dict[tuple[int, int], list[tuple[JsonChange, tuple[str, ...]]]] = field(default_factory=dict)
+    in_progress: set[tuple[int, int]] = field(default_factory=set)
+    assumptions: int = 0
+    """How often a cycle was assumed compatible; a result that relied on that is not memoized."""
+
+
+class _Context:
+    def __init__(self, shared: _Shared, path: tuple[str, ...] = ()) -> None:
+        self.shared = shared
+        self.path = path
+        self.found: list[tuple[JsonChange, tuple[str, ...]]] = []
+
+    def sub(self, *segments: str) -> _Context:
+        return _Context(self.shared, self.path + segments)
+
+    def add(self, kind: JsonChange, *segments: str) -> None:
+        self.found.append((kind, self.path + segments))
+
+    def absorb(self, other: _Context) -> None:
+        self.found.extend(other.found)
+
+    def compatible(self) -> bool:
+        return all(kind in self.shared.compatible for kind, _ in self.found)
+
+
+def _compare(ctx: _Context, original: Node | None, update: Node | None) -> None:
+    if original is None and update is None:
+        return
+    if original is None:
+        ctx.add(C.SCHEMA_ADDED)
+        return
+    if update is None:
+        ctx.add(C.SCHEMA_REMOVED)
+        return
+    original, update = resolve(original), resolve(update)
+    shared = ctx.shared
+    pair = (id(original), id(update))
+    relative = shared.memo.get(pair)
+    if relative is None:
+        if pair in shared.in_progress:  # a recursive schema came back to this pair
+            shared.assumptions += 1
+            return
+        shared.in_progress.add(pair)
+        before = shared.assumptions
+        try:
+            inner = _Context(shared)
+            _compare_types(inner, original, update)
+        finally:
+            shared.in_progress.discard(pair)
+        relative = inner.found
+        if shared.assumptions == before:
+            shared.memo[pair] = relative
+    ctx.found.extend((kind, ctx.path + path) for kind, path in relative)
+
+
+def _same_kind(a: Node, b: Node) -> bool:
+    return type(a) is type(b) or (isinstance(a, CombinedNode) and isinstance(b, CombinedNode))
+
+
+def _compare_types(ctx: _Context, original: Node, update: Node) -> None:
+    if not isinstance(original, CombinedNode) and isinstance(update, CombinedNode):
+        subschemas = update.subschemas
+        if len(subschemas) == 1:
+            if _try(ctx, original, subschemas[0]):
+                return
+        elif update.criterion in ("anyOf", "oneOf"):
+            for subschema in subschemas:
+                if _try(ctx, original, subschema, C.SUM_TYPE_EXTENDED):
+                    return
+    elif isinstance(original, CombinedNode) and not isinstance(update, CombinedNode):
+        subschemas = original.subschemas
+        if len(subschemas) == 1:
+            if _try(ctx, subschemas[0], update):
+                return
+        elif original.criterion == "allOf":
+            for subschema in subschemas:
+                if _try(ctx, subschema, update, C.PRODUCT_TYPE_NARROWED):
+                    return
+
+    if not _same_kind(original, update):
+        if isinstance(original, FalseNode) or isinstance(update, EmptyNode):
+            return  # nothing was written, or anything is read
+        if original.connect_type == "bytes" and update.connect_type == "bytes":
+            return  # Kafka Connect's bytes, as Confluent allows
+        ctx.add(C.TYPE_CHANGED)
+        return
+
+    if original.id != update.id:
+        ctx.add(C.ID_CHANGED)
+    if original.title != update.title:
+        ctx.add(C.TITLE_CHANGED)
+    if original.description != update.description:
+        ctx.add(C.DESCRIPTION_CHANGED)
+    if original.default != update.default:
+        ctx.add(C.DEFAULT_CHANGED)
+
+    if isinstance(original, StringNode):
+        _compare_string(ctx, original, update)  # type: ignore[arg-type]
+    elif isinstance(original, NumberNode):
+        _compare_number(ctx, original, update)  # type: ignore[arg-type]
+    elif isinstance(original, ConstNode):
+        if original.value != update.value:  # type: ignore[attr-defined]
+            ctx.add(C.ENUM_ARRAY_CHANGED, "const")
+    elif isinstance(original, EnumNode):
+        _compare_enum(ctx, original, update)  # type: ignore[arg-type]
+    elif isinstance(original, CombinedNode):
+        _compare_combined(ctx, original, update)  # type: ignore[arg-type]
+    elif isinstance(original, NotNode):
+        _compare_not(ctx, original, update)  # type: ignore[arg-type]
+    elif isinstance(original, ObjectNode):
+        _compare_object(ctx, original, update)  # type: ignore[arg-type]
+    elif isinstance(original, ArrayNode):
+        _compare_array(ctx, original, update)  # type: ignore[arg-type]
+
+
+def _try(ctx: _Context, original: Node, update: Node, then: JsonChange | None = None) -> bool:
+    """Compare one side with a subschema of the other; keep the result if it is compatible."""
+    sub = ctx.sub()
+    _compare(sub, original, update)
+    if not sub.compatible():
+        return False
+    ctx.absorb(sub)
+    if then is not None:
+        ctx.add(then)
+    return True
+
+
+def _limit(
+    ctx: _Context,
+    name: str,
+    original: Any,
+    update: Any,
+    kinds: tuple[JsonChange, JsonChange, JsonChange, JsonChange],
+) -> None:
+    """A numeric keyword: (added, removed, increased, decreased)."""
+    added, removed, increased, decreased = kinds
+    if original == update:
+        return
+    if original is None:
+        ctx.add(added, name)
+    elif update is None:
+        ctx.add(removed, name)
+    elif original < update:
+        ctx.add(increased, name)
+    elif original > update:
+        ctx.add(decreased, name)
+
+
+def _compare_string(ctx: _Context, original: StringNode, update: StringNode) -> None:
+    _limit(
+        ctx,
+        "maxLength",
+        original.max_length,
+        update.max_length,
+        (C.MAX_LENGTH_ADDED, C.MAX_LENGTH_REMOVED, C.MAX_LENGTH_INCREASED, C.MAX_LENGTH_DECREASED),
+    )
+    _limit(
+        ctx,
+        "minLength",
+        original.min_length,
+        update.min_length,
+        (C.MIN_LENGTH_ADDED, C.MIN_LENGTH_REMOVED, C.MIN_LENGTH_INCREASED, C.MIN_LENGTH_DECREASED),
+    )
+    if original.pattern is None and update.pattern is not None:
+        ctx.add(C.PATTERN_ADDED, "pattern")
+    elif original.pattern is not None and update.pattern is None:
+        ctx.add(C.PATTERN_REMOVED, "pattern")
+    elif original.pattern != update.pattern:
+        ctx.add(C.PATTERN_CHANGED, "pattern")
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+def _compare_number(ctx: _Context, original: NumberNode, update: NumberNode) -> None:
+    _limit(
+        ctx,
+        "maximum",
+        original.maximum,
+        update.maximum,
+        (C.MAXIMUM_ADDED, C.MAXIMUM_REMOVED, C.MAXIMUM_INCREASED, C.MAXIMUM_DECREASED),
+    )
+    _limit(
+        ctx,
+        "minimum",
+        original.minimum,
+        update.minimum,
+        (C.MINIMUM_ADDED, C.MINIMUM_REMOVED, C.MINIMUM_INCREASED, C.MINIMUM_DECREASED),
+    )
+    _limit(
+        ctx,
+        "exclusiveMaximum",
+        original.exclusive_maximum,
+        update.exclusive_maximum,
+        (
+            C.EXCLUSIVE_MAXIMUM_ADDED,
+            C.EXCLUSIVE_MAXIMUM_REMOVED,
+            C.EXCLUSIVE_MAXIMUM_INCREASED,
+            C.EXCLUSIVE_MAXIMUM_DECREASED,
+        ),
+    )
+    _limit(
+        ctx,
+        "exclusiveMinimum",
+        original.exclusive_minimum,
+        update.exclusive_minimum,
+        (
+            C.EXCLUSIVE_MINIMUM_ADDED,
+            C.EXCLUSIVE_MINIMUM_REMOVED,
+            C.EXCLUSIVE_MINIMUM_INCREASED,
+            C.EXCLUSIVE_MINIMUM_DECREASED,
+        ),
+    )
+    old, new = _decimal(original.multiple_of), _decimal(update.multiple_of)
+    if old != new:  # Decimal equality ignores trailing zeros (0.5 == 0.50)
+        if old is None:
+            ctx.add(C.MULTIPLE_OF_ADDED, "multipleOf")
+        elif new is None:
+            ctx.add(C.MULTIPLE_OF_REMOVED, "multipleOf")
+        elif old != 0 and new % old == 0:
+            ctx.add(C.MULTIPLE_OF_EXPANDED, "multipleOf")
+        elif new != 0 and old % new == 0:
+            ctx.add(C.MULTIPLE_OF_REDUCED, "multipleOf")
+        else:
+            ctx.add(C.MULTIPLE_OF_CHANGED, "multipleOf")
+    if original.requires_integer != update.requires_integer:
+        ctx.add(C.TYPE_EXTENDED if original.requires_integer else C.TYPE_NARROWED)
+
+
+def _compare_enum(ctx: _Context, original: EnumNode, update: EnumNode) -> None:
+    if original.values == update.values:
+        return
+    if update.values >= original.values:
+        ctx.add(C.ENUM_ARRAY_EXTENDED, "enum")
+    elif original.values >= update.values:
+        ctx.add(C.ENUM_ARRAY_NARROWED, "enum")
+    else:
+        ctx.add(C.ENUM_ARRAY_CHANGED, "enum")
+
+
+def _compare_not(ctx: _Context, original: NotNode, update: NotNode) -> None:
+    sub = ctx.sub("not")
+    _compare(sub, update.negated, original.negated)  # what is excluded reads the other way round
+    ctx.add(C.NOT_TYPE_NARROWED if sub.compatible() else C.NOT_TYPE_EXTENDED, "not")
+
+
+def _compare_combined(ctx: _Context, original: CombinedNode, update: CombinedNode) -> None:
+    if original.criterion != update.criterion:
+        singleton_original = len(original.subschemas) == 1
+        singleton_update = len(update.subschemas) == 1
+        if (
+            update.criterion == "anyOf"
+            or (singleton_original and singleton_update)
+            or (singleton_original and update.criterion == "oneOf")
+            or (singleton_update and original.criterion == "allOf")
+        ):
+            ctx.add(C.COMBINED_TYPE_EXTENDED)
+        else:
+            ctx.add(C.COMBINED_TYPE_CHANGED)
+            return
+    olds = _distinct(original.subschemas)
+    news = _distinct(update.subschemas)
+    if len(olds) < len(news):
+        ctx.add(C.PRODUCT_TYPE_EXTENDED if update.criterion == "allOf" else C.SUM_TYPE_EXTENDED)
+    elif len(olds) > len(news):
+        ctx.add(C.SUM_TYPE_NARROWED if original.criterion in ("anyOf", "oneOf") else C.PRODUCT_TYPE_NARROWED)
+    edges: dict[tuple[int, int], _Context] = {}
+    for i, old in enumerate(olds):
+        for j, new in enumerate(news):
+            sub = ctx.sub(original.criterion, str(i))
+            _compare(sub, old, new)
+            if sub.compatible():
+                edges[i, j] = sub
+    matching = _maximum_matching(len(olds), len(news), edges)
+    for i, j in sorted(matching):
+        ctx.absorb(edges[i, j])
+    if len(matching) < min(len(olds), len(news)):
+        ctx.add(C.COMBINED_TYPE_SUBSCHEMAS_CHANGED)
+
+
+def _distinct(nodes: Iterable[Node]) -> list[Node]:
+    seen: dict[str, Node] = {}
+    for node in nodes:
+        seen.setdefault(node.key(), node)
+    return list(seen.values())
+
+
+def _maximum_matching(left: int, right: int, edges: Mapping[tuple[int, int], Any]) -> set[tuple[int, int]]:
+    """Maximum bipartite matching (augmenting paths): which old subschema reads as which new one."""
+    neighbours: dict[int, list[int]] = {i: [j for j in range(right) if (i, j) in edges] for i in range(left)}
+    match_of_right: dict[int, int] = {}
+
+    def augment(i: int, visited: set[int]) -> bool:
+        for j in neighbours[i]:
+            if j in visited:
+                continue
+            visited.add(j)
+            if j not in match_of_right or augment(match_of_right[j], visited):
+                match_of_right[j] = i
+                return True
+        return False
+
+    for i in range(left):
+        augment(i, set())
+    return {(i, j) for j, i in match_of_right.items()}
+
+
+def _is_open_object(node: ObjectNode) -> bool:
+    if not node.permits_additional or node.additional_schema is not None or node.pattern_properties:
+        return False
+    return node.unevaluated is None or isinstance(resolve(node.unevaluated), EmptyNode)
+
+
+def _partial_object_schema(node: ObjectNode, name: str) -> Node | None:
+    """The schema a property not declared by `node` would be validated against, if any."""
+    for pattern, schema in node.pattern_properties.items():
+        try:
+            if re.search(pattern, name):
+                return schema
+        except re.error:
+            continue
+    if node.additional_schema is not None:
+        return node.additional_schema
+    if node.permits_additional and node.unevaluated is not None:
+        unevaluated = resolve(node.unevaluated)
+        if not isinstance(unevaluated, FalseNode | EmptyNode):
+            return node.unevaluated
+    return None
+
+
+def _compare_object(ctx: _Context, original: ObjectNode, update: ObjectNode) -> None:
+    for name in original.properties:
+        if name in update.properties:
+            was, now = name in original.required, name in update.required
+            if was and not now:
+                ctx.add(C.REQUIRED_ATTRIBUTE_REMOVED, "required", name)
+            elif now and not was:
+                with_default = (
+                    resolve(update.properties[name]).has_default or update.properties[name].has_default
+                )
+                ctx.add(
+                    C.REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED if with_default else C.REQUIRED_ATTRIBUTE_ADDED,
+                    "required",
+                    name,
+                )
+    for name in _ordered_union(original.properties, update.properties):
+        old, new = original.properties.get(name), update.properties.get(name)
+        here = ctx.sub("properties", name)
+        if new is None:
+            assert old is not None
+            _property_removed(here, old, update, name)
+        elif old is None:
+            _property_added(here, original, update, new, name)
+        else:
+            _compare(here, old, new)
+        ctx.absorb(here)
+    _compare_dependencies(ctx, original, update)
+    sub = ctx.sub("additionalProperties")
+    if original.permits_additional != update.permits_additional:
+        sub.add(
+            C.ADDITIONAL_PROPERTIES_ADDED if update.permits_additional else C.ADDITIONAL_PROPERTIES_REMOVED
+        )
+    elif original.additional_schema is None and update.additional_schema is not None:
+        sub.add(C.ADDITIONAL_PROPERTIES_NARROWED)
+    elif original.additional_schema is not None and update.additional_schema is None:
+        sub.add(C.ADDITIONAL_PROPERTIES_EXTENDED)
+    else:
+        _compare(sub, original.additional_schema, update.additional_schema)
+    ctx.absorb(sub)
+    _compare_unevaluated(
+        ctx,
+        "unevaluatedProperties",
+        original.unevaluated,
+        update.unevaluated,
+        (
+            C.UNEVALUATED_PROPERTIES_ADDED,
+            C.UNEVALUATED_PROPERTIES_REMOVED,
+            C.UNEVALUATED_PROPERTIES_EXTENDED,
+            C.UNEVALUATED_PROPERTIES_NARROWED,
+        ),
+    )
+    _limit(
+        ctx,
+        "maxProperties",
+        original.max_properties,
+        update.max_properties,
+        (
+            C.MAX_PROPERTIES_ADDED,
+            C.MAX_PROPERTIES_REMOVED,
+            C.MAX_PROPERTIES_INCREASED,
+            C.MAX_PROPERTIES_DECREASED,
+        ),
+    )
+    _limit(
+        ctx,
+        "minProperties",
+        original.min_properties,
+        update.min_properties,
+        (
+            C.MIN_PROPERTIES_ADDED,
+            C.MIN_PROPERTIES_REMOVED,
+            C.MIN_PROPERTIES_INCREASED,
+            C.MIN_PROPERTIES_DECREASED,
+        ),
+    )
+
+
+def _ordered_union(first: Iterable[str], second: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys([*first, *second]))
+
+
+def _property_removed(ctx: _Context, old: Node, update: ObjectNode, name: str) -> None:
+    """A property the writer declares and the reader does not: what the reader makes of it."""
+    if _is_open_object(update):
+        ctx.add(C.PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL)
+        return
+    partial = _partial_object_schema(update, name)
+    if partial is not None:
+        sub = ctx.sub()
+        _compare(sub, old, partial)
+        ctx.absorb(sub)
+        ctx.add(
+            C.PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+            if sub.compatible()
+            else C.PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+        )
+    elif isinstance(resolve(old), FalseNode):
+        ctx.add(C.PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL)
+    else:
+        ctx.add(C.PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL)
+
+
+def _property_added(ctx: _Context, original: ObjectNode, update: ObjectNode, new: Node, name: str) -> None:
+    """A property the reader declares and the writer does not: could written data hold it?"""
+    required = name in update.required
+    with_default = new.has_default or resolve(new).has_default
+    if _is_open_object(original):
+        if isinstance(resolve(new), EmptyNode):
+            ctx.add(C.PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL)
+        elif required:
+            ctx.add(
+                C.REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL
+                if with_default
+                else C.REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL
+            )
+        else:
+            ctx.add(C.OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL)
+        return
+    partial = _partial_object_schema(original, name)
+    if partial is not None:
+        sub = ctx.sub()
+        _compare(sub, partial, new)
+        ctx.absorb(sub)
+        ctx.add(
+            C.PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+            if sub.compatible()
+            else C.PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+        )
+    if required:
+        ctx.add(
+            C.REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL
+            if with_default
+            else C.REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL
+        )
+    else:
+        ctx.add(C.OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL)
+
+
+def _compare_dependencies(ctx: _Context, original: ObjectNode, update: ObjectNode) -> None:
+    for name in _ordered_union(original.property_dependencies, update.property_dependencies):
+        old = original.property_dependencies.get(name)
+        new = update.property_dependencies.get(name)
+        if new is None:
+            ctx.add(C.DEPENDENCY_ARRAY_REMOVED, "dependencies", name)
+        elif old is None:
+            ctx.add(C.DEPENDENCY_ARRAY_ADDED, "dependencies", name)
+        elif old != new:
+            if new >= old:
+                ctx.add(C.DEPENDENCY_ARRAY_EXTENDED, "dependencies", name)
+            elif old >= new:
+                ctx.add(C.DEPENDENCY_ARRAY_NARROWED, "dependencies", name)
+            else:
+                ctx.add(C.DEPENDENCY_ARRAY_CHANGED, "dependencies", name)
+    for name in _ordered_union(original.schema_dependencies, update.schema_dependencies):
+        old_schema = original.schema_dependencies.get(name)
+        new_schema = update.schema_dependencies.get(name)
+        if new_schema is None:
+            ctx.add(C.DEPENDENCY_SCHEMA_REMOVED, "dependencies", name)
+        elif old_schema is None:
+            ctx.add(C.DEPENDENCY_SCHEMA_ADDED, "dependencies", name)
+        else:
+            sub = ctx.sub("dependencies", name)
+            _compare(sub, old_schema, new_schema)
+            ctx.absorb(sub)
+
+
+def _compare_unevaluated(
+    ctx: _Context,
+    name: str,
+    original: Node | None,
+    update: Node | None,
+    kinds: tuple[JsonChange, JsonChange, JsonChange, JsonChange],
+) -> None:
+    """`unevaluatedProperties` / `unevaluatedItems`: (added, removed, extended, narrowed)."""
+    added, removed, extended, narrowed = kinds
+    if original is None and update is None:
+        return
+    old = resolve(original) if original is not None else None
+    new = resolve(update) if update is not None else None
+    sub = ctx.sub(name)
+    if old is None:
+        sub.add(removed if isinstance(new, FalseNode) else narrowed)
+    elif new is None:
+        sub.add(added if isinstance(old, FalseNode) else extended)
+    elif isinstance(old, FalseNode) and not isinstance(new, FalseNode):
+        sub.add(added)
+    elif not isinstance(old, FalseNode) and isinstance(new, FalseNode):
+        sub.add(removed)
+    elif isinstance(old, EmptyNode) and not isinstance(new, EmptyNode):
+        sub.add(narrowed)
+    elif not isinstance(old, EmptyNode) and isinstance(new, EmptyNode):
+        sub.add(extended)
+    else:
+        _compare(sub, old, new)
+    ctx.absorb(sub)
+
+
+def _is_open_array(node: ArrayNode) -> bool:
+    if not node.permits_additional or node.additional_schema is not None:
+        return False
+    return node.unevaluated is None or isinstance(resolve(node.unevaluated), EmptyNode)
+
+
+def _partial_array_schema(node: ArrayNode) -> Node | None:
+    if node.additional_schema is not None:
+        return node.additional_schema
+    if node.permits_additional and node.unevaluated is not None:
+        unevaluated = resolve(node.unevaluated)
+        if not isinstance(unevaluated, FalseNode | EmptyNode):
+            return node.unevaluated
+    return None
+
+
+def _compare_array(ctx: _Context, original: ArrayNode, update: ArrayNode) -> None:
+    sub = ctx.sub("items")
+    _compare(sub, original.all_items, update.all_items)
+    ctx.absorb(sub)
+    _compare_tuple_items(ctx, original, update)
+    sub = ctx.sub("additionalItems")
+    if original.permits_additional != update.permits_additional:
+        sub.add(C.ADDITIONAL_ITEMS_REMOVED if original.permits_additional else C.ADDITIONAL_ITEMS_ADDED)
+    elif original.additional_schema is None and update.additional_schema is not None:
+        sub.add(C.ADDITIONAL_ITEMS_NARROWED)
+    elif original.additional_schema is not None and update.additional_schema is None:
+        sub.add(C.ADDITIONAL_ITEMS_EXTENDED)
+    else:
+        _compare(sub, original.additional_schema, update.additional_schema)
+    ctx.absorb(sub)
+    _compare_unevaluated(
+        ctx,
+        "unevaluatedItems",
+        original.unevaluated,
+        update.unevaluated,
+        (
+            C.UNEVALUATED_ITEMS_ADDED,
+            C.UNEVALUATED_ITEMS_REMOVED,
+            C.UNEVALUATED_ITEMS_EXTENDED,
+            C.UNEVALUATED_ITEMS_NARROWED,
+        ),
+    )
+    _limit(
+        ctx,
+        "maxItems",
+        original.max_items,
+        update.max_items,
+        (C.MAX_ITEMS_ADDED, C.MAX_ITEMS_REMOVED, C.MAX_ITEMS_INCREASED, C.MAX_ITEMS_DECREASED),
+    )
+    _limit(
+        ctx,
+        "minItems",
+        original.min_items,
+        update.min_items,
+        (C.MIN_ITEMS_ADDED, C.MIN_ITEMS_REMOVED, C.MIN_ITEMS_INCREASED, C.MIN_ITEMS_DECREASED),
+    )
+    if original.unique_items != update.unique_items:
+        ctx.add(C.UNIQUE_ITEMS_REMOVED if original.unique_items else C.UNIQUE_ITEMS_ADDED, "uniqueItems")
+    _limit(
+        ctx,
+        "maxContains",
+        original.max_contains,
+        update.max_contains,
+        (C.MAX_CONTAINS_ADDED, C.MAX_CONTAINS_REMOVED, C.MAX_CONTAINS_INCREASED, C.MAX_CONTAINS_DECREASED),
+    )
+    _limit(
+        ctx,
+        "minContains",
+        original.min_contains,
+        update.min_contains,
+        (C.MIN_CONTAINS_ADDED, C.MIN_CONTAINS_REMOVED, C.MIN_CONTAINS_INCREASED, C.MIN_CONTAINS_DECREASED),
+    )
+
+
+def _compare_tuple_items(ctx: _Context, original: ArrayNode, update: ArrayNode) -> None:
+    olds, news = original.item_list or [], update.item_list or []
+    for index in range(max(len(olds), len(news))):
+        here = ctx.sub("items", str(index))
+        if index < len(olds) and index < len(news):
+            _compare(here, olds[index], news[index])
+        elif index < len(olds):  # an item the reader no longer describes
+            if _is_open_array(update):
+                here.add(C.ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL)
+            elif (partial := _partial_array_schema(update)) is not None:
+                sub = here.sub()
+                _compare(sub, olds[index], partial)
+                here.absorb(sub)
+                here.add(
+                    C.ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+                    if sub.compatible()
+                    else C.ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+                )
+            elif isinstance(resolve(olds[index]), FalseNode):
+                here.add(C.ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL)
+            else:
+                here.add(C.ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL)
+        elif _is_open_array(original):  # an item the writer did not describe
+            if isinstance(resolve(news[index]), EmptyNode):
+                here.add(C.ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL)
+            else:
+                here.add(C.ITEM_ADDED_TO_OPEN_CONTENT_MODEL)
+        elif (partial := _partial_array_schema(original)) is not None:
+            sub = here.sub()
+            _compare(sub, partial, news[index])
+            here.absorb(sub)
+            here.add(
+                C.ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+                if sub.compatible()
+                else C.ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+            )
+        else:
+            here.add(C.ITEM_ADDED_TO_CLOSED_CONTENT_MODEL)
+        ctx.absorb(here)
+
+
+# -- what a difference means -------------------------------------------------------------------
+
+_MEANINGS: dict[JsonChange, str] = {
+    C.TYPE_CHANGED: "the reader expects another type than the writer wrote",
+    C.TYPE_NARROWED: "the reader only accepts integers where the writer wrote any number",
+    C.TYPE_EXTENDED: "the reader accepts any number where the writer wrote integers",
+    C.SCHEMA_ADDED: "the reader describes a schema the writer did not have",
+    C.SCHEMA_REMOVED: "the reader no longer describes this schema",
+    C.REQUIRED_ATTRIBUTE_ADDED: "the reader requires a property the writer left optional",
+    C.REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED: (
+        "the reader requires a property the writer left optional; it has a default"
+    ),
+    C.REQUIRED_ATTRIBUTE_REMOVED: "the reader makes optional a property the writer required",
+    C.REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL: (
+        "the reader requires a property the writer did not declare (and the writer, open, may "
+        "have written it "
+        "with any value or not at all)"
+    ),
+    C.REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL: (
+        "the reader requires a property, with a default, that the writer's open content model may have "
+        "written with any value"
+    ),
+    C.OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL: (
+        "the reader declares an optional property that the writer's open content model may have written "
+        "with any value"
+    ),
+    C.REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: (
+        "the reader requires a property the writer's closed content model never wrote"
+    ),
+    C.REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL: (
+        "the reader requires a property the writer never wrote; its default fills it in"
+    ),
+    C.OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL: (
+        "the reader declares an optional property the writer's closed content model never wrote"
+    ),
+    C.PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL: (
+        "the reader declares a property that takes any value"
+    ),
+    C.PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL: (
+        "the writer's property is no longer declared; the reader is open and ignores it"
+    ),
+    C.PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL: (
+        "the writer wrote this property, and the reader's closed content model rejects it"
+    ),
+    C.PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL: (
+        "a property the writer forbade is no longer declared"
+    ),
+    C.PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the writer's property is no longer declared; the reader's additional or pattern properties accept it"
+    ),
+    C.PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the writer's property is no longer declared, and the reader's additional or pattern "
+        "properties reject it"
+    ),
+    C.PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the reader declares a property the writer's additional or pattern properties allowed, compatibly"
+    ),
+    C.PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the reader declares a property the writer's additional or pattern properties allowed "
+        "with other values"
+    ),
+    C.ADDITIONAL_PROPERTIES_ADDED: "the reader accepts additional properties",
+    C.ADDITIONAL_PROPERTIES_REMOVED: "the reader rejects additional properties the writer allowed",
+    C.ADDITIONAL_PROPERTIES_NARROWED: "the reader restricts the additional properties the writer allowed",
+    C.ADDITIONAL_PROPERTIES_EXTENDED: "the reader accepts any additional property",
+    C.ENUM_ARRAY_EXTENDED: "the reader accepts more values than the writer",
+    C.ENUM_ARRAY_NARROWED: "the reader accepts fewer values than the writer wrote",
+    C.ENUM_ARRAY_CHANGED: "the reader and the writer allow different values",
+    C.COMBINED_TYPE_CHANGED: "the reader combines subschemas differently (allOf / anyOf / oneOf)",
+    C.COMBINED_TYPE_SUBSCHEMAS_CHANGED: (
+        "some subschemas of the writer have no compatible subschema in the reader"
+    ),
+    C.SUM_TYPE_NARROWED: "the reader has fewer alternatives (anyOf / oneOf) than the writer",
+    C.SUM_TYPE_EXTENDED: "the reader has more alternatives than the writer",
+    C.PRODUCT_TYPE_EXTENDED: "the reader adds a constraint (allOf) to the writer's",
+    C.PRODUCT_TYPE_NARROWED: "the reader drops a constraint (allOf) of the writer's",
+    C.NOT_TYPE_EXTENDED: "the reader excludes values (not) that the writer may have written",
+    C.NOT_TYPE_NARROWED: "the reader excludes fewer values (not) than the writer",
+    C.ITEM_ADDED_TO_OPEN_CONTENT_MODEL: (
+        "the reader describes a tuple item the writer's open array may have written otherwise"
+    ),
+    C.ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL: (
+        "the writer wrote this tuple item and the reader's closed array rejects it"
+    ),
+    C.ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the writer's tuple item is no longer described, and the reader's additional items reject it"
+    ),
+    C.ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the reader describes a tuple item the writer's additional items allowed with other values"
+    ),
+    C.PATTERN_CHANGED: "the reader and the writer require different patterns",
+    C.MULTIPLE_OF_CHANGED: "the reader and the writer require different multiples",
+    C.DEPENDENCY_ARRAY_CHANGED: "the reader and the writer have different property dependencies",
+}
+
+
+def _meaning(kind: JsonChange) -> str:
+    if kind in _MEANINGS:
+        return _MEANINGS[kind]
+    words = kind.value.lower().split("_")
+    change = words[-1]
+    keyword = " ".join(words[:-1])
+    if change in ("added", "increased", "decreased", "expanded", "narrowed"):
+        return f"{keyword} {change} in the reader" + (
+            "" if kind in COMPATIBLE_LENIENT else ": the reader may reject data the writer wrote"
+        )
+    if change in ("removed", "reduced", "extended", "changed"):
+        return f"{keyword} {change} in the reader"
+    return kind.value.lower().replace("_", " ")
+
+
+def _difference(kind: JsonChange, path: tuple[str, ...]) -> Difference:
+    return Difference(kind.value, "#/" + "/".join(path), _meaning(kind))
