@@ -632,18 +632,24 @@ def _compare_combined(ctx: _Context, original: CombinedNode, update: CombinedNod
         ctx.add(C.PRODUCT_TYPE_EXTENDED if update.criterion == "allOf" else C.SUM_TYPE_EXTENDED)
     elif len(olds) > len(news):
         ctx.add(C.SUM_TYPE_NARROWED if original.criterion in ("anyOf", "oneOf") else C.PRODUCT_TYPE_NARROWED)
-    edges: dict[tuple[int, int], _Context] = {}
+    tried: dict[tuple[int, int], _Context] = {}
     for i, old in enumerate(olds):
         for j, new in enumerate(news):
-            sub = ctx.sub(original.criterion, str(i))
-            _compare(sub, old, new)
-            if sub.compatible():
-                edges[i, j] = sub
+            tried[i, j] = ctx.sub(original.criterion, str(i))
+            _compare(tried[i, j], old, new)
+    edges = {pair: sub for pair, sub in tried.items() if sub.compatible()}
     matching = _maximum_matching(len(olds), len(news), edges)
     for i, j in sorted(matching):
         ctx.absorb(edges[i, j])
     if len(matching) < min(len(olds), len(news)):
         ctx.add(C.COMBINED_TYPE_SUBSCHEMAS_CHANGED)
+        # Beyond Confluent's report, say why: an unmatched subschema against the one in its place.
+        matched_old, matched_new = {i for i, _ in matching}, {j for _, j in matching}
+        for i in range(min(len(olds), len(news))):
+            if i not in matched_old and i not in matched_new:
+                ctx.found.extend(
+                    (kind, path) for kind, path in tried[i, i].found if kind not in ctx.shared.compatible
+                )
 
 
 def _distinct(nodes: Iterable[Node]) -> list[Node]:

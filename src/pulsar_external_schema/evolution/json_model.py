@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import Draft7Validator, validator_for
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT4, DRAFT6, DRAFT7, specification_with
@@ -218,11 +220,23 @@ def parse_json_schema(
     `references` maps the names a registered schema's `references` use (`"$ref": "address.json"`)
     to their schemas, as the registry resolves them.
     """
-    document = _load_text(schema, "the schema")
+    document = _check(_load_text(schema, "the schema"), "the schema")
     refs = {
-        name: _load_text(text, f"referenced schema {name!r}") for name, text in (references or {}).items()
+        name: _check(_load_text(text, f"referenced schema {name!r}"), f"referenced schema {name!r}")
+        for name, text in (references or {}).items()
     }
     return _Loader(document, refs).root()
+
+
+def _check(schema: Any, what: str) -> Any:
+    """The schema, once `jsonschema` has checked it against its draft's meta-schema."""
+    validator = validator_for(schema, default=Draft7Validator)
+    try:
+        validator.check_schema(schema)
+    except SchemaError as error:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        raise JsonSchemaError(f"{what} is not a valid JSON Schema at {where}: {error.message}") from None
+    return schema
 
 
 def _load_text(schema: Any, what: str) -> Any:
@@ -422,16 +436,17 @@ class _Loader:
     def _array(self, raw: dict[str, Any], schema: Mapping[str, Any], resolver: Any) -> ArrayNode:
         node = ArrayNode(raw)
         items = schema.get("items")
-        if "prefixItems" in schema:  # 2020-12: tuple items, then `items` for the rest
-            node.item_list = [self.load(s, resolver) for s in schema["prefixItems"]]
+        if "prefixItems" in schema or (not self.legacy and isinstance(items, bool)):
+            # 2020-12: tuple items, then `items` for the rest (`items: false` closes the array even
+            # without tuple items, as Confluent reads it)
+            node.item_list = [self.load(s, resolver) for s in schema.get("prefixItems", [])] or None
             rest = items
-        elif isinstance(items, list):  # drafts up to 2019-09: tuple items, then `additionalItems`
-            node.item_list = [self.load(s, resolver) for s in items]
-            rest = schema.get("additionalItems")
         else:
-            if items is not None:
+            if isinstance(items, list):  # drafts up to 2019-09: tuple items
+                node.item_list = [self.load(s, resolver) for s in items]
+            elif items is not None:
                 node.all_items = self.load(items, resolver)
-            rest = None
+            rest = schema.get("additionalItems")  # read whether or not there are tuple items
         if rest is False:
             node.permits_additional = False
         elif rest is not None and rest is not True:
