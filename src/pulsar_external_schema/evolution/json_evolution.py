@@ -275,13 +275,7 @@ class JsonSchemaEvolution:
         if registered is not None:
             return int(registered.schema_id)
         versions = self._versions(subject)
-        found: list[Difference] = []
-        for version in versions:  # say what this consumer could not read
-            old, schema_id = self._version_schema(subject, version)
-            found += [
-                d.against(direction=Direction.BACKWARD, version=version, schema_id=schema_id)
-                for d in incompatibilities(to_consumer_schema(producer), old)
-            ]
+        found = self.check_consumer_schema(subject, to_consumer_schema(producer))  # what it could not read
         registered_what = (
             f"{len(versions)} version(s) are registered" if versions else "the subject has no versions"
         )
@@ -291,6 +285,26 @@ class JsonSchemaEvolution:
             found,
             subject=subject,
         )
+
+    def check_consumer_schema(
+        self, subject: str, consumer_schema_str: str | Mapping[str, Any]
+    ) -> list[Difference]:
+        """What stops a consumer schema from reading data of every registered producer schema.
+
+        For a consumer built ahead of its producer (say, expecting a property a coming producer
+        version adds): nothing is registered, so the expectation binds no one. The producing team
+        may still register another type for that property; the consumer then finds out here
+        (and its `ensure_consumer_schema` fails), while producers carry on.
+        """
+        consumer = _parse(consumer_schema_str, "consumer schema")
+        found: list[Difference] = []
+        for version in self._versions(subject):
+            old, schema_id = self._version_schema(subject, version)
+            found += [
+                d.against(direction=Direction.BACKWARD, version=version, schema_id=schema_id)
+                for d in incompatibilities(consumer, old)
+            ]
+        return found
 
     def ensure_consumer_view_schema(
         self,
