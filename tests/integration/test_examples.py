@@ -96,3 +96,29 @@ def test_data_contracts_doc_first_example_rejects_this_will_fail(services: Servi
         "pulsar_external_schema.errors.RuleViolationError: rule 'checkLen' (CONDITION CEL, WRITE)"
     )
     assert f"(topic {topic}, subject " in last
+
+
+def test_json_evolution_example(services: Services) -> None:
+    result = run_example("json_evolution.py", services)
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "producers v1 and v2 registered and sent"
+    assert lines[1].startswith(
+        "refused: the producer schema is not compatible with the registered producer schemas"
+    )
+    assert lines[2].startswith("  TYPE_CHANGED at #/properties/checked [backward, version 2, id ")
+    assert lines[3].startswith("  TYPE_CHANGED at #/properties/checked [forward, version 2, id ")
+    assert lines[4:] == [
+        "consumer v1 read {'id': 1, 'name': 'first'}",
+        "consumer v1 read {'id': 2, 'name': 'second', 'checked': True}",
+        "view read {'id': 1}",
+        "view read {'id': 2}",
+    ]
+
+
+def test_evolution_doc_first_example_runs(services: Services, topic: str) -> None:
+    result = run_first_snippet("docs/evolution.md", services, "persistent://public/default/checks-", topic)
+
+    assert result.returncode == 0, result.stderr
+    assert "{'id': 1, 'name': 'first'}" in result.stdout.splitlines()  # pulsar-client logs there too
