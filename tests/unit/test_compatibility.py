@@ -249,3 +249,51 @@ def test_evolution_config_keys() -> None:
 def test_evolution_config_errors(conf: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         ExternalSchemaConfig.from_dict({"schema.registry.url": "mock://x", **conf})
+
+
+# -- the serdes of the producer/consumer model ------------------------------------------------------
+
+
+def test_view_projection_keeps_declared_properties_in_nested_objects_and_arrays() -> None:
+    from pulsar_external_schema.evolution.serdes import project
+
+    view = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "address": {"type": "object", "properties": {"zip": STR}},
+            "lines": {"type": "array", "items": {"type": "object", "properties": {"sku": STR}}},
+        },
+    }
+    value = {
+        "id": 1,
+        "name": "n",
+        "address": {"zip": "1", "street": "s"},
+        "lines": [{"sku": "a", "qty": 1}, {"qty": 2}],
+    }
+
+    assert project(value, view) == {"id": 1, "address": {"zip": "1"}, "lines": [{"sku": "a"}, {}]}
+
+
+def test_a_view_needs_the_producer_consumer_mode() -> None:
+    from contracts import mock_factory
+
+    with pytest.raises(ConfigError, match=r"json\.evolution"):
+        mock_factory().json(json.dumps(V1), view=json.dumps(V1))
+
+
+def test_an_unreachable_registry_fails_the_first_send_clearly() -> None:
+    from pulsar_external_schema import RegistryUnavailableError, SchemaRegistrySchemaFactory
+
+    factory = SchemaRegistrySchemaFactory(
+        {"schema.registry.url": "http://127.0.0.1:9", "json.evolution": "producer-consumer", "max.retries": 0}
+    )
+    topic = "persistent://public/default/orders"
+
+    with pytest.raises(
+        RegistryUnavailableError, match=r"cannot reach the registry at http://127\.0\.0\.1:9"
+    ) as raised:
+        factory.json(json.dumps(V1)).encode(topic, {"a": "x"})
+
+    assert (raised.value.topic, raised.value.subject) == (topic, "public.default.orders-value")
+    factory.close()

@@ -236,8 +236,9 @@ class JsonSchemaEvolution:
                 ]
         if found:
             what = (
-                "the producer schema conflicts with a version registered at the same time (a registration "
-                "race): delete one of the two versions"
+                "the producer schema conflicts with versions registered after it (a registration race, or "
+                "a later version registered with fewer checks): delete one of the versions, or move this "
+                "producer to a newer schema"
                 if race
                 else "the producer schema is not compatible with the registered producer schemas"
             )
