@@ -783,6 +783,14 @@ def _ordered_union(first: Iterable[str], second: Iterable[str]) -> list[str]:
     return list(dict.fromkeys([*first, *second]))
 
 
+def _covered(ctx: _Context, writer: Node, reader: Node, covered: JsonChange, not_covered: JsonChange) -> None:
+    """A property or item one side declares, against the other's additional/pattern schema."""
+    sub = ctx.sub()
+    _compare(sub, writer, reader)
+    ctx.absorb(sub)
+    ctx.add(covered if sub.compatible() else not_covered)
+
+
 def _property_removed(ctx: _Context, old: Node, update: ObjectNode, name: str) -> None:
     """A property the writer declares and the reader does not: what the reader makes of it."""
     if _is_open_object(update):
@@ -790,13 +798,12 @@ def _property_removed(ctx: _Context, old: Node, update: ObjectNode, name: str) -
         return
     partial = _partial_object_schema(update, name)
     if partial is not None:
-        sub = ctx.sub()
-        _compare(sub, old, partial)
-        ctx.absorb(sub)
-        ctx.add(
-            C.PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
-            if sub.compatible()
-            else C.PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+        _covered(
+            ctx,
+            old,
+            partial,
+            C.PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+            C.PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
         )
     elif isinstance(resolve(old), FalseNode):
         ctx.add(C.PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL)
@@ -822,13 +829,12 @@ def _property_added(ctx: _Context, original: ObjectNode, update: ObjectNode, new
         return
     partial = _partial_object_schema(original, name)
     if partial is not None:
-        sub = ctx.sub()
-        _compare(sub, partial, new)
-        ctx.absorb(sub)
-        ctx.add(
-            C.PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
-            if sub.compatible()
-            else C.PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+        _covered(
+            ctx,
+            partial,
+            new,
+            C.PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+            C.PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
         )
     if required:
         ctx.add(
@@ -984,13 +990,12 @@ def _compare_tuple_items(ctx: _Context, original: ArrayNode, update: ArrayNode) 
             if _is_open_array(update):
                 here.add(C.ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL)
             elif (partial := _partial_array_schema(update)) is not None:
-                sub = here.sub()
-                _compare(sub, olds[index], partial)
-                here.absorb(sub)
-                here.add(
-                    C.ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
-                    if sub.compatible()
-                    else C.ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+                _covered(
+                    here,
+                    olds[index],
+                    partial,
+                    C.ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+                    C.ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
                 )
             elif isinstance(resolve(olds[index]), FalseNode):
                 here.add(C.ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL)
@@ -1002,13 +1007,12 @@ def _compare_tuple_items(ctx: _Context, original: ArrayNode, update: ArrayNode) 
             else:
                 here.add(C.ITEM_ADDED_TO_OPEN_CONTENT_MODEL)
         elif (partial := _partial_array_schema(original)) is not None:
-            sub = here.sub()
-            _compare(sub, partial, news[index])
-            here.absorb(sub)
-            here.add(
-                C.ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
-                if sub.compatible()
-                else C.ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+            _covered(
+                here,
+                partial,
+                news[index],
+                C.ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+                C.ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
             )
         else:
             here.add(C.ITEM_ADDED_TO_CLOSED_CONTENT_MODEL)
