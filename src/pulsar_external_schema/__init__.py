@@ -13,12 +13,14 @@ from .errors import (
     DecodeError,
     EncodeError,
     ExternalSchemaError,
+    IncompatibleSchemaError,
     MissingSchemaIdError,
     RegistryUnavailableError,
     RuleViolationError,
     SchemaIdError,
     UnknownSchemaIdError,
 )
+from .evolution import JsonSchemaEvolution
 from .factory import SchemaRegistrySchemaFactory
 from .producer import AsyncProducer, Producer, create_async_producer, create_producer
 from .rules.context import MessageContext
@@ -43,6 +45,8 @@ __all__ = [
     "ExternalSchema",
     "ExternalSchemaConfig",
     "ExternalSchemaError",
+    "IncompatibleSchemaError",
+    "JsonSchemaEvolution",
     "KeyValue",
     "KeyValueExternalSchema",
     "MessageContext",
