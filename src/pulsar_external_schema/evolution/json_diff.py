@@ -32,6 +32,7 @@ from .json_model import (
     ArrayNode,
     CombinedNode,
     ConstNode,
+    ContainerNode,
     EmptyNode,
     EnumNode,
     FalseNode,
@@ -679,20 +680,24 @@ def _maximum_matching(left: int, right: int, edges: Mapping[tuple[int, int], Any
     return {(i, j) for j, i in match_of_right.items()}
 
 
-def _is_open_object(node: ObjectNode) -> bool:
-    if not node.permits_additional or node.additional_schema is not None or node.pattern_properties:
+def _is_open(node: ContainerNode) -> bool:
+    """Fully open: any other property (item) is allowed, with any value."""
+    if not node.permits_additional or node.additional_schema is not None:
+        return False
+    if isinstance(node, ObjectNode) and node.pattern_properties:
         return False
     return node.unevaluated is None or isinstance(resolve(node.unevaluated), EmptyNode)
 
 
-def _partial_object_schema(node: ObjectNode, name: str) -> Node | None:
-    """The schema a property not declared by `node` would be validated against, if any."""
-    for pattern, schema in node.pattern_properties.items():
-        try:
-            if re.search(pattern, name):
-                return schema
-        except re.error:
-            continue
+def _partial_schema(node: ContainerNode, name: str | None = None) -> Node | None:
+    """The schema a property (`name`) or item not declared by `node` is validated with, if any."""
+    if isinstance(node, ObjectNode) and name is not None:
+        for pattern, schema in node.pattern_properties.items():
+            try:
+                if re.search(pattern, name):
+                    return schema
+            except re.error:
+                continue
     if node.additional_schema is not None:
         return node.additional_schema
     if node.permits_additional and node.unevaluated is not None:
@@ -793,10 +798,10 @@ def _covered(ctx: _Context, writer: Node, reader: Node, covered: JsonChange, not
 
 def _property_removed(ctx: _Context, old: Node, update: ObjectNode, name: str) -> None:
     """A property the writer declares and the reader does not: what the reader makes of it."""
-    if _is_open_object(update):
+    if _is_open(update):
         ctx.add(C.PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL)
         return
-    partial = _partial_object_schema(update, name)
+    partial = _partial_schema(update, name)
     if partial is not None:
         _covered(
             ctx,
@@ -815,7 +820,7 @@ def _property_added(ctx: _Context, original: ObjectNode, update: ObjectNode, new
     """A property the reader declares and the writer does not: could written data hold it?"""
     required = name in update.required
     with_default = new.has_default or resolve(new).has_default
-    if _is_open_object(original):
+    if _is_open(original):
         if isinstance(resolve(new), EmptyNode):
             ctx.add(C.PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL)
         elif required:
@@ -827,7 +832,7 @@ def _property_added(ctx: _Context, original: ObjectNode, update: ObjectNode, new
         else:
             ctx.add(C.OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL)
         return
-    partial = _partial_object_schema(original, name)
+    partial = _partial_schema(original, name)
     if partial is not None:
         _covered(
             ctx,
@@ -905,22 +910,6 @@ def _compare_unevaluated(
     ctx.absorb(sub)
 
 
-def _is_open_array(node: ArrayNode) -> bool:
-    if not node.permits_additional or node.additional_schema is not None:
-        return False
-    return node.unevaluated is None or isinstance(resolve(node.unevaluated), EmptyNode)
-
-
-def _partial_array_schema(node: ArrayNode) -> Node | None:
-    if node.additional_schema is not None:
-        return node.additional_schema
-    if node.permits_additional and node.unevaluated is not None:
-        unevaluated = resolve(node.unevaluated)
-        if not isinstance(unevaluated, FalseNode | EmptyNode):
-            return node.unevaluated
-    return None
-
-
 def _compare_array(ctx: _Context, original: ArrayNode, update: ArrayNode) -> None:
     sub = ctx.sub("items")
     _compare(sub, original.all_items, update.all_items)
@@ -987,9 +976,9 @@ def _compare_tuple_items(ctx: _Context, original: ArrayNode, update: ArrayNode) 
         if index < len(olds) and index < len(news):
             _compare(here, olds[index], news[index])
         elif index < len(olds):  # an item the reader no longer describes
-            if _is_open_array(update):
+            if _is_open(update):
                 here.add(C.ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL)
-            elif (partial := _partial_array_schema(update)) is not None:
+            elif (partial := _partial_schema(update)) is not None:
                 _covered(
                     here,
                     olds[index],
@@ -1001,12 +990,12 @@ def _compare_tuple_items(ctx: _Context, original: ArrayNode, update: ArrayNode) 
                 here.add(C.ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL)
             else:
                 here.add(C.ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL)
-        elif _is_open_array(original):  # an item the writer did not describe
+        elif _is_open(original):  # an item the writer did not describe
             if isinstance(resolve(news[index]), EmptyNode):
                 here.add(C.ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL)
             else:
                 here.add(C.ITEM_ADDED_TO_OPEN_CONTENT_MODEL)
-        elif (partial := _partial_array_schema(original)) is not None:
+        elif (partial := _partial_schema(original)) is not None:
             _covered(
                 here,
                 partial,

@@ -134,14 +134,22 @@ class NullNode(Node):
 
 
 @dataclass(eq=False)
-class ObjectNode(Node):
+class ContainerNode(Node):
+    """What objects and arrays share: whether members beyond the declared ones are allowed."""
+
+    permits_additional: bool = True
+    """False for `additionalProperties: false` / `additionalItems: false` (2020-12: `items: false`)."""
+    additional_schema: Node | None = None
+    """The schema of the other members, when `additionalProperties` / `additionalItems` is one."""
+    unevaluated: Node | None = None
+    """`unevaluatedProperties` / `unevaluatedItems`."""
+
+
+@dataclass(eq=False)
+class ObjectNode(ContainerNode):
     properties: dict[str, Node] = field(default_factory=dict)
     required: frozenset[str] = frozenset()
     pattern_properties: dict[str, Node] = field(default_factory=dict)
-    permits_additional: bool = True
-    additional_schema: Node | None = None
-    """The schema of additional properties when `additionalProperties` is a schema."""
-    unevaluated: Node | None = None
     max_properties: int | None = None
     min_properties: int | None = None
     property_dependencies: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -149,14 +157,11 @@ class ObjectNode(Node):
 
 
 @dataclass(eq=False)
-class ArrayNode(Node):
+class ArrayNode(ContainerNode):
     all_items: Node | None = None
     """The schema of every item (`items` as a schema, without tuple items)."""
     item_list: list[Node] | None = None
     """Tuple items: `items` as a list (draft 7) or `prefixItems` (2020-12)."""
-    permits_additional: bool = True
-    additional_schema: Node | None = None
-    unevaluated: Node | None = None
     max_items: int | None = None
     min_items: int | None = None
     unique_items: bool = False
