@@ -21,7 +21,7 @@ from confluent_kafka.serialization import MessageField
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
 from .evolution.json_evolution import JsonSchemaEvolution
-from .evolution.serdes import ConsumerSchemaDeserializer, ProducerSchemaSerializer
+from .evolution.serdes import ConsumerSchemaDeserializer, ProducerSchemaSerializer, parse_schema
 from .protobuf_text import file_descriptor_proto, render_proto
 from .rules.registry import RuleActions, RuleEngine, RuleExecutors
 from .rules.serdes import (
@@ -143,6 +143,7 @@ class SchemaRegistrySchemaFactory:
         text = schema.schema_str if isinstance(schema, Schema) else schema
         if not isinstance(text, str):
             raise ConfigError("json() takes the producer schema as JSON text or a confluent-kafka Schema")
+        parse_schema(text, "producer schema")
         return self._schema(lambda field: self._evolving_json_part(text, to_dict, from_dict, view, field))
 
     def _json_part(

@@ -297,3 +297,22 @@ def test_an_unreachable_registry_fails_the_first_send_clearly() -> None:
 
     assert (raised.value.topic, raised.value.subject) == (topic, "public.default.orders-value")
     factory.close()
+
+
+@pytest.mark.parametrize(
+    ("producer", "view", "message"),
+    [
+        ("{not json", None, "the producer schema is not JSON"),
+        (json.dumps(V1), '{"type": "strin"}', "the view schema is not a valid JSON Schema"),
+        (json.dumps(V1), "[]", "the view schema must be a JSON object"),
+    ],
+)
+def test_bad_schemas_in_the_producer_consumer_mode_are_config_errors(
+    producer: str, view: str | None, message: str
+) -> None:
+    from contracts import mock_factory
+
+    factory = mock_factory(**{"json.evolution": "producer-consumer"})
+    with pytest.raises(ConfigError, match=message):
+        factory.json(producer, view=view)
+    factory.close()

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from confluent_kafka.serialization import SerializationContext
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
-from ..errors import IncompatibleSchemaError
+from ..errors import ConfigError, IncompatibleSchemaError
 from ..subjects import SubjectNameStrategy
 from .json_evolution import JsonSchemaEvolution, to_consumer_schema
 
@@ -50,8 +50,15 @@ class _OncePerSubject:
             self._ready.add(subject)
 
 
-def _parsed(schema: str | Mapping[str, Any]) -> dict[str, Any]:
-    return dict(json.loads(schema)) if isinstance(schema, str) else dict(schema)
+def parse_schema(schema: str | Mapping[str, Any], what: str = "schema") -> dict[str, Any]:
+    """A schema given in code, parsed; bad input is a `ConfigError` naming which schema."""
+    try:
+        parsed = json.loads(schema) if isinstance(schema, str) else schema
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"the {what} is not JSON: {error}") from None
+    if not isinstance(parsed, Mapping):
+        raise ConfigError(f"the {what} must be a JSON object, not {type(parsed).__name__}")
+    return dict(parsed)
 
 
 class ProducerSchemaSerializer:
@@ -72,7 +79,7 @@ class ProducerSchemaSerializer:
         self._schema = schema
         self._backward = backward
         self._forward = forward
-        self._subjects = _OncePerSubject(strategy, _parsed(schema).get("title"))
+        self._subjects = _OncePerSubject(strategy, parse_schema(schema, "producer schema").get("title"))
 
     def __call__(self, value: Any, ctx: SerializationContext) -> Any:
         self._subjects.ensure(
@@ -100,13 +107,18 @@ class ConsumerSchemaDeserializer:
         self._inner = inner
         self._evolution = evolution
         self._producer_schema = producer_schema
-        self._view = _parsed(view) if view is not None else None
+        title = parse_schema(producer_schema, "producer schema").get("title")
+        self._view = parse_schema(view, "view schema") if view is not None else None
         reader = self._view if self._view is not None else to_consumer_schema(producer_schema)
         validator = validator_for(reader)
-        validator.check_schema(reader)
+        try:
+            validator.check_schema(reader)
+        except SchemaError as error:
+            which = "view" if self._view is not None else "producer"
+            raise ConfigError(f"the {which} schema is not a valid JSON Schema: {error.message}") from None
         self._validator = validator(reader)
         self._from_dict = from_dict
-        self._subjects = _OncePerSubject(strategy, _parsed(producer_schema).get("title"))
+        self._subjects = _OncePerSubject(strategy, title)
 
     def _admit(self, subject: str) -> int:
         if self._view is None:
