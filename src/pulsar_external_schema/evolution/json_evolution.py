@@ -187,7 +187,8 @@ class JsonSchemaEvolution:
         (its consumer schema reads data each of them wrote) and forward (each one's consumer
         schema reads data it writes). Then the subject's compatibility is set to NONE and the
         schema registered. An already registered schema is checked against the versions
-        registered after it (which would only fail after a registration race).
+        registered after it (which fails only after a registration race, or when a later version
+        was registered with fewer checks).
         """
         producer = _parse(schema_str, "producer schema")
         self._check_closed(subject, producer)
