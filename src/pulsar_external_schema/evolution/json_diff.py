@@ -734,18 +734,18 @@ def _compare_object(ctx: _Context, original: ObjectNode, update: ObjectNode) -> 
             _compare(here, old, new)
         ctx.absorb(here)
     _compare_dependencies(ctx, original, update)
-    sub = ctx.sub("additionalProperties")
-    if original.permits_additional != update.permits_additional:
-        sub.add(
-            C.ADDITIONAL_PROPERTIES_ADDED if update.permits_additional else C.ADDITIONAL_PROPERTIES_REMOVED
-        )
-    elif original.additional_schema is None and update.additional_schema is not None:
-        sub.add(C.ADDITIONAL_PROPERTIES_NARROWED)
-    elif original.additional_schema is not None and update.additional_schema is None:
-        sub.add(C.ADDITIONAL_PROPERTIES_EXTENDED)
-    else:
-        _compare(sub, original.additional_schema, update.additional_schema)
-    ctx.absorb(sub)
+    _compare_additional(
+        ctx,
+        "additionalProperties",
+        original,
+        update,
+        (
+            C.ADDITIONAL_PROPERTIES_ADDED,
+            C.ADDITIONAL_PROPERTIES_REMOVED,
+            C.ADDITIONAL_PROPERTIES_EXTENDED,
+            C.ADDITIONAL_PROPERTIES_NARROWED,
+        ),
+    )
     _compare_unevaluated(
         ctx,
         "unevaluatedProperties",
@@ -879,6 +879,27 @@ def _compare_dependencies(ctx: _Context, original: ObjectNode, update: ObjectNod
             ctx.absorb(sub)
 
 
+def _compare_additional(
+    ctx: _Context,
+    name: str,
+    original: ContainerNode,
+    update: ContainerNode,
+    kinds: tuple[JsonChange, JsonChange, JsonChange, JsonChange],
+) -> None:
+    """`additionalProperties` / `additionalItems`: (added, removed, extended, narrowed)."""
+    added, removed, extended, narrowed = kinds
+    sub = ctx.sub(name)
+    if original.permits_additional != update.permits_additional:
+        sub.add(added if update.permits_additional else removed)
+    elif original.additional_schema is None and update.additional_schema is not None:
+        sub.add(narrowed)
+    elif original.additional_schema is not None and update.additional_schema is None:
+        sub.add(extended)
+    else:
+        _compare(sub, original.additional_schema, update.additional_schema)
+    ctx.absorb(sub)
+
+
 def _compare_unevaluated(
     ctx: _Context,
     name: str,
@@ -915,16 +936,18 @@ def _compare_array(ctx: _Context, original: ArrayNode, update: ArrayNode) -> Non
     _compare(sub, original.all_items, update.all_items)
     ctx.absorb(sub)
     _compare_tuple_items(ctx, original, update)
-    sub = ctx.sub("additionalItems")
-    if original.permits_additional != update.permits_additional:
-        sub.add(C.ADDITIONAL_ITEMS_REMOVED if original.permits_additional else C.ADDITIONAL_ITEMS_ADDED)
-    elif original.additional_schema is None and update.additional_schema is not None:
-        sub.add(C.ADDITIONAL_ITEMS_NARROWED)
-    elif original.additional_schema is not None and update.additional_schema is None:
-        sub.add(C.ADDITIONAL_ITEMS_EXTENDED)
-    else:
-        _compare(sub, original.additional_schema, update.additional_schema)
-    ctx.absorb(sub)
+    _compare_additional(
+        ctx,
+        "additionalItems",
+        original,
+        update,
+        (
+            C.ADDITIONAL_ITEMS_ADDED,
+            C.ADDITIONAL_ITEMS_REMOVED,
+            C.ADDITIONAL_ITEMS_EXTENDED,
+            C.ADDITIONAL_ITEMS_NARROWED,
+        ),
+    )
     _compare_unevaluated(
         ctx,
         "unevaluatedItems",

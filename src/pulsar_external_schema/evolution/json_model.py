@@ -87,10 +87,6 @@ class Node:
     def has_default(self) -> bool:
         return self.default is not _MISSING
 
-    @property
-    def kind(self) -> str:
-        return type(self).__name__.removesuffix("Node").lower()
-
     def key(self) -> str:
         """Canonical text of the raw schema: equal subschemas have equal keys."""
         return json.dumps(self.raw, sort_keys=True, separators=(",", ":"), default=str)
