@@ -128,16 +128,15 @@ class IncompatibleSchemaError(ExternalSchemaError):
         subject: str | None = None,
     ) -> None:
         self.differences = list(differences)
-        self.summary = message
-        listed = "".join(f"\n  - {difference}" for difference in self.differences)
-        super().__init__(f"{message}{listed}", topic=topic, subject=subject)
+        super().__init__(message, topic=topic, subject=subject)
+
+    @property
+    def summary(self) -> str:
+        """The one-line verdict, without the list of differences."""
+        return self.reason
 
     def _render(self) -> str:
-        where = ", ".join(
-            f"{name} {value}" for name, value in (("topic", self.topic), ("subject", self.subject)) if value
-        )
-        head = f"{self.summary} ({where})" if where else self.summary
-        return head + "".join(f"\n  - {difference}" for difference in self.differences)
+        return super()._render() + "".join(f"\n  - {difference}" for difference in self.differences)
 
     def on_topic(self, topic: str) -> IncompatibleSchemaError:
         """The same error, naming the topic whose producer or consumer ran into it."""

@@ -277,7 +277,9 @@ class JsonSchemaEvolution:
         if registered is not None:
             return int(registered.schema_id)
         versions = self._versions(subject)
-        found = self.check_consumer_schema(subject, to_consumer_schema(producer))  # what it could not read
+        found = self._unreadable(
+            subject, to_consumer_schema(producer), versions
+        )  # say what it could not read
         registered_what = (
             f"{len(versions)} version(s) are registered" if versions else "the subject has no versions"
         )
@@ -299,8 +301,12 @@ class JsonSchemaEvolution:
         (and its `ensure_consumer_schema` fails), while producers carry on.
         """
         consumer = _parse(consumer_schema_str, "consumer schema")
+        return self._unreadable(subject, consumer, self._versions(subject))
+
+    def _unreadable(self, subject: str, consumer: dict[str, Any], versions: list[int]) -> list[Difference]:
+        """What stops `consumer` from reading data of each of these registered versions."""
         found: list[Difference] = []
-        for version in self._versions(subject):
+        for version in versions:
             old, schema_id = self._version_schema(subject, version)
             found += [
                 d.against(direction=Direction.BACKWARD, version=version, schema_id=schema_id)
