@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["spark_support"]
+
 REPO = Path(__file__).resolve().parents[1]
 SERVICES_SCRIPT = REPO / "scripts" / "services"
 ENV_KEYS = ("PULSAR_SERVICE_URL", "PULSAR_ADMIN_URL", "SCHEMA_REGISTRY_URL")

@@ -1,0 +1,123 @@
+"""The options of the `pulsar-external` data source, parsed once on the driver.
+
+Pulsar options have the Pulsar Spark connector's names (`service.url`, `admin.url`) and Spark's
+Kafka source names (`startingOffsets`, `failOnDataLoss`, ...). Every other option is a key of this
+package's configuration (`schema.registry.url`, `use.latest.version`, `rule.executors...`), checked
+the same way: an unknown key is an error that names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import ExternalSchemaConfig
+from ..errors import ConfigError
+from .offsets import parse_offsets
+
+#: Option names are case-insensitive (Spark lowercases them).
+SOURCE_OPTIONS = {
+    "service.url": "Pulsar service URL, e.g. pulsar://127.0.0.1:6650 (required)",
+    "admin.url": "Pulsar admin REST URL, e.g. http://127.0.0.1:8080 (required to read)",
+    "topic": "one topic to read, or the topic written to",
+    "topics": "comma-separated topics to read",
+    "topicpattern": "regex over full topic names of one namespace, e.g. persistent://public/default/orders-.*",
+    "startingoffsets": "earliest (default), latest, or JSON per partition topic",
+    "endingoffsets": "latest (default), or JSON per partition topic; batch queries only",
+    "maxentriesperpartition": "at most this many entries per partition per micro-batch",
+    "failondataloss": "true (default): fail when messages to read were deleted by retention",
+    "includedata": "true: add a binary `data` column with the original payload (for a DLQ)",
+    "protobuf.message.class": "import path of the generated Protobuf class (pkg.module.Class)",
+    "pulsar.auth.token": "a JWT for the broker and the admin API",
+    "read.timeout.ms": "how long a read waits for a message the broker announced (default 30000)",
+    "producername": "writer: producer name prefix; enables deduplicated, exactly-once writes",
+    "sequencebase": "writer: the batch number sequence ids start from (default: the micro-batch id)",
+}
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    service_url: str
+    admin_url: str | None
+    topics: tuple[str, ...]
+    topic_pattern: str | None
+    starting_offsets: str | dict[str, Any]
+    ending_offsets: str | dict[str, Any]
+    max_entries_per_partition: int | None
+    fail_on_data_loss: bool
+    include_data: bool
+    protobuf_message_class: str | None
+    auth_token: str | None
+    read_timeout_ms: int
+    producer_name: str | None
+    sequence_base: int | None
+    config: dict[str, Any] = field(default_factory=dict)
+    """This package's configuration keys (the registry, serdes and rules)."""
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> SourceOptions:
+        values = {key.lower(): value for key, value in options.items() if key.lower() != "path"}
+        source = {key: values.pop(key) for key in list(values) if key in SOURCE_OPTIONS}
+        service_url = source.get("service.url")
+        if not service_url:
+            raise ConfigError(
+                "option 'service.url' is required (the Pulsar service URL, e.g. pulsar://127.0.0.1:6650)"
+            )
+        topics = tuple(t.strip() for t in source.get("topics", "").split(",") if t.strip())
+        if source.get("topic"):
+            topics = (*topics, source["topic"].strip())
+        ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
+        return cls(
+            service_url=service_url,
+            admin_url=source.get("admin.url"),
+            topics=topics,
+            topic_pattern=source.get("topicpattern"),
+            starting_offsets=parse_offsets("startingOffsets", source.get("startingoffsets"), "earliest"),
+            ending_offsets=parse_offsets("endingOffsets", source.get("endingoffsets"), "latest"),
+            max_entries_per_partition=_positive_int(source, "maxentriesperpartition"),
+            fail_on_data_loss=_bool(source, "failondataloss", True),
+            include_data=_bool(source, "includedata", False),
+            protobuf_message_class=source.get("protobuf.message.class"),
+            auth_token=source.get("pulsar.auth.token"),
+            read_timeout_ms=_positive_int(source, "read.timeout.ms") or 30_000,
+            producer_name=source.get("producername"),
+            sequence_base=_int(source, "sequencebase"),
+            config=values,
+        )
+
+    def require_topics(self) -> None:
+        if not self.topics and not self.topic_pattern:
+            raise ConfigError("set one of the options 'topic', 'topics' or 'topicPattern'")
+        if self.topics and self.topic_pattern:
+            raise ConfigError("set either 'topic'/'topics' or 'topicPattern', not both")
+        if not self.admin_url:
+            raise ConfigError(
+                "option 'admin.url' is required to read (the Pulsar admin REST URL, e.g. http://127.0.0.1:8080)"
+            )
+
+
+def _bool(source: Mapping[str, str], key: str, default: bool) -> bool:
+    value = source.get(key)
+    if value is None:
+        return default
+    if value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ConfigError(f"option {key!r} takes true or false, not {value!r}")
+
+
+def _int(source: Mapping[str, str], key: str) -> int | None:
+    value = source.get(key)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"option {key!r} takes an integer, not {value!r}") from None
+
+
+def _positive_int(source: Mapping[str, str], key: str) -> int | None:
+    number = _int(source, key)
+    if number is not None and number <= 0:
+        raise ConfigError(f"option {key!r} must be positive, not {number}")
+    return number

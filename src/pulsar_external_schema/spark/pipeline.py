@@ -1,0 +1,148 @@
+"""The validation pipeline: a Structured Streaming job between the topic producers write to and
+the topic consumers trust (the client-side alternative to broker-side schema validation).
+
+Each micro-batch is read once and decoded with its data contract; valid messages go on untouched
+(same bytes, same properties, so the same schema id) to a Pulsar topic, or as decoded rows to
+Parquet; invalid ones go to the DLQ topic with their original bytes and the `__rule.*` properties
+that say why. Guarantees after a crash, restarting from the checkpoint:
+
+* Parquet: each micro-batch is written to `<path>/batch=<id>` with overwrite, so a batch run
+  again replaces its own partial output: no loss, no duplicates.
+* Pulsar topics: messages are sent as `<producer name>-valid-<task>` / `-dlq-<task>` with sequence
+  ids `(batch << 32) + row`; with deduplication enabled on the target namespaces the broker drops
+  what a re-run batch sends again. Without deduplication, delivery is at least once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from .source import FORMAT, register
+
+log = logging.getLogger(__name__)
+
+TRIGGERS = ("available-now", "continuous")
+
+
+def is_topic(target: str) -> bool:
+    """Full Pulsar topic names are topics; anything else is a Parquet path."""
+    return target.startswith(("persistent://", "non-persistent://"))
+
+
+@dataclass
+class BatchCounts:
+    batch_id: int
+    valid: int
+    invalid: int
+
+
+@dataclass
+class ValidationJob:
+    """`pulsar-external-schema validate`, as an object for code that owns its SparkSession."""
+
+    input: str
+    valid: str
+    dlq: str
+    checkpoint: str
+    options: Mapping[str, str]
+    """`service.url`, `admin.url`, `schema.registry.url`, and any other source or config option."""
+    trigger: str = "available-now"
+    interval: str = "10 seconds"
+    producer_name: str = "pulsar-external-schema-validate"
+    on_batch: Callable[[BatchCounts], None] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.trigger not in TRIGGERS:
+            raise ConfigError(f"trigger must be one of {', '.join(TRIGGERS)}, not {self.trigger!r}")
+        if not is_topic(self.dlq):
+            raise ConfigError(
+                f"the DLQ must be a full topic name (persistent://tenant/namespace/topic), not {self.dlq!r}"
+            )
+        for key in ("service.url", "admin.url", "schema.registry.url"):
+            if not self.options.get(key):
+                raise ConfigError(f"option {key!r} is required")
+
+    def start(self, spark: Any) -> Any:
+        """Start the streaming query; returns Spark's `StreamingQuery`."""
+        register(spark)
+        stream = (
+            spark.readStream.format(FORMAT)
+            .options(**self.options)
+            .option("topic", self.input)
+            .option("includeData", "true")
+            .load()
+        )
+        writer = stream.writeStream.foreachBatch(self._write_batch).option(
+            "checkpointLocation", self.checkpoint
+        )
+        if self.trigger == "available-now":
+            writer = writer.trigger(availableNow=True)
+        else:
+            writer = writer.trigger(processingTime=self.interval)
+        return writer.queryName(f"validate {self.input}").start()
+
+    def run(self, spark: Any) -> None:
+        """Run until the input is drained (available-now) or the query is stopped."""
+        self.start(spark).awaitTermination()
+
+    def _sink(self, topic: str, role: str, batch_id: int) -> dict[str, str]:
+        passthrough = {
+            k: v for k, v in self.options.items() if k.lower() not in ("topic", "topics", "topicpattern")
+        }
+        return {
+            **passthrough,
+            "topic": topic,
+            "producerName": f"{self.producer_name}-{role}",
+            "sequenceBase": str(batch_id),
+        }
+
+    def _write_batch(self, batch: Any, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        batch = batch.persist()
+        try:
+            valid = batch.where("_valid")
+            invalid = batch.where("NOT _valid")
+            if is_topic(self.valid):
+                (
+                    valid.select("key", "data", "properties", "eventTime")
+                    .write.format(FORMAT)
+                    .options(**self._sink(self.valid, "valid", batch_id))
+                    .mode("append")
+                    .save()
+                )
+            else:
+                (
+                    valid.drop("data", "_valid", "_error", "_rule", "_failure")
+                    .write.mode("overwrite")
+                    .parquet(f"{self.valid.rstrip('/')}/batch={batch_id}")
+                )
+            properties = F.map_concat(
+                F.map_filter("properties", lambda k, _: ~k.startswith("__rule.")), F.col("_failure")
+            )
+            (
+                invalid.select("key", "data", properties.alias("properties"), "eventTime")
+                .write.format(FORMAT)
+                .options(**self._sink(self.dlq, "dlq", batch_id))
+                .mode("append")
+                .save()
+            )
+            counts = BatchCounts(batch_id, valid.count(), invalid.count())
+        finally:
+            batch.unpersist()
+        log.info("batch %d: %d valid, %d dead-lettered", counts.batch_id, counts.valid, counts.invalid)
+        if self.on_batch is not None:
+            self.on_batch(counts)
+
+
+def python_for_workers() -> None:
+    """Spark starts its Python workers with `python3` from PATH unless told otherwise; that one
+    often lacks pyarrow and this package, and the job hangs or fails. Use this interpreter."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

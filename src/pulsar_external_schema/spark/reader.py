@@ -1,0 +1,501 @@
+"""Reading Pulsar topics into Spark: planning on the driver, decoding on the executors.
+
+One Spark partition per topic partition and offset range. A task opens a Pulsar reader at the
+range's first entry, skips what its start bound covers, and stops at the first message its end
+bound does not; every message is decoded with its schema id from the metadata, the data
+contract runs, and rows leave as Arrow batches of exactly the declared schema. A message that
+fails (bad bytes, unknown schema id, a rule) is a row with `_valid = false`, `_error`, `_rule`
+and `_failure` (the `__rule.*` properties of its DLQ copy): nothing is dropped. A registry that
+cannot be reached fails the task, which Spark retries.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from .. import schema_id as ids
+from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
+from ..rules.actions import failure_properties
+from .admin import Ledger, PulsarAdmin, PulsarAdminError
+from .offsets import EARLIEST, Bound, user_bound
+from .options import SourceOptions
+from .types import Converter
+from .values import ReaderSchema, is_data_error, make_schema
+
+log = logging.getLogger(__name__)
+
+ROWS_PER_BATCH = 8192
+
+MESSAGE_ID = StructType(
+    [
+        StructField("ledgerId", LongType(), False),
+        StructField("entryId", LongType(), False),
+        StructField("batchIndex", IntegerType(), False),
+    ]
+)
+_PROPERTIES = MapType(StringType(), StringType(), False)
+
+
+def read_schema(value_type: DataType, include_data: bool) -> StructType:
+    """The columns of a read: the decoded value, the message's metadata, and the verdict."""
+    fields = [
+        StructField("key", StringType(), True),
+        StructField("value", value_type, True),
+        StructField("topic", StringType(), False),
+        StructField("partition", IntegerType(), False),
+        StructField("messageId", MESSAGE_ID, False),
+        StructField("publishTime", TimestampType(), False),
+        StructField("eventTime", TimestampType(), True),
+        StructField("properties", _PROPERTIES, False),
+        StructField("schemaId", IntegerType(), True),
+    ]
+    if include_data:
+        fields.append(StructField("data", BinaryType(), False))
+    fields += [
+        StructField("_valid", BooleanType(), False),
+        StructField("_error", StringType(), True),
+        StructField("_rule", StringType(), True),
+        StructField("_failure", _PROPERTIES, True),
+    ]
+    return StructType(fields)
+
+
+@dataclass
+class TopicPartitionRange(InputPartition):
+    """What one task reads: a partition topic, after `start` up to and including `end`."""
+
+    partition_topic: str
+    start: Bound
+    end: Bound
+
+
+# -- planning (driver) -------------------------------------------------------------------------
+
+
+class _Planner:
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def admin(self) -> PulsarAdmin:
+        assert self.options.admin_url is not None
+        return PulsarAdmin(self.options.admin_url, token=self.options.auth_token)
+
+    def partition_topics(self, admin: PulsarAdmin) -> list[str]:
+        topics = (
+            admin.topics_matching(self.options.topic_pattern)
+            if self.options.topic_pattern
+            else list(self.options.topics)
+        )
+        return [p for topic in topics for p in admin.partitions(topic)]
+
+    def resolve(
+        self, admin: PulsarAdmin, spec: str | dict[str, Any], partitions: Sequence[str], what: str
+    ) -> dict[str, Bound]:
+        """The bounds an `earliest` / `latest` / JSON option means for these partitions."""
+        if isinstance(spec, dict):
+            unknown = sorted(set(spec) - set(partitions))
+            if unknown:
+                raise ConfigError(
+                    f"option {what!r} names partitions that are not read: {', '.join(unknown)} "
+                    f"(partitions: {', '.join(partitions)})"
+                )
+        bounds = {}
+        for partition in partitions:
+            value = (
+                spec.get(partition, "earliest" if what == "startingOffsets" else "latest")
+                if isinstance(spec, dict)
+                else spec
+            )
+            if value == "earliest":
+                bounds[partition] = EARLIEST
+            elif value == "latest":
+                bounds[partition] = admin.last_message(partition)
+            elif isinstance(value, dict):
+                bounds[partition] = user_bound(value)
+        return bounds
+
+    def check_data_loss(self, admin: PulsarAdmin, partition: str, start: Bound) -> None:
+        """Messages after `start` deleted by retention: an error, or a warning with failOnDataLoss=false."""
+        if start.is_earliest:
+            return
+        ledgers = admin.ledgers(partition)
+        if ledgers and start.ledger < ledgers[0].ledger_id:
+            text = (
+                f"partition {partition}: messages after ledger {start.ledger} entry {start.entry} were "
+                f"deleted (the oldest ledger is now {ledgers[0].ledger_id}); retention removed data "
+                "this query had not read yet"
+            )
+            if self.options.fail_on_data_loss:
+                raise ExternalSchemaError(
+                    text + "; set failOnDataLoss=false to go on from the oldest message"
+                )
+            log.warning("%s; going on from the oldest message (failOnDataLoss=false)", text)
+
+
+def advance(ledgers: Sequence[Ledger], start: Bound, entries: int) -> Bound | None:
+    """The bound `entries` entries after `start` (None when fewer are written)."""
+    ledger, entry = start.ledger, start.entry
+    if start.is_earliest:
+        ledger, entry = -1, 0
+    elif start.batch < 0 and start.inclusive:
+        entry += 1  # the whole entry is behind; the next one is the first to read
+    remaining = entries
+    for row in ledgers:
+        if row.ledger_id < ledger:
+            continue
+        first = entry if row.ledger_id == ledger else 0
+        available = row.entries - max(first, 0)
+        if available <= 0:
+            continue
+        if remaining <= available:
+            return Bound(row.ledger_id, max(first, 0) + remaining - 1, -1, True)
+        remaining -= available
+    return None
+
+
+def _earlier(a: Bound, b: Bound) -> Bound:
+    return a if a.key <= b.key else b
+
+
+# -- reading (executors) ------------------------------------------------------------------------
+
+
+def read_partition(
+    options: SourceOptions,
+    reader_schema: ReaderSchema,
+    value_type: DataType,
+    converter: Converter,
+    partition: TopicPartitionRange,
+) -> Iterator[pa.RecordBatch]:
+    import pulsar  # imported on the executor
+
+    schema = read_schema(value_type, options.include_data)
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    value_arrow = arrow_schema.field("value").type
+    client_args: dict[str, Any] = {"logger": pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)}
+    if options.auth_token:
+        client_args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
+    client = pulsar.Client(options.service_url, **client_args)
+    factory, external = make_schema(options, reader_schema)
+    start, end = partition.start, partition.end
+    topic, index = _logical(partition.partition_topic)
+    try:
+        start_id = (
+            pulsar.MessageId.earliest
+            if start.is_earliest
+            else pulsar.MessageId(-1, start.ledger, start.entry, -1)
+        )
+        reader = client.create_reader(
+            partition.partition_topic,
+            start_id,
+            start_message_id_inclusive=True,
+            receiver_queue_size=2000,
+        )
+        rows = _Rows(options.include_data)
+        while reader.has_message_available():
+            try:
+                msg = reader.read_next(options.read_timeout_ms)
+            except Exception as error:
+                raise ExternalSchemaError(
+                    f"partition {partition.partition_topic}: the broker announced more messages but "
+                    f"none arrived within {options.read_timeout_ms} ms ({error})"
+                ) from None
+            mid = msg.message_id()
+            ledger, entry, batch = mid.ledger_id(), mid.entry_id(), mid.batch_index()
+            if start.covers(ledger, entry, batch):
+                continue
+            if not end.covers(ledger, entry, batch):
+                break
+            rows.add(msg, topic, index, ledger, entry, batch, external)
+            if rows.count >= ROWS_PER_BATCH:
+                yield rows.batch(arrow_schema, value_arrow, converter)
+                rows = _Rows(options.include_data)
+        if rows.count:
+            yield rows.batch(arrow_schema, value_arrow, converter)
+        reader.close()
+    finally:
+        external.close()
+        factory.close()
+        client.close()
+
+
+def _logical(partition_topic: str) -> tuple[str, int]:
+    base, sep, number = partition_topic.rpartition("-partition-")
+    if sep and number.isdigit():
+        return base, int(number)
+    return partition_topic, -1
+
+
+class _Rows:
+    """Column lists of one Arrow batch."""
+
+    def __init__(self, include_data: bool) -> None:
+        self.include_data = include_data
+        self.count = 0
+        self.keys: list[str | None] = []
+        self.values: list[Any] = []
+        self.topics: list[str] = []
+        self.partitions: list[int] = []
+        self.ids: list[dict[str, int]] = []
+        self.publish: list[int] = []
+        self.event: list[int | None] = []
+        self.properties: list[list[tuple[str, str]]] = []
+        self.schema_ids: list[int | None] = []
+        self.data: list[bytes] = []
+        self.valid: list[bool] = []
+        self.errors: list[str | None] = []
+        self.rules: list[str | None] = []
+        self.failures: list[list[tuple[str, str]] | None] = []
+
+    def add(
+        self, msg: Any, topic: str, index: int, ledger: int, entry: int, batch: int, external: Any
+    ) -> None:
+        properties = msg.properties()
+        value: Any = None
+        error: ExternalSchemaError | None = None
+        try:
+            value = external.decode_message(msg)
+        except ExternalSchemaError as failure:
+            if not is_data_error(failure):
+                raise
+            error = failure
+        self.count += 1
+        self.keys.append(msg.partition_key() or None)
+        self.values.append(value)
+        self.topics.append(topic)
+        self.partitions.append(index)
+        self.ids.append({"ledgerId": ledger, "entryId": entry, "batchIndex": batch})
+        self.publish.append(msg.publish_timestamp() * 1000)
+        event = msg.event_timestamp()
+        self.event.append(event * 1000 if event else None)
+        self.properties.append(list(properties.items()))
+        self.schema_ids.append(_schema_id(properties.get(ids.SCHEMA_ID_PROPERTY), msg.data()))
+        if self.include_data:
+            self.data.append(msg.data())
+        self._verdict(error, topic)
+
+    def _verdict(self, error: ExternalSchemaError | None, topic: str) -> None:
+        if error is None:
+            self.valid.append(True)
+            self.errors.append(None)
+            self.rules.append(None)
+            self.failures.append(None)
+            return
+        rule = error if isinstance(error, RuleViolationError) else None
+        self.valid.append(False)
+        self.errors.append(str(error))
+        self.rules.append(rule.rule if rule else None)
+        self.failures.append(
+            list(
+                failure_properties(
+                    error.topic or topic,
+                    str(error),
+                    rule=(rule.rule or "") if rule else None,
+                    mode=rule.mode if rule else None,
+                    subject=error.subject if rule else None,
+                ).items()
+            )
+        )
+
+    def batch(self, arrow_schema: pa.Schema, value_type: pa.DataType, converter: Converter) -> pa.RecordBatch:
+        columns: dict[str, Any] = {
+            "key": pa.array(self.keys, pa.string()),
+            "value": self._value_column(value_type, converter),
+            "topic": pa.array(self.topics, pa.string()),
+            "partition": pa.array(self.partitions, pa.int32()),
+            "messageId": pa.array(self.ids, arrow_schema.field("messageId").type),
+            "publishTime": pa.array(self.publish, pa.timestamp("us", tz="UTC")),
+            "eventTime": pa.array(self.event, pa.timestamp("us", tz="UTC")),
+            "properties": pa.array(self.properties, arrow_schema.field("properties").type),
+            "schemaId": pa.array(self.schema_ids, pa.int32()),
+        }
+        if self.include_data:
+            columns["data"] = pa.array(self.data, pa.binary())
+        columns.update(
+            {
+                "_valid": pa.array(self.valid, pa.bool_()),
+                "_error": pa.array(self.errors, pa.string()),
+                "_rule": pa.array(self.rules, pa.string()),
+                "_failure": pa.array(self.failures, arrow_schema.field("_failure").type),
+            }
+        )
+        arrays = [columns[name].cast(arrow_schema.field(name).type) for name in arrow_schema.names]
+        return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+
+    def _value_column(self, value_type: pa.DataType, converter: Converter) -> pa.Array:
+        """The values as one Arrow array; a value that does not fit the column makes its row invalid."""
+        if converter is None:
+            try:
+                return pa.array(self.values, value_type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+                pass
+        fitted: list[Any] = []
+        for i, value in enumerate(self.values):
+            try:
+                converted = converter(value) if converter is not None and value is not None else value
+                pa.array([converted], value_type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
+                converted = None
+                self._unfit(i, error)
+            fitted.append(converted)
+        return pa.array(fitted, value_type)
+
+    def _unfit(self, i: int, error: Exception) -> None:
+        text = f"the decoded value does not fit the value column: {error}"
+        self.valid[i] = False
+        self.errors[i] = text
+        self.failures[i] = list(failure_properties(self.topics[i], text).items())
+
+
+def _schema_id(property_value: str | None, data: bytes) -> int | None:
+    try:
+        if property_value:
+            id_bytes, key_value = ids.from_property(property_value)
+            return None if key_value else ids.confluent_int_id(id_bytes)
+        if data[:1] == b"\x00" and len(data) >= 5:
+            return int.from_bytes(data[1:5], "big")
+    except ExternalSchemaError:
+        return None
+    return None
+
+
+# -- Spark's reader interfaces -------------------------------------------------------------------
+
+
+class _ReaderBase:
+    def __init__(
+        self, options: SourceOptions, reader_schema: ReaderSchema, value_type: DataType, converter: Converter
+    ) -> None:
+        self.options = options
+        self.reader_schema = reader_schema
+        self.value_type = value_type
+        self.converter = converter
+        self.planner = _Planner(options)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, TopicPartitionRange):
+            return iter(())  # Spark reads one empty partition when planning found nothing to read
+        return read_partition(self.options, self.reader_schema, self.value_type, self.converter, partition)
+
+    def _ranges(
+        self, admin: PulsarAdmin, start: dict[str, Bound], end: dict[str, Bound]
+    ) -> list[TopicPartitionRange]:
+        ranges = []
+        for partition, last in end.items():
+            first = start.get(partition, EARLIEST)
+            if first.key < last.key:
+                self.planner.check_data_loss(admin, partition, first)
+                ranges.append(TopicPartitionRange(partition, first, last))
+        return ranges
+
+
+class PulsarBatchReader(_ReaderBase, DataSourceReader):
+    """`spark.read.format("pulsar-external")`: from startingOffsets to endingOffsets."""
+
+    def partitions(self) -> Sequence[TopicPartitionRange]:
+        admin = self.planner.admin()
+        try:
+            partitions = self.planner.partition_topics(admin)
+            start = self.planner.resolve(admin, self.options.starting_offsets, partitions, "startingOffsets")
+            end = self.planner.resolve(admin, self.options.ending_offsets, partitions, "endingOffsets")
+            return self._ranges(admin, start, end)
+        finally:
+            admin.close()
+
+
+class PulsarStreamReader(_ReaderBase, DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """`spark.readStream.format("pulsar-external")`: micro-batches of what arrived since the last.
+
+    Offsets are message ids per partition, kept in Spark's checkpoint: a restarted query goes on
+    after the last committed batch. Partitions that appear later (topicPattern, more partitions)
+    are read from their earliest message. With `Trigger.AvailableNow` the query stops at what was
+    written when it started, in micro-batches of `maxEntriesPerPartition`.
+    """
+
+    _target: dict[str, Bound] | None = None
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        admin = self.planner.admin()
+        try:
+            self._target = {p: admin.last_message(p) for p in self.planner.partition_topics(admin)}
+        finally:
+            admin.close()
+
+    def initialOffset(self) -> dict[str, Any]:
+        if self.options.ending_offsets != "latest":
+            raise ConfigError("option 'endingOffsets' is for batch queries; a stream reads on")
+        admin = self.planner.admin()
+        try:
+            partitions = self.planner.partition_topics(admin)
+            start = self.planner.resolve(admin, self.options.starting_offsets, partitions, "startingOffsets")
+        finally:
+            admin.close()
+        return {partition: bound.to_json() for partition, bound in start.items()}
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.options.max_entries_per_partition:
+            return ReadMaxRows(self.options.max_entries_per_partition)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        admin = self.planner.admin()
+        try:
+            offsets = dict(start)
+            target = self._target
+            for partition in target if target is not None else self.planner.partition_topics(admin):
+                first = Bound.from_json(start[partition]) if partition in start else EARLIEST
+                last = target[partition] if target is not None else admin.last_message(partition)
+                if cap is not None and first.key < last.key:
+                    limited = advance(admin.ledgers(partition), first, cap)
+                    if limited is not None:
+                        last = _earlier(limited, last)
+                offsets[partition] = (last if last.key > first.key else first).to_json()
+            return offsets
+        except PulsarAdminError:
+            raise
+        finally:
+            admin.close()
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[TopicPartitionRange]:
+        admin = self.planner.admin()
+        try:
+            return self._ranges(
+                admin,
+                {p: Bound.from_json(v) for p, v in start.items()},
+                {p: Bound.from_json(v) for p, v in end.items()},
+            )
+        finally:
+            admin.close()
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Spark's checkpoint holds the offsets; nothing is acknowledged on the broker."""

@@ -1,0 +1,104 @@
+"""The `pulsar-external` data source: Pulsar topics with external schemas as Spark DataFrames.
+
+    spark.dataSource.register(PulsarExternalDataSource)
+    df = (spark.read.format("pulsar-external")
+          .option("service.url", "pulsar://127.0.0.1:6650")
+          .option("admin.url", "http://127.0.0.1:8080")
+          .option("schema.registry.url", "http://127.0.0.1:8081")
+          .option("topic", "persistent://public/default/orders")
+          .load())
+
+The value column's type comes from the registry (the subject's latest version, or the pinned one),
+so every writer version on the topic decodes into one schema. See docs/spark.md.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from pyspark.sql.datasource import DataSource
+from pyspark.sql.types import DataType, StructType
+
+from ..errors import ConfigError
+from .options import SourceOptions
+from .reader import PulsarBatchReader, PulsarStreamReader, _Planner, read_schema
+from .types import Converter
+from .values import ReaderSchema, resolve_reader_schema, spark_value_type
+from .writer import PulsarBatchWriter, PulsarStreamWriter
+
+FORMAT = "pulsar-external"
+
+
+class PulsarExternalDataSource(DataSource):
+    """Reads and writes Pulsar topics whose schemas live in a Confluent-compatible registry."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    @cached_property
+    def source_options(self) -> SourceOptions:
+        return SourceOptions.parse(self.options)
+
+    @cached_property
+    def _value(self) -> tuple[ReaderSchema, DataType, Converter]:
+        options = self.source_options
+        options.require_topics()
+        planner = _Planner(options)
+        admin = planner.admin()
+        try:
+            topics = (
+                admin.topics_matching(options.topic_pattern)
+                if options.topic_pattern
+                else list(options.topics)
+            )
+        finally:
+            admin.close()
+        if not topics:
+            raise ConfigError(f"no topic matches topicPattern {options.topic_pattern!r}")
+        chosen: tuple[ReaderSchema, DataType, Converter] | None = None
+        for topic in topics:
+            reader = resolve_reader_schema(options, topic)
+            value_type, converter = spark_value_type(reader, options)
+            if chosen is None:
+                chosen = (reader, value_type, converter)
+            elif value_type != chosen[1] or reader.schema_type != chosen[0].schema_type:
+                raise ConfigError(
+                    f"topics read together need one value type: subject {reader.subject} gives "
+                    f"{value_type.simpleString()}, subject {chosen[0].subject} gives "
+                    f"{chosen[1].simpleString()}; read them in separate queries"
+                )
+        assert chosen is not None
+        return chosen
+
+    def schema(self) -> StructType:
+        return read_schema(self._value[1], self.source_options.include_data)
+
+    def _check_schema(self, schema: StructType) -> None:
+        if schema != self.schema():
+            raise ConfigError(
+                "the pulsar-external source takes its schema from the registry; remove .schema(...) "
+                f"(given {schema.simpleString()[:200]})"
+            )
+
+    def reader(self, schema: StructType) -> PulsarBatchReader:
+        self._check_schema(schema)
+        reader, value_type, converter = self._value
+        return PulsarBatchReader(self.source_options, reader, value_type, converter)
+
+    def streamReader(self, schema: StructType) -> PulsarStreamReader:
+        self._check_schema(schema)
+        reader, value_type, converter = self._value
+        return PulsarStreamReader(self.source_options, reader, value_type, converter)
+
+    def writer(self, schema: StructType, overwrite: bool) -> PulsarBatchWriter:
+        return PulsarBatchWriter(self.source_options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> PulsarStreamWriter:
+        return PulsarStreamWriter(self.source_options)
+
+
+def register(spark: Any) -> None:
+    """Make `format("pulsar-external")` known to a SparkSession."""
+    spark.dataSource.register(PulsarExternalDataSource)

@@ -1,0 +1,264 @@
+"""Writing DataFrames to Pulsar with external schemas: each row a message, its schema id in the
+metadata.
+
+Rows have a `value` column (encoded with the subject's latest registered schema, or the one
+`use.schema.id` / `use.latest.with.metadata` pins, and its WRITE rules), or a binary `data`
+column sent as it is (with its `properties`, which carry the schema id: how the validation job
+forwards messages untouched). Optional columns: `key` (the partition key), `properties`
+(map<string,string>), `eventTime` (timestamp) and `topic` (else the `topic` option).
+
+Exactly once: with the `producerName` option each task sends as `<producerName>-<task partition>`
+with sequence id `(batch << 32) + row`, where batch is the micro-batch id (or `sequenceBase`). With
+deduplication enabled on the namespace, the broker drops what a retried task or a restarted
+query sends again. Without it, delivery is at least once.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import logging
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
+from ..producer import create_producer
+from .admin import full_topic_name
+from .options import SourceOptions
+from .values import make_schema, protobuf_class, resolve_reader_schema
+
+log = logging.getLogger(__name__)
+
+#: Spark sets this local property on the tasks of a streaming micro-batch.
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+@dataclass
+class WriteResult(WriterCommitMessage):
+    sent: int
+    dead_lettered: int
+
+
+class _TaskWriter:
+    """Producers of one task, one per topic, sending the rows of its Arrow batches."""
+
+    def __init__(self, options: SourceOptions, sequence_base: int | None, task: int) -> None:
+        import pulsar
+
+        self.options = options
+        args: dict[str, Any] = {"logger": pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)}
+        if options.auth_token:
+            args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
+        self.client = pulsar.Client(options.service_url, **args)
+        self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
+        self.sequence_base = sequence_base
+        self.producers: dict[tuple[str, bool], Any] = {}
+        self.converters: dict[str, Any] = {}
+        self.schemas: list[Any] = []
+        self.sent = 0
+        self.dead_lettered = 0
+        self.row = 0
+        self.failure: str | None = None
+        self.lock = threading.Lock()
+
+    def producer(self, topic: str, raw: bool) -> Any:
+        key = (topic, raw)
+        if key not in self.producers:
+            args: dict[str, Any] = {"block_if_queue_full": True, "batching_enabled": True}
+            if self.producer_name:
+                args["producer_name"] = self.producer_name
+            if raw:
+                self.producers[key] = self.client.create_producer(topic, **args)
+            else:
+                factory, schema = make_schema(
+                    self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
+                )
+                self.schemas += [schema, factory]
+                if schema.schema_type == "PROTOBUF":
+                    self.converters[topic] = _protobuf_converter(self.options, topic)
+                self.producers[key] = create_producer(self.client, topic, schema, **args)
+        return self.producers[key]
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        names = set(batch.schema.names)
+        raw = "data" in names
+        if not raw and "value" not in names:
+            raise ConfigError(
+                f"writing to Pulsar needs a 'value' column (encoded with the schema) or a binary 'data' "
+                f"column (sent as it is); the columns are {', '.join(batch.schema.names)}"
+            )
+        columns = {name: batch.column(name).to_pylist() for name in names}
+        for i in range(batch.num_rows):
+            topic = columns["topic"][i] if "topic" in columns and columns["topic"][i] else None
+            topic = full_topic_name(topic or self._default_topic())
+            properties = dict(columns["properties"][i] or []) if "properties" in columns else {}
+            kwargs: dict[str, Any] = {}
+            key = columns.get("key", [None] * batch.num_rows)[i]
+            if key is not None:
+                kwargs["partition_key"] = str(key)
+            event = columns.get("eventTime", [None] * batch.num_rows)[i]
+            if event is not None:
+                kwargs["event_timestamp"] = int(event.timestamp() * 1000)
+            if self.producer_name is not None:
+                kwargs["sequence_id"] = ((self.sequence_base or 0) << 32) + self.row
+            self.row += 1
+            producer = self.producer(topic, raw)
+            if raw:
+                producer.send_async(columns["data"][i], self._sent, properties=properties, **kwargs)
+                continue
+            try:
+                value = _plain(columns["value"][i])
+                convert = self.converters.get(topic)
+                producer.send_async(
+                    convert(value) if convert else value, self._sent, properties=properties, **kwargs
+                )
+            except DeadLetteredError:
+                self.dead_lettered += 1
+            except ExternalSchemaError as error:
+                raise EncodeError(f"row {self.row - 1} of this task could not be written: {error}") from None
+            self._check()
+
+    def _default_topic(self) -> str:
+        if not self.options.topics:
+            raise ConfigError("set the option 'topic', or give the rows a 'topic' column")
+        return self.options.topics[0]
+
+    def _sent(self, result: Any, message_id: Any) -> None:
+        import pulsar
+
+        with self.lock:
+            if result == pulsar.Result.Ok:
+                self.sent += 1
+            elif self.failure is None:
+                self.failure = str(result)
+
+    def _check(self) -> None:
+        if self.failure is not None:
+            raise ExternalSchemaError(f"a message could not be sent: {self.failure}")
+
+    def finish(self) -> WriteResult:
+        try:
+            for producer in self.producers.values():
+                producer.flush()
+            self._check()
+            return WriteResult(self.sent, self.dead_lettered)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for producer in self.producers.values():
+            try:
+                producer.close()
+            except Exception as error:
+                log.warning("could not close a producer: %s", error)
+        for owned in self.schemas:
+            owned.close()
+        self.client.close()
+
+
+def _plain(value: Any) -> Any:
+    """Arrow's Python form of a row value, with maps as dicts (Arrow gives key/value pairs)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return {k: _plain(v) for k, v in value}
+        return [_plain(v) for v in value]
+    return value
+
+
+def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
+    from google.protobuf import json_format
+
+    cls = protobuf_class(options, f"topic {topic}")
+    return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
+
+
+def protobuf_jsonable(value: Any) -> Any:
+    """A row value as protobuf's `ParseDict` takes it (bytes as base64, times as RFC 3339)."""
+    if isinstance(value, dict):
+        return {k: protobuf_jsonable(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [protobuf_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    return value
+
+
+def _task_partition() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
+def _micro_batch_id() -> int | None:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    value = context.getLocalProperty(BATCH_ID_PROPERTY) if context is not None else None
+    return int(value) if value is not None else None
+
+
+class PulsarBatchWriter(DataSourceArrowWriter):
+    """`df.write.format("pulsar-external")`."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        if options.producer_name and options.sequence_base is None:
+            raise ConfigError(
+                "option 'producerName' on a batch write needs 'sequenceBase' (a number that grows with "
+                "each write, e.g. a run id): the broker drops sequence ids it has already seen"
+            )
+        self.options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+        return _write_all(self.options, self.options.sequence_base, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        _log_totals(messages, "batch write")
+
+
+class PulsarStreamWriter(DataSourceStreamArrowWriter):
+    """`df.writeStream.format("pulsar-external")`: sequence ids from the micro-batch id."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+        base = self.options.sequence_base if self.options.sequence_base is not None else _micro_batch_id()
+        return _write_all(self.options, base, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        _log_totals(messages, f"micro-batch {batchId}")
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        log.warning("micro-batch %s was aborted; Spark runs it again", batchId)
+
+
+def _write_all(options: SourceOptions, base: int | None, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
+    writer = _TaskWriter(options, base, _task_partition())
+    try:
+        for batch in iterator:
+            writer.write(batch)
+    except BaseException:
+        writer.close()
+        raise
+    return writer.finish()
+
+
+def _log_totals(messages: list[WriterCommitMessage | None], what: str) -> None:
+    results = [m for m in messages if isinstance(m, WriteResult)]
+    sent = sum(m.sent for m in results)
+    dead = sum(m.dead_lettered for m in results)
+    log.info("%s: %d messages sent, %d dead-lettered", what, sent, dead)

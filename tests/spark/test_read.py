@@ -1,0 +1,195 @@
+"""Reading a topic with three writer versions and invalid messages: batch, offsets, streaming."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
+
+from conftest import Services, create_partitioned_topic
+from contracts import unique
+from spark_support import Produced, produce_orders, source_options
+
+FORMAT = "pulsar-external"
+
+
+def read(spark: Any, services: Services, **options: str) -> Any:
+    return spark.read.format(FORMAT).options(**source_options(services, **options)).load()
+
+
+def test_batch_read_decodes_every_version_into_the_reader_schema(
+    spark: Any, services: Services, orders: Produced
+) -> None:
+    df = read(spark, services, topic=orders.topic)
+    rows = df.collect()
+
+    assert df.rdd.getNumPartitions() == 4  # one Spark partition per topic partition
+    assert len(rows) == orders.total
+    assert df.schema["value"].dataType.simpleString() == (
+        "struct<id:bigint,name:string,amount:double,note:string>"
+    )
+    valid = {r.value.id: r.value.asDict() for r in rows if r._valid}
+    assert valid == orders.valid  # v1 rows got v2's default amount and v3's null note
+    assert all(r._error is None and r._rule is None and r._failure is None for r in rows if r._valid)
+    assert {r.partition for r in rows} == {0, 1, 2, 3}
+    assert {r.topic for r in rows} == {orders.topic}
+    ids = [(r.partition, r.messageId.ledgerId, r.messageId.entryId, r.messageId.batchIndex) for r in rows]
+    assert len(set(ids)) == len(ids)
+    assert any(r.messageId.batchIndex > 0 for r in rows)  # producers batched
+    assert all(r.publishTime is not None for r in rows)
+    assert all(r.schemaId is not None for r in rows if r._valid)
+
+
+def test_failed_rules_and_undecodable_messages_are_rows_that_say_why(
+    spark: Any, services: Services, orders: Produced
+) -> None:
+    rows = read(spark, services, topic=orders.topic).where("NOT _valid").collect()
+
+    by_rule = [r for r in rows if r._rule == "checkName"]
+    assert {r.value for r in by_rule} == {None}
+    assert len(by_rule) == len(orders.rule_failures)
+    assert {int(r.key) for r in by_rule} == orders.rule_failures
+    failure = dict(by_rule[0]._failure)
+    assert failure["__rule.name"] == "checkName"
+    assert failure["__rule.mode"] == "READ"
+    assert failure["__rule.topic"].startswith(f"{orders.topic}-partition-")  # where it was read
+    assert failure["__rule.subject"].endswith("-value")
+    assert "size(message.name) > 0" in by_rule[0]._error
+
+    garbage = sorted((r for r in rows if r._rule is None), key=lambda r: r.key)
+    assert len(garbage) == len(orders.garbage) == 3
+    malformed, no_id, unknown = garbage
+    assert "could not decode" in malformed._error and orders.topic in malformed._error
+    assert "no __schema_id property" in no_id._error and no_id.schemaId is None
+    assert unknown.schemaId == 987_654_321 and "unknown schema" in unknown._error
+    assert all(dict(r._failure)["__rule.exception"] == r._error for r in garbage)
+
+
+def test_data_column_carries_the_original_bytes(spark: Any, services: Services, orders: Produced) -> None:
+    rows = read(spark, services, topic=orders.topic, includeData="true").where("key = 'garbage-1'").collect()
+    assert [bytes(r.data) for r in rows] == [b"plain bytes"]
+
+
+def _ids(rows: list[Any]) -> dict[tuple[int, int, int, int], Any]:
+    return {(r.partition, r.messageId.ledgerId, r.messageId.entryId, r.messageId.batchIndex): r for r in rows}
+
+
+def test_starting_and_ending_offsets_at_batch_index_boundaries(
+    spark: Any, services: Services, orders: Produced
+) -> None:
+    every = _ids(read(spark, services, topic=orders.topic).collect())
+    partition0 = sorted(k for k in every if k[0] == 0)
+    # a start and an end inside batched entries (batch index > 0)
+    inside = [k for k in partition0 if k[3] > 0]
+    start, end = inside[1], inside[-2]
+    name = f"{orders.topic}-partition-0"
+
+    def position(key: tuple[int, int, int, int]) -> dict[str, int]:
+        return {"ledgerId": key[1], "entryId": key[2], "batchIndex": key[3]}
+
+    rows = read(
+        spark,
+        services,
+        topic=orders.topic,
+        startingOffsets=json.dumps({name: position(start)}),
+        endingOffsets=json.dumps({name: position(end)}),
+    ).collect()
+    got = _ids(rows)
+    expected_p0 = [k for k in partition0 if start <= k < end]  # start inclusive, end exclusive
+    assert sorted(k for k in got if k[0] == 0) == expected_p0
+    assert sorted(k for k in got if k[0] != 0) == sorted(k for k in every if k[0] != 0)
+
+    # the whole entry as a bound: batch index -1
+    entry = {"ledgerId": start[1], "entryId": start[2]}
+    rows = read(
+        spark,
+        services,
+        topic=orders.topic,
+        startingOffsets=json.dumps({name: entry}),
+        endingOffsets=json.dumps({name: entry}),
+    ).collect()
+    assert [k for k in _ids(rows) if k[0] == 0] == []
+
+    assert read(spark, services, topic=orders.topic, startingOffsets="latest").count() == 0
+
+
+def test_bad_options_fail_with_what_to_change(spark: Any, services: Services, orders: Produced) -> None:
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    errors = (PySparkException, Py4JJavaError, Exception)
+    with pytest.raises(errors, match="startingOffsets"):
+        read(spark, services, topic=orders.topic, startingOffsets="first").collect()
+    with pytest.raises(errors, match=r"unknown config key 'schema\.registry\.ulr'"):
+        spark.read.format(FORMAT).options(
+            **{**source_options(services, topic=orders.topic), "schema.registry.ulr": "x"}
+        ).load()
+    with pytest.raises(errors, match="has no registered schema"):
+        read(spark, services, topic=f"{orders.topic}-nothing-here").collect()
+
+
+def _stream(spark: Any, services: Services, **options: str) -> Any:
+    return spark.readStream.format(FORMAT).options(**source_options(services, **options)).load()
+
+
+def _parquet_ids(spark: Any, path: Path) -> list[int]:
+    return [r.id for r in spark.read.parquet(str(path)).where("_valid").select("value.id").collect()]
+
+
+def test_streaming_available_now_reads_everything_once_in_several_batches(
+    spark: Any, services: Services, orders: Produced, tmp_path: Path
+) -> None:
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    query = (
+        _stream(spark, services, topic=orders.topic, maxEntriesPerPartition="3")
+        .writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    assert len(batches) > 1  # the limit split the backlog
+    table = spark.read.parquet(str(out))
+    assert table.count() == orders.total
+    ids = _parquet_ids(spark, out)
+    assert sorted(ids) == sorted(orders.valid)
+
+
+def test_restart_from_checkpoint_mid_stream_loses_and_repeats_nothing(
+    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path
+) -> None:
+    topic = f"persistent://public/default/{unique('spark-restart')}"
+    create_partitioned_topic(services, topic, 4)
+    first = produce_orders(services, pulsar_client, topic, 1, 60, 1)
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+
+    def start(trigger: dict[str, Any]) -> Any:
+        return (
+            _stream(spark, services, topic=topic, maxEntriesPerPartition="1")
+            .writeStream.format("parquet")
+            .option("path", str(out))
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(**trigger)
+            .start()
+        )
+
+    query = start({"processingTime": "1 second"})
+    while not [p for p in query.recentProgress if p["numInputRows"] > 0]:
+        query.awaitTermination(0.5)
+        assert query.exception() is None
+    query.stop()  # mid-stream: part of the backlog is written, part is not
+    written = spark.read.parquet(str(out)).count()
+    assert 0 < written < first.total
+
+    second = produce_orders(services, pulsar_client, topic, 61, 30, 1)
+    start({"availableNow": True}).awaitTermination()
+
+    ids = _parquet_ids(spark, out)  # no contract on this topic: every order is valid
+    assert sorted(ids) == [*first.order_ids, *second.order_ids]  # each once
+    assert spark.read.parquet(str(out)).count() == first.total + second.total

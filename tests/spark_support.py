@@ -1,0 +1,192 @@
+"""Fixtures of the Spark tests (a pytest plugin of tests/conftest.py): a local SparkSession, and a
+topic with three schema versions and invalid messages on it. pyspark is imported inside the
+fixtures, so the other tests run without the spark extra."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from conftest import Services, create_partitioned_topic
+from contracts import unique
+
+ORDER_V1 = {
+    "type": "record",
+    "name": "Order",
+    "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}],
+}
+ORDER_V2 = {**ORDER_V1, "fields": [*ORDER_V1["fields"], {"name": "amount", "type": "double", "default": 0.0}]}
+ORDER_V3 = {
+    **ORDER_V1,
+    "fields": [*ORDER_V2["fields"], {"name": "note", "type": ["null", "string"], "default": None}],
+}
+#: v3's contract: consumers refuse orders without a name.
+CHECK_NAME = {
+    "name": "checkName",
+    "kind": "CONDITION",
+    "type": "CEL",
+    "mode": "READ",
+    "expr": "size(message.name) > 0",
+    "onFailure": "ERROR",
+}
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # else workers run a python without pyarrow
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    from pulsar_external_schema.spark import register
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("pulsar-external-schema tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    yield session
+    session.stop()
+
+
+def source_options(services: Services, **extra: str) -> dict[str, str]:
+    return {
+        "service.url": services.pulsar_url,
+        "admin.url": services.admin_url,
+        "schema.registry.url": services.registry_url,
+        **extra,
+    }
+
+
+@dataclass
+class Produced:
+    """What was written to a topic: decoded values by order id, and the invalid messages."""
+
+    topic: str
+    valid: dict[int, dict[str, Any]] = field(default_factory=dict)
+    rule_failures: set[int] = field(default_factory=set)
+    garbage: list[str] = field(default_factory=list)  # kinds of undecodable messages
+
+    @property
+    def order_ids(self) -> list[int]:
+        """Every order written, whatever a contract says about it."""
+        return sorted([*self.valid, *self.rule_failures])
+
+    @property
+    def total(self) -> int:
+        return len(self.valid) + len(self.rule_failures) + len(self.garbage)
+
+
+def produce_orders(
+    services: Services, client: Any, topic: str, start: int, count: int, version: int
+) -> Produced:
+    """`count` orders from id `start`, written with schema version 1, 2 or 3 (every 10th unnamed)."""
+    from confluent_kafka.schema_registry import Schema
+
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    produced = Produced(topic)
+    conf: dict[str, Any] = {"schema.registry.url": services.registry_url}
+    schema_text = json.dumps({1: ORDER_V1, 2: ORDER_V2, 3: ORDER_V3}[version])
+    if version == 3:
+        conf["use.latest.version"] = True
+    with SchemaRegistrySchemaFactory(conf) as factory:
+        schema = factory.avro(
+            Schema(schema_text, "AVRO") if version < 3 else schema_text,
+        )
+        producer = create_producer(client, topic, schema, batching_enabled=True, batching_max_messages=7)
+        for order_id in range(start, start + count):
+            value: dict[str, Any] = {
+                "id": order_id,
+                "name": "" if order_id % 10 == 0 else f"order {order_id}",
+            }
+            if version >= 2:
+                value["amount"] = order_id * 1.5
+            if version >= 3:
+                value["note"] = f"v3 {order_id}" if order_id % 2 else None
+            producer.send_async(value, lambda *_: None, partition_key=str(order_id))
+            expected = {
+                "id": order_id,
+                "name": value["name"],
+                "amount": value.get("amount", 0.0),
+                "note": value.get("note"),
+            }
+            if value["name"]:
+                produced.valid[order_id] = expected
+            else:
+                produced.rule_failures.add(order_id)
+        producer.flush()
+        producer.close()
+        schema.close()
+    return produced
+
+
+def register_v3_contract(services: Services, topic: str) -> None:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pulsar_external_schema.subjects import TopicName
+
+    name = TopicName.parse(topic)
+    client = SchemaRegistryClient({"url": services.registry_url})
+    client.register_schema(
+        f"{name.tenant}.{name.namespace}.{name.local_name}-value",
+        Schema.from_dict(
+            {"schemaType": "AVRO", "schema": json.dumps(ORDER_V3), "ruleSet": {"domainRules": [CHECK_NAME]}}
+        ),
+    )
+
+
+def send_garbage(services: Services, client: Any, topic: str) -> list[str]:
+    """Messages no schema decodes: bad bytes under a real id, no id at all, an unknown id."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    from pulsar_external_schema import schema_id as ids
+    from pulsar_external_schema.subjects import TopicName
+
+    name = TopicName.parse(topic)
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    latest = registry.get_latest_version(f"{name.tenant}.{name.namespace}.{name.local_name}-value")
+    assert latest.schema_id is not None
+    real = ids.to_property(ids.confluent_id(latest.schema_id))
+    unknown = ids.to_property(ids.confluent_id(987_654_321))
+    producer = client.create_producer(topic, batching_enabled=False)
+    kinds = []
+    for i, (payload, properties, kind) in enumerate(
+        [
+            (b"\xff\xfe not avro", {ids.SCHEMA_ID_PROPERTY: real}, "malformed"),
+            (b"plain bytes", {}, "no schema id"),
+            (b"\x02\x04ab", {ids.SCHEMA_ID_PROPERTY: unknown}, "unknown schema id"),
+        ]
+    ):
+        producer.send(payload, properties=properties, partition_key=f"garbage-{i}")
+        kinds.append(kind)
+    producer.close()
+    return kinds
+
+
+@pytest.fixture(scope="session")
+def orders(services: Services, pulsar_client: Any) -> Produced:
+    """A 4-partition topic: 40 orders with v1, 40 with v2, 40 with v3 (+ its READ rule), then 3
+    messages nothing can decode. Every 10th order has no name and fails the rule."""
+    topic = f"persistent://public/default/{unique('spark-orders')}"
+    create_partitioned_topic(services, topic, 4)
+    produced = produce_orders(services, pulsar_client, topic, 1, 40, 1)
+    for more in (produce_orders(services, pulsar_client, topic, 41, 40, 2),):
+        produced.valid.update(more.valid)
+        produced.rule_failures |= more.rule_failures
+    register_v3_contract(services, topic)
+    more = produce_orders(services, pulsar_client, topic, 81, 40, 3)
+    produced.valid.update(more.valid)
+    produced.rule_failures |= more.rule_failures
+    produced.garbage = send_garbage(services, pulsar_client, topic)
+    return produced
