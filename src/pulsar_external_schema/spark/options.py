@@ -36,6 +36,10 @@ SOURCE_OPTIONS = {
 }
 
 
+#: Options Spark itself passes to every source and sink.
+SPARK_OPTIONS = frozenset({"path", "checkpointlocation", "queryname"})
+
+
 @dataclass(frozen=True)
 class SourceOptions:
     service_url: str
@@ -57,7 +61,7 @@ class SourceOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
-        values = {key.lower(): value for key, value in options.items() if key.lower() != "path"}
+        values = {key.lower(): value for key, value in options.items() if key.lower() not in SPARK_OPTIONS}
         source = {key: values.pop(key) for key in list(values) if key in SOURCE_OPTIONS}
         service_url = source.get("service.url")
         if not service_url:
