@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
-from conftest import Services, create_partitioned_topic  # noqa: E402
-from contracts import drain, subscribe, unique  # noqa: E402
-from spark_support import ORDER_V3, Produced, source_options  # noqa: E402
+from conftest import Services, create_partitioned_topic
+from contracts import drain, subscribe, unique
+from spark_support import ORDER_V3, Produced, source_options
 
-from pulsar_external_schema import SCHEMA_ID_PROPERTY, SchemaRegistrySchemaFactory  # noqa: E402
-from pulsar_external_schema import schema_id as ids  # noqa: E402
+from pulsar_external_schema import SCHEMA_ID_PROPERTY, SchemaRegistrySchemaFactory
+from pulsar_external_schema import schema_id as ids
 
 FORMAT = "pulsar-external"
 
