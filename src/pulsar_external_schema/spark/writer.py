@@ -75,7 +75,9 @@ class _TaskWriter:
         if key not in self.producers:
             args: dict[str, Any] = {"block_if_queue_full": True, "batching_enabled": True}
             if self.producer_name:
-                args["producer_name"] = self.producer_name
+                # One message per entry: the broker deduplicates a batch by its first and last
+                # sequence ids, and a re-run batch may group messages differently than the first run.
+                args.update(producer_name=self.producer_name, batching_enabled=False)
             if raw:
                 self.producers[key] = self.client.create_producer(topic, **args)
             else:

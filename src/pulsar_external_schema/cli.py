@@ -1,0 +1,206 @@
+"""`pulsar-external-schema`: console tools. `validate` runs the Spark validation pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import ExternalSchemaError
+
+PROG = "pulsar-external-schema"
+
+
+def _property(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def _services(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("services (default: the environment variables in brackets)")
+    group.add_argument(
+        "--service-url",
+        default=os.environ.get("PULSAR_SERVICE_URL"),
+        help="Pulsar service URL, e.g. pulsar://127.0.0.1:6650 [PULSAR_SERVICE_URL]",
+    )
+    group.add_argument(
+        "--admin-url",
+        default=os.environ.get("PULSAR_ADMIN_URL"),
+        help="Pulsar admin REST URL, e.g. http://127.0.0.1:8080 [PULSAR_ADMIN_URL]",
+    )
+    group.add_argument(
+        "--registry-url",
+        default=os.environ.get("SCHEMA_REGISTRY_URL"),
+        help="schema registry URL, e.g. http://127.0.0.1:8081 [SCHEMA_REGISTRY_URL]",
+    )
+    group.add_argument(
+        "--property",
+        "-p",
+        action="append",
+        type=_property,
+        default=[],
+        metavar="KEY=VALUE",
+        help="any config key or data source option (repeatable), e.g. -p use.latest.version=true",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Pulsar with a Confluent-compatible schema registry: external schemas and data contracts.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    validate = commands.add_parser(
+        "validate",
+        help="validate a topic with Spark: valid messages to a topic or Parquet, invalid ones to a DLQ",
+        description=(
+            "Read --input with its external schemas, decode every message and run its data contract. "
+            "Valid messages go on unchanged (same bytes and schema id) to --valid, a topic, or as "
+            "decoded rows to Parquet when --valid is a path; invalid ones go to the --dlq topic with "
+            "__rule.* properties saying why. Restart with the same --checkpoint to go on where it "
+            "stopped. Needs the spark extra (pip install 'pulsar-external-schema[spark]') and Java 17+."
+        ),
+    )
+    validate.add_argument("--input", required=True, metavar="TOPIC", help="the topic producers write to")
+    validate.add_argument(
+        "--valid",
+        required=True,
+        metavar="TOPIC_OR_PATH",
+        help="a full topic name (persistent://tenant/namespace/topic) or a Parquet directory",
+    )
+    validate.add_argument("--dlq", required=True, metavar="TOPIC", help="the dead-letter topic (full name)")
+    validate.add_argument(
+        "--checkpoint", required=True, metavar="DIR", help="Spark checkpoint directory (keep it between runs)"
+    )
+    validate.add_argument(
+        "--trigger",
+        choices=("available-now", "continuous"),
+        default="available-now",
+        help="available-now: process what is there and stop (default); continuous: run until stopped",
+    )
+    validate.add_argument(
+        "--interval",
+        default="10 seconds",
+        help="micro-batch interval of --trigger continuous (default 10 seconds)",
+    )
+    validate.add_argument(
+        "--max-entries-per-partition",
+        type=int,
+        metavar="N",
+        help="cap each micro-batch at N entries per partition",
+    )
+    validate.add_argument(
+        "--starting-offsets",
+        metavar="WHERE",
+        help="earliest (default), latest, or JSON per partition (first run)",
+    )
+    validate.add_argument(
+        "--producer-name",
+        default="pulsar-external-schema-validate",
+        help="prefix of the deterministic producer names (enable deduplication on the target namespaces)",
+    )
+    validate.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
+    _services(validate)
+    validate.set_defaults(run=run_validate)
+    return parser
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    missing = [
+        flag
+        for flag, value in (
+            ("--service-url", args.service_url),
+            ("--admin-url", args.admin_url),
+            ("--registry-url", args.registry_url),
+        )
+        if not value
+    ]
+    if missing:
+        return _fail(f"validate: {', '.join(missing)} missing (or set the environment variables, see --help)")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return _fail("validate needs PySpark: pip install 'pulsar-external-schema[spark]'")
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        return _fail("validate needs Java 17 or newer for Spark: install one, or set JAVA_HOME")
+    from .spark.pipeline import BatchCounts, ValidationJob, python_for_workers
+
+    python_for_workers()
+    options: dict[str, str] = {
+        "service.url": args.service_url,
+        "admin.url": args.admin_url,
+        "schema.registry.url": args.registry_url,
+        **dict(args.property),
+    }
+    if args.max_entries_per_partition:
+        options["maxEntriesPerPartition"] = str(args.max_entries_per_partition)
+    if args.starting_offsets:
+        options["startingOffsets"] = args.starting_offsets
+    totals = [0, 0]
+
+    def progress(counts: BatchCounts) -> None:
+        totals[0] += counts.valid
+        totals[1] += counts.invalid
+        print(
+            f"batch {counts.batch_id}: {counts.valid} valid, {counts.invalid} dead-lettered "
+            f"(total {totals[0]} valid, {totals[1]} dead-lettered)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    try:
+        job = ValidationJob(
+            input=args.input,
+            valid=args.valid,
+            dlq=args.dlq,
+            checkpoint=args.checkpoint,
+            options=options,
+            trigger=args.trigger,
+            interval=args.interval,
+            producer_name=args.producer_name,
+            on_batch=progress,
+        )
+    except ExternalSchemaError as error:
+        return _fail(f"validate: {error}")
+    builder: Any = SparkSession.builder.appName(f"{PROG} validate {args.input}")
+    if args.master:
+        builder = builder.master(args.master)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    try:
+        job.run(spark)
+    except Exception as error:
+        return _fail(f"validate: {_first_line(error)}")
+    finally:
+        spark.stop()
+    print(f"done: {totals[0]} valid, {totals[1]} dead-lettered", file=sys.stderr)
+    return 0
+
+
+def _first_line(error: BaseException) -> str:
+    """Spark wraps a Python error in pages of JVM trace; the error of ours is the line that matters."""
+    text = str(error)
+    for line in text.splitlines():
+        if "pulsar_external_schema.errors." in line or "ConfigError:" in line:
+            return line.split("errors.", 1)[-1].strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.run(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

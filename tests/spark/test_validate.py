@@ -1,0 +1,181 @@
+"""The validation pipeline end to end: the console command, a crash, a restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
+
+from conftest import Services
+from contracts import drain, subscribe, unique
+from spark_support import Produced, produce_orders, source_options
+
+from pulsar_external_schema.rules.actions import RULE_EXCEPTION, RULE_NAME
+from pulsar_external_schema.spark import ValidationJob
+
+COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
+
+
+def deduplicated_namespace(services: Services) -> str:
+    """A namespace whose topics drop messages with a sequence id already persisted."""
+    namespace = unique("validated")
+    with httpx.Client(base_url=services.admin_url, timeout=30) as admin:
+        admin.put(f"/admin/v2/namespaces/public/{namespace}", json={}).raise_for_status()
+        admin.post(f"/admin/v2/namespaces/public/{namespace}/deduplication", json=True).raise_for_status()
+        assert admin.get(f"/admin/v2/namespaces/public/{namespace}/deduplication").json() is True
+    return f"persistent://public/{namespace}"
+
+
+def raw_messages(pulsar_client: Any, topic: str) -> dict[str, tuple[bytes, dict[str, str]]]:
+    """Every message of a topic by key: payload and properties, as stored."""
+    consumer = subscribe(pulsar_client, topic, name=unique("check"))
+    messages = drain(consumer)
+    consumer.close()
+    by_key = {m.partition_key(): (m.data(), m.properties()) for m in messages}
+    assert len(by_key) == len(messages), "a key was delivered twice"
+    return by_key
+
+
+def validate(services: Services, *args: str, **popen: Any) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "PULSAR_ADMIN_URL": services.admin_url,
+        "SCHEMA_REGISTRY_URL": services.registry_url,
+    }
+    return subprocess.Popen(
+        [str(COMMAND), "validate", "--master", "local[2]", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        **popen,
+    )
+
+
+def check_outputs(
+    pulsar_client: Any,
+    orders: Produced,
+    source: dict[str, tuple[bytes, dict[str, str]]],
+    valid: str,
+    dlq: str,
+) -> None:
+    passed = raw_messages(pulsar_client, valid)
+    assert set(passed) == {str(i) for i in orders.valid}  # every valid order, once
+    assert all(passed[key] == source[key] for key in passed)  # same bytes, same schema id
+
+    dead = raw_messages(pulsar_client, dlq)
+    assert set(dead) == {str(i) for i in orders.rule_failures} | {f"garbage-{i}" for i in range(3)}
+    for key, (data, properties) in dead.items():
+        assert data == source[key][0]  # the original bytes
+        assert properties[RULE_EXCEPTION]
+        if key.startswith("garbage"):
+            assert RULE_NAME not in properties
+        else:
+            assert properties[RULE_NAME] == "checkName"
+            assert "size(message.name) > 0" in properties[RULE_EXCEPTION]
+
+
+def test_validate_command_routes_valid_and_invalid_messages(
+    services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path
+) -> None:
+    namespace = deduplicated_namespace(services)
+    valid, dlq = f"{namespace}/orders", f"{namespace}/orders-dlq"
+    checkpoint = tmp_path / "checkpoint"
+    args = ["--input", orders.topic, "--valid", valid, "--dlq", dlq, "--checkpoint", str(checkpoint)]
+
+    run = validate(services, *args)
+    output, _ = run.communicate(timeout=300)
+    assert run.returncode == 0, output
+    assert f"done: {len(orders.valid)} valid, {len(orders.rule_failures) + 3} dead-lettered" in output
+    check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
+
+    again = validate(services, *args)  # nothing new: nothing written twice
+    output, _ = again.communicate(timeout=300)
+    assert again.returncode == 0, output
+    check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
+
+
+def test_validate_after_a_crash_loses_and_duplicates_nothing(
+    services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path
+) -> None:
+    namespace = deduplicated_namespace(services)
+    valid, dlq = f"{namespace}/orders", f"{namespace}/orders-dlq"
+    checkpoint = tmp_path / "checkpoint"
+    args = ["--input", orders.topic, "--valid", valid, "--dlq", dlq, "--checkpoint", str(checkpoint)]
+
+    running = validate(
+        services,
+        *args,
+        "--trigger",
+        "continuous",
+        "--interval",
+        "1 second",
+        "--max-entries-per-partition",
+        "1",
+    )
+    commits = checkpoint / "commits"
+    deadline = time.monotonic() + 240
+    while not (commits.exists() and len([p for p in commits.iterdir() if p.name.isdigit()]) >= 2):
+        assert running.poll() is None, running.communicate()[0]
+        assert time.monotonic() < deadline, "no micro-batch committed in time"
+        time.sleep(0.2)
+    os.killpg(running.pid, signal.SIGKILL)  # mid-stream, maybe mid-batch: no clean shutdown
+    running.wait()
+    written = raw_messages(pulsar_client, valid)
+    assert 0 < len(written) < len(orders.valid)
+
+    resumed = validate(services, *args)
+    output, _ = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, output
+    check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
+
+
+def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
+    spark: Any, services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path
+) -> None:
+    from conftest import create_partitioned_topic
+    from spark_support import register_v3_contract
+
+    topic = f"persistent://public/default/{unique('spark-validate')}"
+    create_partitioned_topic(services, topic, 2)
+    first = produce_orders(services, pulsar_client, topic, 1, 30, 1)
+    register_v3_contract(services, topic)
+    dlq = f"{deduplicated_namespace(services)}/dlq"
+    out = tmp_path / "valid"
+    counts: list[Any] = []
+
+    def job() -> ValidationJob:
+        return ValidationJob(
+            input=topic,
+            valid=str(out),
+            dlq=dlq,
+            checkpoint=str(tmp_path / "checkpoint"),
+            options=source_options(services, maxEntriesPerPartition="2"),
+            producer_name=unique("parquet-job"),
+            on_batch=counts.append,
+        )
+
+    job().run(spark)
+    second = produce_orders(services, pulsar_client, topic, 31, 20, 1)
+    job().run(spark)
+
+    table = spark.read.parquet(str(out))
+    ids = sorted(r.id for r in table.select("value.id").collect())
+    # the v3 contract refuses unnamed orders, whichever version wrote them
+    named = [i for i in [*first.order_ids, *second.order_ids] if i % 10]
+    assert ids == named
+    assert "batch" in table.columns and "_valid" not in table.columns
+    assert sum(c.valid for c in counts) == len(named)
+    assert sum(c.invalid for c in counts) == 5
+    assert len(raw_messages(pulsar_client, dlq)) == 5
