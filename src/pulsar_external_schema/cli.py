@@ -52,7 +52,7 @@ def _services(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Pulsar with a Confluent-compatible schema registry: external schemas and data contracts.",
+        description="External schemas and data contracts for Pulsar with a Confluent-compatible registry.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     validate = commands.add_parser(
