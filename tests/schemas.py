@@ -60,3 +60,45 @@ def order_message_class() -> Any:
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return GetMessageClass(pool.FindMessageTypeByName("acme.Order"))
+
+
+def _shipment_class() -> Any:
+    """A Protobuf message with the shapes the Spark source maps: nested message, repeated, map and
+    `google.protobuf.Timestamp`. Module-level (`schemas.Shipment`) so Spark's Python workers can
+    import it by path. No enum: AxonOps v0.2.1 answers 500 to `format=serialized` for a schema
+    with an enum (the enum mapping is a unit test)."""
+    from google.protobuf import timestamp_pb2
+
+    label = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="acme/shipment.proto",
+        package="acme",
+        syntax="proto3",
+        dependency=["google/protobuf/timestamp.proto"],
+    )
+    shipment = proto.message_type.add(name="Shipment")
+    address = proto.message_type.add(name="Address")
+    address.field.add(name="city", number=1, type=label.TYPE_STRING, label=label.LABEL_OPTIONAL)
+    entry = shipment.nested_type.add(name="WeightsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=label.TYPE_STRING, label=label.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=label.TYPE_INT64, label=label.LABEL_OPTIONAL)
+    fields = [
+        ("id", 1, label.TYPE_INT64, label.LABEL_OPTIONAL, None),
+        ("to", 3, label.TYPE_MESSAGE, label.LABEL_OPTIONAL, ".acme.Address"),
+        ("items", 4, label.TYPE_STRING, label.LABEL_REPEATED, None),
+        ("weights", 5, label.TYPE_MESSAGE, label.LABEL_REPEATED, ".acme.Shipment.WeightsEntry"),
+        ("sent", 6, label.TYPE_MESSAGE, label.LABEL_OPTIONAL, ".google.protobuf.Timestamp"),
+        ("fragile", 7, label.TYPE_BOOL, label.LABEL_OPTIONAL, None),
+    ]
+    for name, number, kind, cardinality, type_name in fields:
+        field = shipment.field.add(name=name, number=number, type=kind, label=cardinality)
+        if type_name:
+            field.type_name = type_name
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
+    pool.Add(proto)
+    return GetMessageClass(pool.FindMessageTypeByName("acme.Shipment"))
+
+
+Shipment = _shipment_class()

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,6 +41,9 @@ CHECK_NAME = {
 def spark() -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable  # else workers run a python without pyarrow
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # the workers import test classes by path (protobuf.message.class=schemas.Shipment)
+    tests = str(Path(__file__).parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH")) if p)
     from pyspark.sql import SparkSession
 
     from pulsar_external_schema.spark import register

@@ -49,7 +49,7 @@ from .admin import Ledger, PulsarAdmin, PulsarAdminError
 from .offsets import EARLIEST, Bound, user_bound
 from .options import SourceOptions
 from .types import Converter
-from .values import ReaderSchema, is_data_error, make_schema
+from .values import ReaderSchema, is_data_error, make_schema, spark_value_type
 
 log = logging.getLogger(__name__)
 
@@ -193,11 +193,11 @@ def read_partition(
     options: SourceOptions,
     reader_schema: ReaderSchema,
     value_type: DataType,
-    converter: Converter,
     partition: TopicPartitionRange,
 ) -> Iterator[pa.RecordBatch]:
     import pulsar  # imported on the executor
 
+    _, converter = spark_value_type(reader_schema, options)
     schema = read_schema(value_type, options.include_data)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     value_arrow = arrow_schema.field("value").type
@@ -392,19 +392,16 @@ def _schema_id(property_value: str | None, data: bytes) -> int | None:
 
 
 class _ReaderBase:
-    def __init__(
-        self, options: SourceOptions, reader_schema: ReaderSchema, value_type: DataType, converter: Converter
-    ) -> None:
+    def __init__(self, options: SourceOptions, reader_schema: ReaderSchema, value_type: DataType) -> None:
         self.options = options
         self.reader_schema = reader_schema
         self.value_type = value_type
-        self.converter = converter
         self.planner = _Planner(options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, TopicPartitionRange):
             return iter(())  # Spark reads one empty partition when planning found nothing to read
-        return read_partition(self.options, self.reader_schema, self.value_type, self.converter, partition)
+        return read_partition(self.options, self.reader_schema, self.value_type, partition)
 
     def _ranges(
         self, admin: PulsarAdmin, start: dict[str, Bound], end: dict[str, Bound]

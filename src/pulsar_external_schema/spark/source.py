@@ -23,7 +23,6 @@ from pyspark.sql.types import DataType, StructType
 from ..errors import ConfigError
 from .options import SourceOptions
 from .reader import PulsarBatchReader, PulsarStreamReader, _Planner, read_schema
-from .types import Converter
 from .values import ReaderSchema, resolve_reader_schema, spark_value_type
 from .writer import PulsarBatchWriter, PulsarStreamWriter
 
@@ -42,7 +41,9 @@ class PulsarExternalDataSource(DataSource):
         return SourceOptions.parse(self.options)
 
     @cached_property
-    def _value(self) -> tuple[ReaderSchema, DataType, Converter]:
+    def _value(self) -> tuple[ReaderSchema, DataType]:
+        """The reader schema and the value column's type (converters are made on the executors:
+        they hold Protobuf descriptors, which do not pickle)."""
         options = self.source_options
         options.require_topics()
         planner = _Planner(options)
@@ -57,12 +58,12 @@ class PulsarExternalDataSource(DataSource):
             admin.close()
         if not topics:
             raise ConfigError(f"no topic matches topicPattern {options.topic_pattern!r}")
-        chosen: tuple[ReaderSchema, DataType, Converter] | None = None
+        chosen: tuple[ReaderSchema, DataType] | None = None
         for topic in topics:
             reader = resolve_reader_schema(options, topic)
-            value_type, converter = spark_value_type(reader, options)
+            value_type, _ = spark_value_type(reader, options)
             if chosen is None:
-                chosen = (reader, value_type, converter)
+                chosen = (reader, value_type)
             elif value_type != chosen[1] or reader.schema_type != chosen[0].schema_type:
                 raise ConfigError(
                     f"topics read together need one value type: subject {reader.subject} gives "
@@ -84,13 +85,13 @@ class PulsarExternalDataSource(DataSource):
 
     def reader(self, schema: StructType) -> PulsarBatchReader:
         self._check_schema(schema)
-        reader, value_type, converter = self._value
-        return PulsarBatchReader(self.source_options, reader, value_type, converter)
+        reader, value_type = self._value
+        return PulsarBatchReader(self.source_options, reader, value_type)
 
     def streamReader(self, schema: StructType) -> PulsarStreamReader:
         self._check_schema(schema)
-        reader, value_type, converter = self._value
-        return PulsarStreamReader(self.source_options, reader, value_type, converter)
+        reader, value_type = self._value
+        return PulsarStreamReader(self.source_options, reader, value_type)
 
     def writer(self, schema: StructType, overwrite: bool) -> PulsarBatchWriter:
         return PulsarBatchWriter(self.source_options)

@@ -310,7 +310,8 @@ def _is_singular_message(field: Any) -> bool:
 
 
 def _is_repeated(field: Any) -> bool:
-    return bool(getattr(field, "is_repeated", field.label == field.LABEL_REPEATED))
+    repeated = getattr(field, "is_repeated", None)  # protobuf 6+; `label` is gone in 7
+    return bool(repeated if repeated is not None else field.label == field.LABEL_REPEATED)
 
 
 def _protobuf_field(field: Any, seen: tuple[str, ...]) -> tuple[DataType, Callable[[Any], Any]]:

@@ -1,0 +1,119 @@
+"""JSON Schema and Protobuf topics as Spark columns (Avro is in test_read.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
+
+from conftest import Services, create_partitioned_topic
+from contracts import unique
+from schemas import Shipment
+from spark_support import source_options
+
+from pulsar_external_schema import create_producer
+
+FORMAT = "pulsar-external"
+
+TICKET_V1: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "title": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "where": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "anything": {},
+    },
+    "required": ["id"],
+    "additionalProperties": False,  # closed, so adding optional properties is compatible
+}
+TICKET_V2 = {
+    **TICKET_V1,
+    "properties": {
+        **TICKET_V1["properties"],
+        "status": {"anyOf": [{"enum": ["NEW", "DONE"]}, {"type": "null"}]},
+        "score": {"type": "number"},
+    },
+}
+
+
+def test_json_schema_topic_reads_as_typed_columns(
+    spark: Any, services: Services, pulsar_client: Any, make_factory: Any
+) -> None:
+    topic = f"persistent://public/default/{unique('spark-json')}"
+    create_partitioned_topic(services, topic, 2)
+    sent = []
+    for version, schema in ((1, TICKET_V1), (2, TICKET_V2)):
+        producer = create_producer(pulsar_client, topic, make_factory().json(json.dumps(schema)))
+        for i in range(5):
+            value: dict[str, Any] = {
+                "id": version * 100 + i,
+                "title": f"ticket {i}",
+                "tags": ["a", "b"][: i % 3],
+                "where": {"city": "Lyon"},
+                "counts": {"x": i},
+                "anything": [i, {"nested": True}],
+            }
+            if version == 2:
+                value.update(status="DONE" if i % 2 else None, score=i / 2)
+            producer.send(value, partition_key=str(value["id"]))
+            sent.append(value)
+        producer.close()
+
+    df = spark.read.format(FORMAT).options(**source_options(services, topic=topic)).load()
+    assert df.schema["value"].dataType.simpleString() == (
+        "struct<id:bigint,title:string,tags:array<string>,where:struct<city:string>,"
+        "counts:map<string,bigint>,anything:string,status:string,score:double>"
+    )
+    rows = {r.value.id: r.value.asDict(recursive=True) for r in df.collect()}
+    assert all(r for r in rows)
+    for value in sent:
+        row = rows[value["id"]]
+        assert row["title"] == value["title"] and row["tags"] == value["tags"]
+        assert row["where"] == {"city": "Lyon"} and row["counts"] == value["counts"]
+        assert json.loads(row["anything"]) == value["anything"]  # no single type: JSON text
+        assert row["status"] == value.get("status") and row["score"] == value.get("score")
+
+
+def test_protobuf_topic_reads_with_the_generated_class(
+    spark: Any, services: Services, pulsar_client: Any, make_factory: Any
+) -> None:
+    topic = f"persistent://public/default/{unique('spark-proto')}"
+    producer = create_producer(pulsar_client, topic, make_factory().protobuf(Shipment))
+    sent = Shipment(id=7, items=["book", "pen"], weights={"book": 400}, fragile=True)
+    sent.to.city = "Oslo"
+    sent.sent.FromSeconds(1_700_000_000)
+    producer.send(sent)
+    producer.send(Shipment(id=8))
+    producer.close()
+
+    options = source_options(services, topic=topic, **{"protobuf.message.class": "schemas.Shipment"})
+    rows = spark.read.format(FORMAT).options(**options).load().orderBy("value.id").collect()
+
+    assert [r._valid for r in rows] == [True, True]
+    first, second = (r.value.asDict(recursive=True) for r in rows)
+    assert first == {
+        "id": 7,
+        "to": {"city": "Oslo"},
+        "items": ["book", "pen"],
+        "weights": {"book": 400},
+        "sent": dt.datetime(2023, 11, 14, 22, 13, 20),  # Spark gives session-zone (UTC) naive times
+        "fragile": True,
+    }
+    assert second["to"] is None and second["items"] == [] and second["sent"] is None
+
+
+def test_protobuf_topic_without_the_class_option_says_what_to_set(
+    spark: Any, services: Services, pulsar_client: Any, make_factory: Any
+) -> None:
+    topic = f"persistent://public/default/{unique('spark-proto')}"
+    producer = create_producer(pulsar_client, topic, make_factory().protobuf(Shipment))
+    producer.send(Shipment(id=1))
+    producer.close()
+    with pytest.raises(Exception, match=r"protobuf\.message\.class"):
+        spark.read.format(FORMAT).options(**source_options(services, topic=topic)).load()
