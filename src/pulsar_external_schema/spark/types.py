@@ -91,18 +91,27 @@ def _struct_of(converters: dict[str, Callable[[Any], Any]]) -> Callable[[Any], A
 
 def avro_type(schema: Any) -> tuple[DataType, Converter]:
     """The Spark type of a parsed Avro schema (`fastavro.parse_schema` output) and its converter."""
-    return _avro(schema, ())
+    return _avro(schema, (), {})
 
 
-def _avro(schema: Any, seen: tuple[str, ...]) -> tuple[DataType, Converter]:
+def _avro(schema: Any, seen: tuple[str, ...], named: dict[str, Any]) -> tuple[DataType, Converter]:
     if isinstance(schema, list):
-        return _avro_union(schema, seen)
+        return _avro_union(schema, seen, named)
     if isinstance(schema, str):
+        if schema in seen:
+            raise SparkTypeError(
+                f"Avro record {schema} is recursive; Spark has no recursive struct type "
+                "(read the value as bytes with the BYTES schema instead)"
+            )
+        if schema in named:  # a reference to a type defined earlier in the schema
+            return _avro(named[schema], seen, named)
         schema = {"type": schema}
+    if isinstance(schema.get("type"), str) and schema.get("name"):
+        named[schema["name"]] = schema
     kind = schema["type"]
     logical = schema.get("logicalType")
     if isinstance(kind, dict | list):
-        return _avro(kind, seen)
+        return _avro(kind, seen, named)
     if logical == "decimal" and kind in ("bytes", "fixed"):
         return DecimalType(int(schema["precision"]), int(schema.get("scale", 0))), None
     if logical == "date" and kind == "int":
@@ -125,10 +134,10 @@ def _avro(schema: Any, seen: tuple[str, ...]) -> tuple[DataType, Converter]:
     if kind == "fixed":
         return BinaryType(), None
     if kind == "array":
-        element, conv = _avro(schema["items"], seen)
+        element, conv = _avro(schema["items"], seen, named)
         return ArrayType(element, _nullable(schema["items"])), conv and _list_of(conv)
     if kind == "map":
-        value, conv = _avro(schema["values"], seen)
+        value, conv = _avro(schema["values"], seen, named)
         return MapType(StringType(), value, _nullable(schema["values"])), conv and _map_of(conv)
     if kind in ("record", "error"):
         name = schema.get("name", "")
@@ -140,7 +149,7 @@ def _avro(schema: Any, seen: tuple[str, ...]) -> tuple[DataType, Converter]:
         fields: list[StructField] = []
         converters: dict[str, Callable[[Any], Any]] = {}
         for field in schema["fields"]:
-            data_type, conv = _avro(field["type"], (*seen, name))
+            data_type, conv = _avro(field["type"], (*seen, name), named)
             fields.append(StructField(field["name"], data_type, _nullable(field["type"])))
             if conv is not None:
                 converters[field["name"]] = conv
@@ -160,10 +169,15 @@ _AVRO_PRIMITIVES: dict[str, DataType] = {
 }
 
 
-def _avro_union(branches: list[Any], seen: tuple[str, ...]) -> tuple[DataType, Converter]:
+def _avro_union(
+    branches: list[Any], seen: tuple[str, ...], named: dict[str, Any]
+) -> tuple[DataType, Converter]:
     others = [b for b in branches if b != "null" and not (isinstance(b, dict) and b.get("type") == "null")]
     if len(others) == 1:
-        return _avro(others[0], seen)
+        return _avro(others[0], seen, named)
+    for branch in others:  # still refuse recursion hidden in a union
+        if isinstance(branch, str) and branch in seen:
+            _avro(branch, seen, named)
     return StringType(), _json_text  # several non-null types: JSON text, as nothing else holds them all
 
 
