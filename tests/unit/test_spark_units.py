@@ -14,6 +14,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 import fastavro
 from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
 from google.protobuf.message_factory import GetMessageClass
+from pyspark.sql.types import StructType
 
 from pulsar_external_schema import ConfigError, ExternalSchemaError
 from pulsar_external_schema.spark.admin import Ledger, full_topic_name
@@ -212,6 +213,7 @@ def test_avro_types_follow_sparks_from_avro() -> None:
         "struct<i:int,l:bigint,e:string,f:binary,d:decimal(9,2),day:date,ts:timestamp,local:timestamp_ntz,"
         "t:int,u:string,m:map<string,double>,a:array<string>,either:string>"
     )
+    assert isinstance(data_type, StructType)
     assert [f.nullable for f in data_type.fields][:3] == [False, True, False]
     assert convert is not None
     import uuid
