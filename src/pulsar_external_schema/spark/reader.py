@@ -256,83 +256,82 @@ def _logical(partition_topic: str) -> tuple[str, int]:
 
 
 class _Rows:
-    """Column lists of one Arrow batch."""
+    """Column lists of one Arrow batch; the verdict columns are kept only for failed rows."""
 
     def __init__(self, include_data: bool) -> None:
         self.include_data = include_data
         self.count = 0
+        self.topic = ""
+        self.partition = -1
         self.keys: list[str | None] = []
         self.values: list[Any] = []
-        self.topics: list[str] = []
-        self.partitions: list[int] = []
-        self.ids: list[dict[str, int]] = []
+        self.ledgers: list[int] = []
+        self.entries: list[int] = []
+        self.batches: list[int] = []
         self.publish: list[int] = []
         self.event: list[int | None] = []
         self.properties: list[list[tuple[str, str]]] = []
         self.schema_ids: list[int | None] = []
         self.data: list[bytes] = []
-        self.valid: list[bool] = []
-        self.errors: list[str | None] = []
-        self.rules: list[str | None] = []
-        self.failures: list[list[tuple[str, str]] | None] = []
+        self.failed: dict[int, tuple[str, str | None, list[tuple[str, str]]]] = {}
+        """row -> (error, rule, __rule.* properties of its DLQ copy)"""
 
     def add(
         self, msg: Any, topic: str, index: int, ledger: int, entry: int, batch: int, external: Any
     ) -> None:
-        properties = msg.properties()
-        value: Any = None
-        error: ExternalSchemaError | None = None
         try:
             value = external.decode_message(msg)
         except ExternalSchemaError as failure:
             if not is_data_error(failure):
                 raise
-            error = failure
+            value = None
+            self._fail(failure, topic)
+        properties = msg.properties()
         self.count += 1
+        self.topic, self.partition = topic, index
         self.keys.append(msg.partition_key() or None)
         self.values.append(value)
-        self.topics.append(topic)
-        self.partitions.append(index)
-        self.ids.append({"ledgerId": ledger, "entryId": entry, "batchIndex": batch})
+        self.ledgers.append(ledger)
+        self.entries.append(entry)
+        self.batches.append(batch)
         self.publish.append(msg.publish_timestamp() * 1000)
         event = msg.event_timestamp()
         self.event.append(event * 1000 if event else None)
         self.properties.append(list(properties.items()))
-        self.schema_ids.append(_schema_id(properties.get(ids.SCHEMA_ID_PROPERTY), msg.data()))
+        id_property = properties.get(ids.SCHEMA_ID_PROPERTY)
+        self.schema_ids.append(_schema_id(id_property, b"" if id_property else msg.data()))
         if self.include_data:
             self.data.append(msg.data())
-        self._verdict(error, topic)
 
-    def _verdict(self, error: ExternalSchemaError | None, topic: str) -> None:
-        if error is None:
-            self.valid.append(True)
-            self.errors.append(None)
-            self.rules.append(None)
-            self.failures.append(None)
-            return
+    def _fail(self, error: ExternalSchemaError, topic: str) -> None:
         rule = error if isinstance(error, RuleViolationError) else None
-        self.valid.append(False)
-        self.errors.append(str(error))
-        self.rules.append(rule.rule if rule else None)
-        self.failures.append(
-            list(
-                failure_properties(
-                    error.topic or topic,
-                    str(error),
-                    rule=(rule.rule or "") if rule else None,
-                    mode=rule.mode if rule else None,
-                    subject=error.subject if rule else None,
-                ).items()
-            )
+        failure = failure_properties(
+            error.topic or topic,
+            str(error),
+            rule=(rule.rule or "") if rule else None,
+            mode=rule.mode if rule else None,
+            subject=error.subject if rule else None,
         )
+        self.failed[self.count] = (str(error), rule.rule if rule else None, list(failure.items()))
 
     def batch(self, arrow_schema: pa.Schema, value_type: pa.DataType, converter: Converter) -> pa.RecordBatch:
+        value = self._value_column(value_type, converter)  # first: it may fail more rows
+        n = self.count
+        failed = self.failed
+        message_ids = pa.StructArray.from_arrays(
+            [
+                pa.array(self.ledgers, pa.int64()),
+                pa.array(self.entries, pa.int64()),
+                pa.array(self.batches, pa.int32()),
+            ],
+            fields=list(arrow_schema.field("messageId").type),
+        )
         columns: dict[str, Any] = {
             "key": pa.array(self.keys, pa.string()),
-            "value": self._value_column(value_type, converter),
-            "topic": pa.array(self.topics, pa.string()),
-            "partition": pa.array(self.partitions, pa.int32()),
-            "messageId": pa.array(self.ids, arrow_schema.field("messageId").type),
+            "value": value,
+            "topic": pa.repeat(pa.scalar(self.topic, pa.string()), n),
+            "partition": pa.repeat(pa.scalar(self.partition, pa.int32()), n),
+            "messageId": message_ids,
             "publishTime": pa.array(self.publish, pa.timestamp("us", tz="UTC")),
             "eventTime": pa.array(self.event, pa.timestamp("us", tz="UTC")),
             "properties": pa.array(self.properties, arrow_schema.field("properties").type),
@@ -340,14 +339,18 @@ class _Rows:
         }
         if self.include_data:
             columns["data"] = pa.array(self.data, pa.binary())
-        columns.update(
-            {
-                "_valid": pa.array(self.valid, pa.bool_()),
-                "_error": pa.array(self.errors, pa.string()),
-                "_rule": pa.array(self.rules, pa.string()),
-                "_failure": pa.array(self.failures, arrow_schema.field("_failure").type),
-            }
-        )
+        if failed:
+            verdicts = [failed.get(i) for i in range(n)]
+            columns["_valid"] = pa.array([v is None for v in verdicts], pa.bool_())
+            columns["_error"] = pa.array([v and v[0] for v in verdicts], pa.string())
+            columns["_rule"] = pa.array([v and v[1] for v in verdicts], pa.string())
+            columns["_failure"] = pa.array(
+                [v and v[2] for v in verdicts], arrow_schema.field("_failure").type
+            )
+        else:
+            columns["_valid"] = pa.repeat(pa.scalar(True), n)
+            for name in ("_error", "_rule", "_failure"):
+                columns[name] = pa.nulls(n, arrow_schema.field(name).type)
         arrays = [columns[name].cast(arrow_schema.field(name).type) for name in arrow_schema.names]
         return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
 
@@ -365,26 +368,27 @@ class _Rows:
                 pa.array([converted], value_type)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
                 converted = None
-                self._unfit(i, error)
+                text = f"the decoded value does not fit the value column: {error}"
+                self.failed[i] = (text, None, list(failure_properties(self.topic, text).items()))
             fitted.append(converted)
         return pa.array(fitted, value_type)
 
-    def _unfit(self, i: int, error: Exception) -> None:
-        text = f"the decoded value does not fit the value column: {error}"
-        self.valid[i] = False
-        self.errors[i] = text
-        self.failures[i] = list(failure_properties(self.topics[i], text).items())
+
+_SCHEMA_IDS: dict[str, int | None] = {}
 
 
 def _schema_id(property_value: str | None, data: bytes) -> int | None:
-    try:
-        if property_value:
-            id_bytes, key_value = ids.from_property(property_value)
-            return None if key_value else ids.confluent_int_id(id_bytes)
-        if data[:1] == b"\x00" and len(data) >= 5:
-            return int.from_bytes(data[1:5], "big")
-    except ExternalSchemaError:
-        return None
+    """The Confluent schema id of a message (None for GUIDs, key/value ids and bad metadata)."""
+    if property_value:
+        if property_value not in _SCHEMA_IDS:
+            try:
+                id_bytes, key_value = ids.from_property(property_value)
+                _SCHEMA_IDS[property_value] = None if key_value else ids.confluent_int_id(id_bytes)
+            except ExternalSchemaError:
+                return None
+        return _SCHEMA_IDS[property_value]
+    if data[:1] == b"\x00" and len(data) >= 5:
+        return int.from_bytes(data[1:5], "big")
     return None
 
 
