@@ -131,9 +131,13 @@ def spark_rate(spark: Any, options: dict[str, str], count: int) -> tuple[float, 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="20k records instead of 200k")
-    parser.add_argument("--cores", type=int, default=os.cpu_count() or 2, help="Spark local[N] and partitions")
+    parser.add_argument(
+        "--cores", type=int, default=os.cpu_count() or 2, help="Spark local[N] and topic partitions"
+    )
     args = parser.parse_args()
     count = 20_000 if args.quick else 200_000
     service_url = os.environ["PULSAR_SERVICE_URL"]
@@ -171,7 +175,9 @@ def main() -> None:
     subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
     SchemaRegistryClient({"url": registry_url}).register_schema(
         subject,
-        Schema.from_dict({"schemaType": "AVRO", "schema": json.dumps(SCHEMA), "ruleSet": {"domainRules": [RULE]}}),
+        Schema.from_dict(
+            {"schemaType": "AVRO", "schema": json.dumps(SCHEMA), "ruleSet": {"domainRules": [RULE]}}
+        ),
     )
     _, ruled = spark_rate(spark, options, count)
     spark.stop()
