@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
-from conftest import REPO, Services  # noqa: E402
+from conftest import REPO, Services
 
 
 def run_example(name: str, services: Services) -> subprocess.CompletedProcess[str]:
