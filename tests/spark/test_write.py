@@ -128,3 +128,30 @@ def test_batch_write_with_producer_name_needs_a_sequence_base(
         valid_orders(spark, services, orders).write.format(FORMAT).options(
             **source_options(services, topic=orders.topic, producerName="p")
         ).mode("append").save()
+
+
+def test_writer_sends_rows_failing_a_dlq_rule_to_the_dlq_topic(
+    spark: Any, services: Services, pulsar_client: Any, orders: Produced
+) -> None:
+    target = f"persistent://public/default/{unique('spark-dlq-rule')}"
+    dlq = f"{target}-dlq"
+    rule = {
+        "name": "smallAmounts",
+        "kind": "CONDITION",
+        "type": "CEL",
+        "mode": "WRITE",
+        "expr": "message.amount < 100.0",
+        "onFailure": "DLQ",
+        "params": {"dlq.topic": dlq},
+    }
+    register(services, target, ORDER_V3, [rule])
+    valid_orders(spark, services, orders).write.format(FORMAT).options(
+        **source_options(services, topic=target)
+    ).mode("append").save()
+
+    small = {i for i, v in orders.valid.items() if v["amount"] < 100.0}
+    assert {v["id"] for v, _ in consume_values(services, pulsar_client, target)} == small
+    dead = drain(subscribe(pulsar_client, dlq, name=unique("dlq")))
+    assert len(dead) == len(orders.valid) - len(small)
+    assert {m.properties()["__rule.name"] for m in dead} == {"smallAmounts"}
+    assert {json.loads(m.data())["id"] for m in dead} == set(orders.valid) - small
