@@ -193,3 +193,41 @@ def test_restart_from_checkpoint_mid_stream_loses_and_repeats_nothing(
     ids = _parquet_ids(spark, out)  # no contract on this topic: every order is valid
     assert sorted(ids) == [*first.order_ids, *second.order_ids]  # each once
     assert spark.read.parquet(str(out)).count() == first.total + second.total
+
+
+def test_topic_pattern_reads_matching_topics_and_picks_up_new_ones(
+    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path
+) -> None:
+    prefix = unique("spark-pattern")
+    first, second = f"persistent://public/default/{prefix}-a", f"persistent://public/default/{prefix}-b"
+    create_partitioned_topic(services, first, 2)
+    produce_orders(services, pulsar_client, first, 1, 10, 1)
+    produce_orders(services, pulsar_client, second, 11, 10, 1)  # not partitioned
+    pattern = f"persistent://public/default/{prefix}-.*"
+
+    rows = read(spark, services, topicPattern=pattern).collect()
+    assert sorted(r.value.id for r in rows) == list(range(1, 21))
+    assert {(r.topic, r.partition) for r in rows} == {(first, 0), (first, 1), (second, -1)}
+
+    out = tmp_path / "out"
+    query = (
+        _stream(spark, services, topicPattern=pattern)
+        .writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(processingTime="1 second")
+        .start()
+    )
+    try:
+        later = f"persistent://public/default/{prefix}-c"
+        while not query.recentProgress or query.recentProgress[-1]["batchId"] < 1:
+            query.awaitTermination(0.5)
+        produce_orders(services, pulsar_client, later, 21, 5, 1)  # a topic created after the start
+        deadline = 120
+        while deadline > 0 and (not out.exists() or spark.read.parquet(str(out)).count() < 25):
+            query.awaitTermination(1)
+            deadline -= 1
+            assert query.exception() is None
+    finally:
+        query.stop()
+    assert sorted(_parquet_ids(spark, out)) == list(range(1, 26))

@@ -106,11 +106,13 @@ def test_validate_command_routes_valid_and_invalid_messages(
     check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
 
 
+@pytest.mark.parametrize("sink", ["topic", "parquet"])
 def test_validate_after_a_crash_loses_and_duplicates_nothing(
-    services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path
+    spark: Any, services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path, sink: str
 ) -> None:
     namespace = deduplicated_namespace(services)
-    valid, dlq = f"{namespace}/orders", f"{namespace}/orders-dlq"
+    valid = f"{namespace}/orders" if sink == "topic" else str(tmp_path / "valid")
+    dlq = f"{namespace}/orders-dlq"
     checkpoint = tmp_path / "checkpoint"
     args = ["--input", orders.topic, "--valid", valid, "--dlq", dlq, "--checkpoint", str(checkpoint)]
 
@@ -132,13 +134,22 @@ def test_validate_after_a_crash_loses_and_duplicates_nothing(
         time.sleep(0.2)
     os.killpg(running.pid, signal.SIGKILL)  # mid-stream, maybe mid-batch: no clean shutdown
     running.wait()
-    written = raw_messages(pulsar_client, valid)
-    assert 0 < len(written) < len(orders.valid)
+    if sink == "topic":
+        written = len(raw_messages(pulsar_client, valid))
+    else:
+        written = spark.read.parquet(valid).count()
+    assert 0 < written < len(orders.valid)  # the crash left work to do
 
     resumed = validate(services, *args)
     output, _ = resumed.communicate(timeout=300)
     assert resumed.returncode == 0, output
-    check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
+    source = raw_messages(pulsar_client, orders.topic)
+    if sink == "topic":
+        check_outputs(pulsar_client, orders, source, valid, dlq)
+        return
+    rows = spark.read.parquet(valid).select("key", "value.id").collect()
+    assert sorted(r.id for r in rows) == sorted(orders.valid)  # each valid order once
+    assert len(raw_messages(pulsar_client, dlq)) == len(orders.rule_failures) + 3
 
 
 def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
