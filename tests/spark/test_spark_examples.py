@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
-from conftest import REPO, Services
-
-
-def run_example(name: str, services: Services) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PULSAR_SERVICE_URL": services.pulsar_url,
-        "PULSAR_ADMIN_URL": services.admin_url,
-        "SCHEMA_REGISTRY_URL": services.registry_url,
-    }
-    command = [sys.executable, str(REPO / "examples" / name)]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+from conftest import Services
+from example_runner import run_example
 
 
 def test_spark_pipeline_example(services: Services) -> None:

@@ -39,6 +39,19 @@ def register(
     )
 
 
+def amount_rule(on_failure: str, **params: str) -> dict[str, Any]:
+    """A WRITE condition the orders with large amounts fail."""
+    rule: dict[str, Any] = {
+        "name": "smallAmounts",
+        "kind": "CONDITION",
+        "type": "CEL",
+        "mode": "WRITE",
+        "expr": "message.amount < 100.0",
+        "onFailure": on_failure,
+    }
+    return {**rule, "params": params} if params else rule
+
+
 def valid_orders(spark: Any, services: Services, orders: Produced) -> Any:
     return (
         spark.read.format(FORMAT)
@@ -83,15 +96,7 @@ def test_writer_runs_write_rules_and_names_the_failing_rule(
     spark: Any, services: Services, orders: Produced
 ) -> None:
     target = f"persistent://public/default/{unique('spark-guarded')}"
-    rule = {
-        "name": "smallAmounts",
-        "kind": "CONDITION",
-        "type": "CEL",
-        "mode": "WRITE",
-        "expr": "message.amount < 100.0",
-        "onFailure": "ERROR",
-    }
-    register(services, target, ORDER_V3, [rule])
+    register(services, target, ORDER_V3, [amount_rule("ERROR")])
     with pytest.raises(Exception, match="smallAmounts") as failure:
         valid_orders(spark, services, orders).write.format(FORMAT).options(
             **source_options(services, topic=target)
@@ -135,16 +140,7 @@ def test_writer_sends_rows_failing_a_dlq_rule_to_the_dlq_topic(
 ) -> None:
     target = f"persistent://public/default/{unique('spark-dlq-rule')}"
     dlq = f"{target}-dlq"
-    rule = {
-        "name": "smallAmounts",
-        "kind": "CONDITION",
-        "type": "CEL",
-        "mode": "WRITE",
-        "expr": "message.amount < 100.0",
-        "onFailure": "DLQ",
-        "params": {"dlq.topic": dlq},
-    }
-    register(services, target, ORDER_V3, [rule])
+    register(services, target, ORDER_V3, [amount_rule("DLQ", **{"dlq.topic": dlq})])
     valid_orders(spark, services, orders).write.format(FORMAT).options(
         **source_options(services, topic=target)
     ).mode("append").save()
