@@ -60,6 +60,8 @@ def test_earliest_covers_nothing_and_bounds_order_by_what_they_cover() -> None:
     ]
     ordered += [Bound(1, 0, -1, True), Bound(1, 1, -1, True), Bound(2, -1, -1, True)]
     assert sorted(ordered, key=lambda b: b.key) == ordered
+    assert len({b.key for b in ordered}) == len(ordered)
+    assert Bound(1, 0, 2, True).key == Bound(1, 0, 3, False).key  # the same messages
     # an empty new ledger (entry -1) covers every earlier ledger
     assert Bound(2, -1, -1, True).covers(1, 500, 3) and not Bound(2, -1, -1, True).covers(2, 0, -1)
 
@@ -307,6 +309,7 @@ def _message_class() -> Any:
     for name, number, kind, type_name in [
         ("i", 1, label.TYPE_INT32, None),
         ("u", 2, label.TYPE_UINT64, None),
+        ("x", 7, label.TYPE_FIXED32, None),
         ("f", 3, label.TYPE_FLOAT, None),
         ("b", 4, label.TYPE_BYTES, None),
         ("color", 5, label.TYPE_ENUM, ".unit.Kinds.Color"),
@@ -324,8 +327,11 @@ def _message_class() -> Any:
 def test_protobuf_types_follow_sparks_from_protobuf() -> None:
     kinds = _message_class()
     data_type, convert = protobuf_type(kinds.DESCRIPTOR)
-    assert data_type.simpleString() == "struct<i:int,u:bigint,f:float,b:binary,color:string,at:timestamp>"
-    message = kinds(i=-3, u=7, b=b"\x00", color=1)
+    assert (
+        data_type.simpleString()
+        == "struct<i:int,u:bigint,x:bigint,f:float,b:binary,color:string,at:timestamp>"
+    )
+    message = kinds(i=-3, u=7, b=b"\x00", color=1, x=4_000_000_000)
     message.at.FromSeconds(86_400)
     assert convert(message) == {
         "i": -3,
@@ -334,6 +340,7 @@ def test_protobuf_types_follow_sparks_from_protobuf() -> None:
         "b": b"\x00",
         "color": "BLUE",
         "at": dt.datetime(1970, 1, 2, tzinfo=dt.UTC),
+        "x": 4_000_000_000,
     }
 
 

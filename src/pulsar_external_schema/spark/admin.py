@@ -76,11 +76,15 @@ class PulsarAdmin:
         return [f"{topic}-partition-{i}" for i in range(count)] if count > 0 else [topic]
 
     def last_message(self, partition_topic: str) -> Bound:
-        """Everything written to a partition so far: its last message id, inclusive."""
+        """Everything written to a partition so far: its last entry, whole.
+
+        The batch index the broker gives is that of the entry's last message (entries never grow),
+        so the bound is the whole entry: planning then counts it as read, not as one more to read.
+        """
         data = self._get(
             f"{self._path(partition_topic)}/lastMessageId", f"get the last message id of {partition_topic}"
         )
-        return Bound(int(data["ledgerId"]), int(data["entryId"]), int(data.get("batchIndex", -1)), True)
+        return Bound(int(data["ledgerId"]), int(data["entryId"]), -1, True)
 
     def ledgers(self, partition_topic: str) -> list[Ledger]:
         """The ledgers of a partition with their entry counts, the open one last."""

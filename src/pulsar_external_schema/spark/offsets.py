@@ -22,6 +22,8 @@ from typing import Any
 
 from ..errors import ConfigError
 
+_WHOLE_ENTRY = 1 << 31  # above any batch index
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -48,13 +50,14 @@ class Bound:
         return self.ledger < 0
 
     @property
-    def key(self) -> tuple[int, int, float]:
+    def key(self) -> tuple[int, int, int]:
         """Orders bounds by how much they cover: a message with batch index i is covered when
-        (ledger, entry) is smaller, or equal and i < the third element."""
+        (ledger, entry) is smaller, or equal and i < the third element. Bounds that cover the
+        same messages have the same key: (L, E, 2, inclusive) and (L, E, 3, exclusive)."""
         if self.batch < 0:
-            sub = float("inf") if self.inclusive else -1.0
+            sub = _WHOLE_ENTRY if self.inclusive else -1
         else:
-            sub = self.batch + 0.5 if self.inclusive else float(self.batch)
+            sub = self.batch + 1 if self.inclusive else self.batch
         return (self.ledger, self.entry, sub)
 
     def to_json(self) -> dict[str, Any]:

@@ -32,7 +32,7 @@ SOURCE_OPTIONS = {
     "pulsar.auth.token": "a JWT for the broker and the admin API",
     "read.timeout.ms": "how long a read waits for a message the broker announced (default 30000)",
     "producername": "writer: producer name prefix; enables deduplicated, exactly-once writes",
-    "sequencebase": "writer: the batch number sequence ids start from (default: the micro-batch id)",
+    "sequencebase": "writer: the batch number of a batch write; added to the micro-batch id of a stream",
 }
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +56,10 @@ class ValidationJob:
     trigger: str = "available-now"
     interval: str = "10 seconds"
     producer_name: str = "pulsar-external-schema-validate"
+    """Prefix of the producer names; the query id (kept in the checkpoint) is added to it."""
     on_batch: Callable[[BatchCounts], None] | None = field(default=None, repr=False)
+    _query_id: str | None = field(default=None, init=False, repr=False)
+    _started: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
@@ -85,11 +89,21 @@ class ValidationJob:
             writer = writer.trigger(availableNow=True)
         else:
             writer = writer.trigger(processingTime=self.interval)
-        return writer.queryName(f"validate {self.input}").start()
+        query = writer.queryName(f"validate {self.input}").start()
+        self._query_id = str(query.id)
+        self._started.set()
+        return query
 
     def run(self, spark: Any) -> None:
         """Run until the input is drained (available-now) or the query is stopped."""
         self.start(spark).awaitTermination()
+
+    def _producer_prefix(self) -> str:
+        """Deterministic for one checkpoint (the query id is stored there), new for a new one:
+        a fresh checkpoint starts at batch 0 again, and sequence ids of an old producer name
+        would then be below what the broker has seen, and dropped."""
+        self._started.wait()
+        return f"{self.producer_name}-{(self._query_id or '')[:8]}"
 
     def _sink(self, topic: str, role: str, batch_id: int) -> dict[str, str]:
         passthrough = {
@@ -98,7 +112,7 @@ class ValidationJob:
         return {
             **passthrough,
             "topic": topic,
-            "producerName": f"{self.producer_name}-{role}",
+            "producerName": f"{self._producer_prefix()}-{role}",
             "sequenceBase": str(batch_id),
         }
 

@@ -45,7 +45,7 @@ from pyspark.sql.types import (
 from .. import schema_id as ids
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
 from ..rules.actions import failure_properties
-from .admin import Ledger, PulsarAdmin, PulsarAdminError
+from .admin import Ledger, PulsarAdmin
 from .offsets import EARLIEST, Bound, user_bound
 from .options import SourceOptions
 from .types import Converter
@@ -482,8 +482,6 @@ class PulsarStreamReader(_ReaderBase, DataSourceStreamReader, SupportsTriggerAva
                         last = _earlier(limited, last)
                 offsets[partition] = (last if last.key > first.key else first).to_json()
             return offsets
-        except PulsarAdminError:
-            raise
         finally:
             admin.close()
 

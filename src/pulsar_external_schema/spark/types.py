@@ -284,7 +284,7 @@ def _sequence(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 # -- Protobuf --------------------------------------------------------------------------------
 
-_PB_INT32 = {5, 15, 17, 7}  # int32, sfixed32, sint32 (and fixed32 below is unsigned)
+_PB_INT32 = {5, 15, 17}  # int32, sfixed32, sint32; the unsigned fixed32 and uint32 need a long
 _PB_TIMESTAMP = "google.protobuf.Timestamp"
 
 
@@ -358,7 +358,7 @@ def _protobuf_scalar(field: Any, seen: tuple[str, ...]) -> tuple[DataType, Calla
     kind = field.type
     if kind in _PB_INT32:
         return IntegerType(), _same
-    if kind in (3, 16, 18, 6, 13, 4):  # int64, sfixed64, sint64, fixed64, uint32, uint64
+    if kind in (3, 16, 18, 7, 13, 6, 4):  # int64, sfixed64, sint64, fixed32, uint32, fixed64, uint64
         return LongType(), _same
     if kind == 1:
         return DoubleType(), _same

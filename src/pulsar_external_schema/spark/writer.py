@@ -238,7 +238,17 @@ class PulsarStreamWriter(DataSourceStreamArrowWriter):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
-        base = self.options.sequence_base if self.options.sequence_base is not None else _micro_batch_id()
+        base = None
+        if self.options.producer_name:
+            batch_id = _micro_batch_id()
+            if batch_id is None:
+                raise ExternalSchemaError(
+                    f"option 'producerName' {self.options.producer_name!r}: Spark gave this task no "
+                    f"micro-batch id ({BATCH_ID_PROPERTY}), so its sequence ids would not be deterministic"
+                )
+            # each micro-batch gets its own range; sequenceBase moves all of them (a new query
+            # writing with the producer name of an old one starts above the old one's ids)
+            base = (self.options.sequence_base or 0) + batch_id
         return _write_all(self.options, base, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
