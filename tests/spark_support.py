@@ -135,7 +135,10 @@ def produce_orders(
     return produced
 
 
-def register_v3_contract(services: Services, topic: str) -> None:
+def register_contract(
+    services: Services, topic: str, schema: dict[str, Any], rules: list[dict[str, Any]]
+) -> None:
+    """Register `schema` with a rule set under the topic's value subject."""
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
     from pulsar_external_schema.subjects import TopicName
@@ -145,9 +148,13 @@ def register_v3_contract(services: Services, topic: str) -> None:
     client.register_schema(
         f"{name.tenant}.{name.namespace}.{name.local_name}-value",
         Schema.from_dict(
-            {"schemaType": "AVRO", "schema": json.dumps(ORDER_V3), "ruleSet": {"domainRules": [CHECK_NAME]}}
+            {"schemaType": "AVRO", "schema": json.dumps(schema), "ruleSet": {"domainRules": rules}}
         ),
     )
+
+
+def register_v3_contract(services: Services, topic: str) -> None:
+    register_contract(services, topic, ORDER_V3, [CHECK_NAME])
 
 
 def send_garbage(services: Services, client: Any, topic: str) -> list[str]:

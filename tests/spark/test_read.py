@@ -231,3 +231,20 @@ def test_topic_pattern_reads_matching_topics_and_picks_up_new_ones(
     finally:
         query.stop()
     assert sorted(_parquet_ids(spark, out)) == list(range(1, 26))
+
+
+def test_a_version_registered_after_planning_does_not_change_a_running_read(
+    spark: Any, services: Services, pulsar_client: Any
+) -> None:
+    from spark_support import CHECK_NAME, ORDER_V2, register_contract
+
+    topic = f"persistent://public/default/{unique('spark-pinned')}"
+    produce_orders(services, pulsar_client, topic, 1, 8, 1)
+    planned = read(spark, services, topic=topic)  # the reader schema is v1 from here on
+    refuse_all = {**CHECK_NAME, "name": "refuseAll", "expr": "size(message.name) > 1000"}
+    register_contract(services, topic, ORDER_V2, [refuse_all])  # v2: one more field, and a rule
+
+    rows = planned.collect()  # read with v1 and v1's (no) rules
+    assert [r._valid for r in rows] == [True] * 8 and "amount" not in rows[0].value
+    replanned = read(spark, services, topic=topic).collect()
+    assert {r._rule for r in replanned} == {"refuseAll"}  # a new query reads with v2

@@ -133,7 +133,14 @@ def make_schema(
     actions = None if client is not None else [_InvalidRowAction()]
     factory = SchemaRegistrySchemaFactory(conf, client=client, rule_actions=actions)
     if reader.schema_type == "AVRO":
-        return factory, factory.avro(reader.schema_str)
+        schema = factory.avro(reader.schema_str)
+        if client is None and not latest and not pinned:
+            # Read into the version the driver resolved, not whatever is latest when this task
+            # runs: the column type was fixed from it, and so are the rules that run.
+            # confluent-kafka's deserializers take no `use.schema.id`, but read it from here.
+            deserializer: Any = schema._part.deserializer
+            deserializer._use_schema_id = reader.schema_id
+        return factory, schema
     if reader.schema_type == "JSON":
         return factory, factory.json(reader.schema_str)
     return factory, factory.protobuf(protobuf_class(options, f"subject {reader.subject}"))
