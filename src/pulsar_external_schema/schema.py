@@ -35,7 +35,7 @@ from .errors import (
     SchemaIdError,
     UnknownSchemaIdError,
 )
-from .rules.actions import RULE_TOPIC, raw_client
+from .rules.actions import RULE_PREFIX, RULE_TOPIC, raw_client
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
 
@@ -374,12 +374,16 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         id_bytes = self._value_id(topic, schema_id)
         return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
 
-    def decode_message(self, msg: Any) -> Any:
+    def decode_message(self, msg: Any, *, trust_rule_properties: bool = True) -> Any:
         """Called by pulsar-client's `Message.value()`: schema id from the message properties.
 
-        A DLQ copy (a `__rule.topic` property) is decoded with the subject of the topic it failed on.
+        A DLQ copy (a `__rule.topic` property) is decoded with the subject of the topic it failed on,
+        and the rule its `__rule.name` names is skipped. A validator must not let a producer choose
+        that: with `trust_rule_properties=False` the `__rule.*` properties are ignored.
         """
         properties = msg.properties()
+        if not trust_rule_properties:
+            properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = properties.get(RULE_TOPIC) or msg.topic_name()
         raw = properties.get(ids.SCHEMA_ID_PROPERTY)
         try:

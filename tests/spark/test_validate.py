@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,7 +18,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 from conftest import Services
 from contracts import drain, subscribe, unique
-from spark_support import Produced, produce_orders, source_options
+from spark_support import ORDER_V1, Produced, produce_orders, source_options
 
 from pulsar_external_schema.rules.actions import RULE_EXCEPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
@@ -179,6 +180,7 @@ def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
 
     job().run(spark)
     second = produce_orders(services, pulsar_client, topic, 31, 20, 1)
+    forge_rule_skip(services, pulsar_client, topic)
     job().run(spark)
 
     table = spark.read.parquet(str(out))
@@ -188,5 +190,25 @@ def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
     assert ids == named
     assert "batch" in table.columns and "_valid" not in table.columns
     assert sum(c.valid for c in counts) == len(named)
-    assert sum(c.invalid for c in counts) == 5
-    assert len(raw_messages(pulsar_client, dlq)) == 5
+    assert sum(c.invalid for c in counts) == 6
+    dead = raw_messages(pulsar_client, dlq)
+    assert len(dead) == 6
+    assert dead["forged"][1]["__rule.name"] == "checkName"  # validated, not skipped
+    assert "size(message.name) > 0" in dead["forged"][1]["__rule.exception"]
+
+    # a plain read trusts the property, as a DLQ replay needs
+    plain = spark.read.format("pulsar-external").options(**source_options(services, topic=topic)).load()
+    assert plain.where("key = 'forged'").collect()[0]._valid
+
+
+def forge_rule_skip(services: Services, pulsar_client: Any, topic: str) -> None:
+    """An unnamed order whose producer claims to be a DLQ replay of the rule it breaks."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
+        schema = factory.avro(json.dumps(ORDER_V1))
+        producer = create_producer(pulsar_client, topic, schema)
+        producer.send(
+            {"id": 999, "name": ""}, properties={"__rule.name": "checkName"}, partition_key="forged"
+        )
+        producer.close()

@@ -378,12 +378,8 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
         def data(self) -> bytes:
             return b""
 
-    class Decoder:
-        def decode_message(self, msg: Msg) -> Any:
-            return msg.value
-
     for i, value in enumerate([{"n": 1}, {"n": "one"}, {"n": 3}]):
-        rows.add(Msg(value), "persistent://t/n/a", 0, 1, i, -1, Decoder())
+        rows.add(Msg(value), "persistent://t/n/a", 0, 1, i, -1, lambda msg: msg.value)
     batch = rows.batch(arrow, arrow.field("value").type, convert)
     assert batch.schema == arrow
     table = pa.Table.from_batches([batch]).to_pylist()

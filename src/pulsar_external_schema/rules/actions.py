@@ -23,6 +23,7 @@ from .context import MessageContext
 log = logging.getLogger(__name__)
 
 #: Properties a DLQ copy carries besides the original ones (the names of Confluent's DLQ headers).
+RULE_PREFIX = "__rule."
 RULE_NAME = "__rule.name"
 RULE_MODE = "__rule.mode"
 RULE_SUBJECT = "__rule.subject"

@@ -30,6 +30,7 @@ SOURCE_OPTIONS = {
     "includedata": "true: add a binary `data` column with the original payload (for a DLQ)",
     "protobuf.message.class": "import path of the generated Protobuf class (pkg.module.Class)",
     "pulsar.auth.token": "a JWT for the broker and the admin API",
+    "trustruleproperties": "true (default): a DLQ copy skips the rule it failed; false: validate it all",
     "read.timeout.ms": "how long a read waits for a message the broker announced (default 30000)",
     "producername": "writer: producer name prefix; enables deduplicated, exactly-once writes",
     "sequencebase": "writer: the batch number of a batch write; added to the micro-batch id of a stream",
@@ -54,6 +55,7 @@ class SourceOptions:
     protobuf_message_class: str | None
     auth_token: str | None
     read_timeout_ms: int
+    trust_rule_properties: bool
     producer_name: str | None
     sequence_base: int | None
     config: dict[str, Any] = field(default_factory=dict)
@@ -85,6 +87,7 @@ class SourceOptions:
             protobuf_message_class=source.get("protobuf.message.class"),
             auth_token=source.get("pulsar.auth.token"),
             read_timeout_ms=_positive_int(source, "read.timeout.ms") or 30_000,
+            trust_rule_properties=_bool(source, "trustruleproperties", True),
             producer_name=source.get("producername"),
             sequence_base=_int(source, "sequencebase"),
             config=values,

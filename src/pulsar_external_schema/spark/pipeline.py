@@ -80,6 +80,7 @@ class ValidationJob:
             .options(**self.options)
             .option("topic", self.input)
             .option("includeData", "true")
+            .option("trustRuleProperties", "false")  # producers do not get to skip rules
             .load()
         )
         writer = stream.writeStream.foreachBatch(self._write_batch).option(

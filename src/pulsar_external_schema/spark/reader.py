@@ -206,6 +206,11 @@ def read_partition(
         client_args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
     client = pulsar.Client(options.service_url, **client_args)
     factory, external = make_schema(options, reader_schema)
+    trust = options.trust_rule_properties
+
+    def decode(msg: Any) -> Any:
+        return external.decode_message(msg, trust_rule_properties=trust)
+
     start, end = partition.start, partition.end
     topic, index = _logical(partition.partition_topic)
     try:
@@ -235,7 +240,7 @@ def read_partition(
                 continue
             if not end.covers(ledger, entry, batch):
                 break
-            rows.add(msg, topic, index, ledger, entry, batch, external)
+            rows.add(msg, topic, index, ledger, entry, batch, decode)
             if rows.count >= ROWS_PER_BATCH:
                 yield rows.batch(arrow_schema, value_arrow, converter)
                 rows = _Rows(options.include_data)
@@ -276,11 +281,9 @@ class _Rows:
         self.failed: dict[int, tuple[str, str | None, list[tuple[str, str]]]] = {}
         """row -> (error, rule, __rule.* properties of its DLQ copy)"""
 
-    def add(
-        self, msg: Any, topic: str, index: int, ledger: int, entry: int, batch: int, external: Any
-    ) -> None:
+    def add(self, msg: Any, topic: str, index: int, ledger: int, entry: int, batch: int, decode: Any) -> None:
         try:
-            value = external.decode_message(msg)
+            value = decode(msg)
         except ExternalSchemaError as failure:
             if not is_data_error(failure):
                 raise
