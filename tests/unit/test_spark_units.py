@@ -385,7 +385,9 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
     table = pa.Table.from_batches([batch]).to_pylist()
     assert [r["_valid"] for r in table] == [True, False, True]
     assert [r["value"] for r in table] == [{"n": 1}, None, {"n": 3}]
-    assert "does not fit the value column: expected an integer" in table[1]["_error"]
+    error = table[1]["_error"]
+    assert "message ledger 1 entry 1 batch index -1 of persistent://t/n/a" in error
+    assert "does not fit the value column typed from the reader schema: expected an integer" in error
     assert dict(table[1]["_failure"])["__rule.topic"] == "persistent://t/n/a"
 
 

@@ -112,6 +112,8 @@ class PulsarAdmin:
         regex = re.compile(full)
         base = f"/admin/v2/{scheme}/{name.tenant}/{name.namespace}"
         topics = set(self._get(base, f"list the topics of {name.tenant}/{name.namespace}"))
-        topics |= set(self._get(f"{base}/partitioned", f"list the partitioned topics of {name.namespace}"))
+        topics |= set(
+            self._get(f"{base}/partitioned", f"list the partitioned topics of {name.tenant}/{name.namespace}")
+        )
         logical = {_PARTITION_SUFFIX.sub("", t) for t in topics}
         return sorted(t for t in logical if regex.fullmatch(t))

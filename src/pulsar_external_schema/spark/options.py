@@ -16,7 +16,19 @@ from ..config import ExternalSchemaConfig
 from ..errors import ConfigError
 from .offsets import parse_offsets
 
-#: Option names are case-insensitive (Spark lowercases them).
+#: Option names are case-insensitive (Spark lowercases them); errors use the documented spelling.
+SPELLING = {
+    "topicpattern": "topicPattern",
+    "startingoffsets": "startingOffsets",
+    "endingoffsets": "endingOffsets",
+    "maxentriesperpartition": "maxEntriesPerPartition",
+    "failondataloss": "failOnDataLoss",
+    "includedata": "includeData",
+    "trustruleproperties": "trustRuleProperties",
+    "producername": "producerName",
+    "sequencebase": "sequenceBase",
+}
+
 SOURCE_OPTIONS = {
     "service.url": "Pulsar service URL, e.g. pulsar://127.0.0.1:6650 (required)",
     "admin.url": "Pulsar admin REST URL, e.g. http://127.0.0.1:8080 (required to read)",
@@ -120,11 +132,11 @@ def _int(source: Mapping[str, str], key: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise ConfigError(f"option {key!r} takes an integer, not {value!r}") from None
+        raise ConfigError(f"option {SPELLING.get(key, key)!r} takes an integer, not {value!r}") from None
 
 
 def _positive_int(source: Mapping[str, str], key: str) -> int | None:
     number = _int(source, key)
     if number is not None and number <= 0:
-        raise ConfigError(f"option {key!r} must be positive, not {number}")
+        raise ConfigError(f"option {SPELLING.get(key, key)!r} must be positive, not {number}")
     return number

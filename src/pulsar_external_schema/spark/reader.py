@@ -213,6 +213,7 @@ def read_partition(
 
     start, end = partition.start, partition.end
     topic, index = _logical(partition.partition_topic)
+    reader = None
     try:
         start_id = (
             pulsar.MessageId.earliest
@@ -225,7 +226,7 @@ def read_partition(
             start_message_id_inclusive=True,
             receiver_queue_size=2000,
         )
-        rows = _Rows(options.include_data)
+        rows = _Rows(options.include_data, reader_schema)
         while reader.has_message_available():
             try:
                 msg = reader.read_next(options.read_timeout_ms)
@@ -243,11 +244,12 @@ def read_partition(
             rows.add(msg, topic, index, ledger, entry, batch, decode)
             if rows.count >= ROWS_PER_BATCH:
                 yield rows.batch(arrow_schema, value_arrow, converter)
-                rows = _Rows(options.include_data)
+                rows = _Rows(options.include_data, reader_schema)
         if rows.count:
             yield rows.batch(arrow_schema, value_arrow, converter)
-        reader.close()
     finally:
+        if reader is not None:
+            reader.close()
         external.close()
         factory.close()
         client.close()
@@ -263,8 +265,9 @@ def _logical(partition_topic: str) -> tuple[str, int]:
 class _Rows:
     """Column lists of one Arrow batch; the verdict columns are kept only for failed rows."""
 
-    def __init__(self, include_data: bool) -> None:
+    def __init__(self, include_data: bool, reader_schema: ReaderSchema | None = None) -> None:
         self.include_data = include_data
+        self.reader_schema = reader_schema
         self.count = 0
         self.topic = ""
         self.partition = -1
@@ -359,22 +362,36 @@ class _Rows:
 
     def _value_column(self, value_type: pa.DataType, converter: Converter) -> pa.Array:
         """The values as one Arrow array; a value that does not fit the column makes its row invalid."""
-        if converter is None:
+        fitted: list[Any] = self.values
+        if converter is not None:
+            fitted = []
+            for i, value in enumerate(self.values):
+                try:
+                    fitted.append(converter(value) if value is not None else None)
+                except (TypeError, ValueError) as error:
+                    fitted.append(None)
+                    self._unfit(i, error)
+        try:
+            return pa.array(fitted, value_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+            pass  # one value (or more) does not fit: find it, row by row
+        for i, value in enumerate(fitted):
             try:
-                return pa.array(self.values, value_type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
-                pass
-        fitted: list[Any] = []
-        for i, value in enumerate(self.values):
-            try:
-                converted = converter(value) if converter is not None and value is not None else value
-                pa.array([converted], value_type)
+                pa.array([value], value_type)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
-                converted = None
-                text = f"the decoded value does not fit the value column: {error}"
-                self.failed[i] = (text, None, list(failure_properties(self.topic, text).items()))
-            fitted.append(converted)
+                fitted[i] = None
+                self._unfit(i, error)
         return pa.array(fitted, value_type)
+
+    def _unfit(self, i: int, error: Exception) -> None:
+        where = f"ledger {self.ledgers[i]} entry {self.entries[i]} batch index {self.batches[i]}"
+        reader = self.reader_schema
+        version = f" (subject {reader.subject}, reader schema id {reader.schema_id})" if reader else ""
+        text = (
+            f"message {where} of {self.topic}: its decoded value does not fit the value column "
+            f"typed from the reader schema{version}: {error}"
+        )
+        self.failed[i] = (text, None, list(failure_properties(self.topic, text).items()))
 
 
 _SCHEMA_IDS: dict[str, int | None] = {}

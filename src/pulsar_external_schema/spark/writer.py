@@ -59,6 +59,7 @@ class _TaskWriter:
         if options.auth_token:
             args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
         self.client = pulsar.Client(options.service_url, **args)
+        self.task = task
         self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
         self.sequence_base = sequence_base
         self.producers: dict[tuple[str, bool], Any] = {}
@@ -116,6 +117,7 @@ class _TaskWriter:
             producer = self.producer(topic, raw)
             if raw:
                 producer.send_async(columns["data"][i], self._sent, properties=properties, **kwargs)
+                self._check()
                 continue
             try:
                 value = _plain(columns["value"][i])
@@ -126,7 +128,10 @@ class _TaskWriter:
             except DeadLetteredError:
                 self.dead_lettered += 1
             except ExternalSchemaError as error:
-                raise EncodeError(f"row {self.row - 1} of this task could not be written: {error}") from None
+                raise EncodeError(
+                    f"a row of task {self.task} (row {self.row - 1} of the task, key {key!r}) could not be "
+                    f"written to {topic}: {error}"
+                ) from None
             self._check()
 
     def _default_topic(self) -> str:
@@ -145,7 +150,9 @@ class _TaskWriter:
 
     def _check(self) -> None:
         if self.failure is not None:
-            raise ExternalSchemaError(f"a message could not be sent: {self.failure}")
+            topics = ", ".join(sorted({topic for topic, _ in self.producers}))
+            who = f" as producer {self.producer_name}" if self.producer_name else ""
+            raise ExternalSchemaError(f"a message to {topics} could not be sent{who}: {self.failure}")
 
     def finish(self) -> WriteResult:
         try:
