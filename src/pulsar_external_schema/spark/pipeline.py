@@ -8,9 +8,11 @@ that say why. Guarantees after a crash, restarting from the checkpoint:
 
 * Parquet: each micro-batch is written to `<path>/batch=<id>` with overwrite, so a batch run
   again replaces its own partial output: no loss, no duplicates.
-* Pulsar topics: messages are sent as `<producer name>-valid-<task>` / `-dlq-<task>` with sequence
-  ids `(batch << 32) + row`; with deduplication enabled on the target namespaces the broker drops
-  what a re-run batch sends again. Without deduplication, delivery is at least once.
+* Pulsar topics: messages are sent as `<producer name>-<query id>-valid-<task>` / `-dlq-<task>`
+  with sequence ids `(batch << 32) + row`; with deduplication enabled on the target namespaces the
+  broker drops what a re-run batch sends again. Without deduplication, delivery is at least once.
+
+Every rule runs: the `__rule.*` properties a producer may set are not trusted.
 """
 
 from __future__ import annotations
