@@ -132,6 +132,14 @@ def test_deleted_messages_fail_the_query_unless_told_to_go_on(caplog: pytest.Log
     _Planner(_options()).check_data_loss(admin, "persistent://t/n/a", Bound(9, 1))  # nothing lost
     _Planner(_options()).check_data_loss(admin, "persistent://t/n/a", EARLIEST)
 
+    class NoCalls:
+        def ledgers(self, partition: str) -> list[Ledger]:
+            raise AssertionError("ledgers fetched again")
+
+    fetched: Any = NoCalls()  # ledgers latestOffset just fetched are not asked for twice
+    with pytest.raises(ExternalSchemaError, match="retention removed data"):
+        _Planner(_options()).check_data_loss(fetched, "persistent://t/n/a", Bound(3, 1), [Ledger(9, 3)])
+
 
 # -- options ----------------------------------------------------------------------------------
 

@@ -143,11 +143,16 @@ class _Planner:
                 bounds[partition] = user_bound(value)
         return bounds
 
-    def check_data_loss(self, admin: PulsarAdmin, partition: str, start: Bound) -> None:
-        """Messages after `start` deleted by retention: an error, or a warning with failOnDataLoss=false."""
+    def check_data_loss(
+        self, admin: PulsarAdmin, partition: str, start: Bound, ledgers: list[Ledger] | None = None
+    ) -> None:
+        """Messages after `start` deleted by retention: an error, or a warning with failOnDataLoss=false.
+
+        `ledgers`: the partition's ledgers if the caller has just fetched them."""
         if start.is_earliest:
             return
-        ledgers = admin.ledgers(partition)
+        if ledgers is None:
+            ledgers = admin.ledgers(partition)
         if ledgers and start.ledger < ledgers[0].ledger_id:
             text = (
                 f"partition {partition}: messages after ledger {start.ledger} entry {start.entry} were "
@@ -428,13 +433,18 @@ class _ReaderBase:
         return read_partition(self.options, self.reader_schema, self.value_type, partition)
 
     def _ranges(
-        self, admin: PulsarAdmin, start: dict[str, Bound], end: dict[str, Bound]
+        self,
+        admin: PulsarAdmin,
+        start: dict[str, Bound],
+        end: dict[str, Bound],
+        known_ledgers: dict[str, list[Ledger]] | None = None,
     ) -> list[TopicPartitionRange]:
         ranges = []
         for partition, last in end.items():
             first = start.get(partition, EARLIEST)
             if first.key < last.key:
-                self.planner.check_data_loss(admin, partition, first)
+                ledgers = (known_ledgers or {}).get(partition)
+                self.planner.check_data_loss(admin, partition, first, ledgers)
                 ranges.append(TopicPartitionRange(partition, first, last))
         return ranges
 
@@ -463,6 +473,8 @@ class PulsarStreamReader(_ReaderBase, DataSourceStreamReader, SupportsTriggerAva
     """
 
     _target: dict[str, Bound] | None = None
+    _ledgers: dict[str, list[Ledger]] | None = None
+    """Ledgers `latestOffset` fetched to cap a batch, reused by the `partitions` call after it."""
 
     def prepareForTriggerAvailableNow(self) -> None:
         admin = self.planner.admin()
@@ -492,12 +504,14 @@ class PulsarStreamReader(_ReaderBase, DataSourceStreamReader, SupportsTriggerAva
         admin = self.planner.admin()
         try:
             offsets = dict(start)
+            self._ledgers = {}
             target = self._target
             for partition in target if target is not None else self.planner.partition_topics(admin):
                 first = Bound.from_json(start[partition]) if partition in start else EARLIEST
                 last = target[partition] if target is not None else admin.last_message(partition)
                 if cap is not None and first.key < last.key:
-                    limited = advance(admin.ledgers(partition), first, cap)
+                    self._ledgers[partition] = admin.ledgers(partition)
+                    limited = advance(self._ledgers[partition], first, cap)
                     if limited is not None:
                         last = _earlier(limited, last)
                 offsets[partition] = (last if last.key > first.key else first).to_json()
@@ -508,10 +522,12 @@ class PulsarStreamReader(_ReaderBase, DataSourceStreamReader, SupportsTriggerAva
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[TopicPartitionRange]:
         admin = self.planner.admin()
         try:
+            known, self._ledgers = self._ledgers, None  # fresh for this batch only
             return self._ranges(
                 admin,
                 {p: Bound.from_json(v) for p, v in start.items()},
                 {p: Bound.from_json(v) for p, v in end.items()},
+                known,
             )
         finally:
             admin.close()
