@@ -62,13 +62,34 @@ def order_message_class() -> Any:
     return GetMessageClass(pool.FindMessageTypeByName("acme.Order"))
 
 
+#: (name, number, type, label, type name or None) of one field, for `add_fields`.
+FieldSpec = tuple[str, int, int, int, str | None]
+
+
+def add_fields(message: Any, fields: list[FieldSpec]) -> None:
+    """Add fields to a `DescriptorProto`."""
+    for name, number, kind, cardinality, type_name in fields:
+        field = message.field.add(name=name, number=number, type=kind, label=cardinality)
+        if type_name:
+            field.type_name = type_name
+
+
+def message_class(proto: Any, full_name: str) -> Any:
+    """The class of message `full_name` of a `FileDescriptorProto` (which may import Timestamp)."""
+    from google.protobuf import timestamp_pb2
+
+    pool = descriptor_pool.DescriptorPool()
+    if "google/protobuf/timestamp.proto" in proto.dependency:
+        pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
+    pool.Add(proto)
+    return GetMessageClass(pool.FindMessageTypeByName(full_name))
+
+
 def _shipment_class() -> Any:
     """A Protobuf message with the shapes the Spark source maps: nested message, repeated, map and
     `google.protobuf.Timestamp`. Module-level (`schemas.Shipment`) so Spark's Python workers can
     import it by path. No enum: AxonOps v0.2.1 answers 500 to `format=serialized` for a schema
     with an enum (the enum mapping is a unit test)."""
-    from google.protobuf import timestamp_pb2
-
     label = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(
         name="acme/shipment.proto",
@@ -83,7 +104,7 @@ def _shipment_class() -> Any:
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=label.TYPE_STRING, label=label.LABEL_OPTIONAL)
     entry.field.add(name="value", number=2, type=label.TYPE_INT64, label=label.LABEL_OPTIONAL)
-    fields = [
+    fields: list[FieldSpec] = [
         ("id", 1, label.TYPE_INT64, label.LABEL_OPTIONAL, None),
         ("to", 3, label.TYPE_MESSAGE, label.LABEL_OPTIONAL, ".acme.Address"),
         ("items", 4, label.TYPE_STRING, label.LABEL_REPEATED, None),
@@ -91,14 +112,8 @@ def _shipment_class() -> Any:
         ("sent", 6, label.TYPE_MESSAGE, label.LABEL_OPTIONAL, ".google.protobuf.Timestamp"),
         ("fragile", 7, label.TYPE_BOOL, label.LABEL_OPTIONAL, None),
     ]
-    for name, number, kind, cardinality, type_name in fields:
-        field = shipment.field.add(name=name, number=number, type=kind, label=cardinality)
-        if type_name:
-            field.type_name = type_name
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
-    pool.Add(proto)
-    return GetMessageClass(pool.FindMessageTypeByName("acme.Shipment"))
+    add_fields(shipment, fields)
+    return message_class(proto, "acme.Shipment")
 
 
 Shipment = _shipment_class()

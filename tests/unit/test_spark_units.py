@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
 import fastavro
-from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
-from google.protobuf.message_factory import GetMessageClass
+from google.protobuf import descriptor_pb2
 from pyspark.sql.types import StructType
+from schemas import add_fields, message_class
 
 from pulsar_external_schema import ConfigError, ExternalSchemaError
 from pulsar_external_schema.spark.admin import Ledger, full_topic_name
@@ -314,22 +314,20 @@ def _message_class() -> Any:
             descriptor_pb2.EnumValueDescriptorProto(name="BLUE", number=1),
         ]
     )
-    for name, number, kind, type_name in [
-        ("i", 1, label.TYPE_INT32, None),
-        ("u", 2, label.TYPE_UINT64, None),
-        ("x", 7, label.TYPE_FIXED32, None),
-        ("f", 3, label.TYPE_FLOAT, None),
-        ("b", 4, label.TYPE_BYTES, None),
-        ("color", 5, label.TYPE_ENUM, ".unit.Kinds.Color"),
-        ("at", 6, label.TYPE_MESSAGE, ".google.protobuf.Timestamp"),
-    ]:
-        field = message.field.add(name=name, number=number, type=kind, label=label.LABEL_OPTIONAL)
-        if type_name:
-            field.type_name = type_name
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(timestamp_pb2.DESCRIPTOR.serialized_pb)
-    pool.Add(proto)
-    return GetMessageClass(pool.FindMessageTypeByName("unit.Kinds"))
+    optional = label.LABEL_OPTIONAL
+    add_fields(
+        message,
+        [
+            ("i", 1, label.TYPE_INT32, optional, None),
+            ("u", 2, label.TYPE_UINT64, optional, None),
+            ("x", 7, label.TYPE_FIXED32, optional, None),
+            ("f", 3, label.TYPE_FLOAT, optional, None),
+            ("b", 4, label.TYPE_BYTES, optional, None),
+            ("color", 5, label.TYPE_ENUM, optional, ".unit.Kinds.Color"),
+            ("at", 6, label.TYPE_MESSAGE, optional, ".google.protobuf.Timestamp"),
+        ],
+    )
+    return message_class(proto, "unit.Kinds")
 
 
 def test_protobuf_types_follow_sparks_from_protobuf() -> None:
