@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["spark_support"]
+pytest_plugins = ["spark_support", "geo_support"]
 
 REPO = Path(__file__).resolve().parents[1]
 SERVICES_SCRIPT = REPO / "scripts" / "services"

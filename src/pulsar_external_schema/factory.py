@@ -12,6 +12,7 @@ that registered version instead (Avro schema resolution, JSON/Protobuf as the se
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -96,12 +97,14 @@ class SchemaRegistrySchemaFactory:
 
     def avro(
         self,
-        schema: str | Schema,
+        schema: str | Schema | dict[str, Any],
         *,
         to_dict: Callable[[Any, Any], dict[str, Any]] | None = None,
         from_dict: Callable[[dict[str, Any], Any], Any] | None = None,
     ) -> ExternalSchema:
-        """An Avro schema: values are dicts (or objects through `to_dict` / `from_dict`)."""
+        """An Avro schema (JSON text, a parsed dict or a confluent-kafka `Schema`): values are dicts
+        (or objects through `to_dict` / `from_dict`)."""
+        schema = _schema_text(schema, "avro")
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
@@ -124,7 +127,7 @@ class SchemaRegistrySchemaFactory:
 
     def json(
         self,
-        schema: str | Schema,
+        schema: str | Schema | dict[str, Any],
         *,
         to_dict: Callable[[Any, Any], dict[str, Any]] | None = None,
         from_dict: Callable[[dict[str, Any], Any], Any] | None = None,
@@ -136,6 +139,7 @@ class SchemaRegistrySchemaFactory:
         checked and registered before the first value is sent, and consumers read with its open
         form, or with `view` (a subset of its properties) which decodes only what it declares.
         """
+        schema = _schema_text(schema, "json")
         if self._config.json_evolution != "producer-consumer":
             if view is not None:
                 raise ConfigError("json(view=...) needs config key 'json.evolution' = 'producer-consumer'")
@@ -292,3 +296,15 @@ class SchemaRegistrySchemaFactory:
             schema_type,
             self._config.registry_url,
         )
+
+
+def _schema_text(schema: Any, method: str) -> str | Schema:
+    """Schema text or a `Schema` as given; a parsed schema (dict) as JSON text."""
+    if isinstance(schema, dict):
+        return json.dumps(schema)
+    if not isinstance(schema, str | Schema):
+        raise ConfigError(
+            f"{method}() takes the schema as JSON text, a dict or a confluent-kafka Schema, "
+            f"not {type(schema).__name__}"
+        )
+    return schema

@@ -85,3 +85,33 @@ def test_parse_service_urls_reads_only_url_lines() -> None:
         "PULSAR_SERVICE_URL": "pulsar://127.0.0.1:1",
         "SCHEMA_REGISTRY_URL": "http://127.0.0.1:2",
     }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--namespace", "geo", "a", "b"], "--namespace takes TENANT/NAMESPACE, not 'geo'"),
+        (["--namespace", "geo/ns", "a"], "needs at least two different instances"),
+        (["--namespace", "geo/ns", "a", "a"], "needs at least two different instances"),
+        (
+            ["--namespace", "geo/ns", "standalone", "cluster-b"],
+            "Pulsar of instance 'standalone' is not running; start it with "
+            "`scripts/services up --instance standalone --only pulsar`",
+        ),
+    ],
+)
+def test_replicate_explains_what_is_missing(
+    tmp_path: Path, bare_path: str, args: list[str], message: str
+) -> None:
+    result = run_services("replicate", *args, path=bare_path, cache=tmp_path)
+
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replicate_checks_instance_names(tmp_path: Path, bare_path: str) -> None:
+    result = run_services("replicate", "--namespace", "geo/ns", "a", "../b", path=bare_path, cache=tmp_path)
+
+    assert result.returncode == 2
+    assert "instance names take letters, digits" in result.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -130,3 +132,16 @@ def test_a_callable_strategy_is_accepted() -> None:
 def test_bad_config_is_rejected_naming_the_key(conf: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         ExternalSchemaConfig.from_dict(conf)
+
+
+def test_schemas_are_taken_as_text_or_as_parsed_dicts() -> None:
+    from contracts import mock_factory
+
+    record = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]}
+    with mock_factory() as factory:
+        from_dict, from_text = factory.avro(record), factory.avro(json.dumps(record))
+        encoded = from_dict.encode("t", {"a": 1})
+        assert from_text.decode("t", encoded.data, encoded.schema_id) == {"a": 1}
+        assert json.loads(factory.json({"type": "object"}).encode("j", {"x": 1}).data) == {"x": 1}
+        with pytest.raises(ConfigError, match=r"avro\(\) takes the schema as JSON text, a dict"):
+            factory.avro(42)  # type: ignore[arg-type]
