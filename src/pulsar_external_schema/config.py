@@ -398,5 +398,10 @@ def _unknown_key_message(key: str) -> str:
 ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
 
 
+def is_config_key(key: str) -> bool:
+    """True for a key this package's config takes (to pick them out of a larger map)."""
+    return key in KEYS or bool(_COMPONENT_KEY.match(key))
+
+
 def as_config(conf: ConfigLike) -> ExternalSchemaConfig:
     return conf if isinstance(conf, ExternalSchemaConfig) else ExternalSchemaConfig.from_dict(conf)

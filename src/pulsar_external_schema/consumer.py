@@ -92,7 +92,7 @@ class _Loop:
             self.publisher.publish(
                 self.dead_letter_topic,
                 msg.data(),
-                _dead_letter_properties(msg, error),
+                dead_letter_properties(msg, error),
                 partition_key=msg.partition_key() or None,
                 ordering_key=msg.ordering_key() or None,
                 event_timestamp=msg.event_timestamp() or None,
@@ -188,7 +188,8 @@ async def consume_async(
     return loop.result
 
 
-def _dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
+def dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
+    """The properties of `msg`'s DLQ copy: its own, plus `__rule.*` saying what failed where."""
     rule = error if isinstance(error, RuleViolationError) else None
     return {
         **msg.properties(),

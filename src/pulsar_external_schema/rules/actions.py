@@ -242,6 +242,18 @@ class DeadLetterPublisher:
                 log.warning("could not close a DLQ producer: %s", error)
 
 
+class InvalidMessageAction(RuleAction):
+    """A DLQ action that publishes nothing: the failure is raised as a `RuleViolationError`, for
+    callers that dead-letter invalid messages themselves, once (Spark's validation job, the
+    validation function), where publishing from inside the decode could repeat the copy."""
+
+    def type(self) -> str:
+        return "DLQ"
+
+    def run(self, ctx: RuleContext, message: Any, ex: Exception | None) -> None:
+        raise rule_violation(ctx, message, ex) from ex
+
+
 def failure_properties(
     topic: str | None,
     exception: str,
