@@ -4,18 +4,19 @@ The Python function runtime is not installable here (it ships in Pulsar's binary
 `LocalRunner` plays its part through the public `pulsar.functions` interfaces: it builds the custom
 input schema from its class path as the runtime does, subscribes with it, calls `msg.value()` and
 then `process(value, context)` with a `LocalContext` whose `publish` uses real producers. The same
-functions run in the real runtime in tests/docker/test_functions_runtime.py (Docker path).
+functions run in the real runtime in test_functions_runtime_docker.py (Docker path).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 from typing import Any
 
 import pulsar
 import pytest
-from conftest import Services
+from conftest import REPO, Services
 from contracts import contract, drain, rule, subscribe, unique
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
@@ -351,3 +352,59 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
     ]
     assert all(copy.properties()["__rule.topic"] == source for copy in copies)
     assert drain(subscribe(pulsar_client, elsewhere), 300) == []
+
+
+def load_example(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}", REPO / "examples" / "functions" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_functions_run_as_deployed(
+    services: Services, pulsar_client: Any, make_factory: Any, registry_client: Any
+) -> None:
+    """examples/functions/ with the schemas and config docs/functions.md deploys them with."""
+    source, receipts, valid, dlq = (topic_named(n) for n in ("orders", "receipts", "valid", "dlq"))
+    registry_client.register_schema(subject_of(receipts), contract(RECEIPT))
+    registry_client.register_schema(
+        subject_of(source), contract(ORDER_V1, ruleSet={"domainRules": [ITEM_NOT_EMPTY]})
+    )
+    writer = make_factory(**{"use.latest.version": True, "auto.register.schemas": False}).avro(ORDER_V1)
+    with create_producer(pulsar_client, source, writer) as producer:
+        producer.send({"id": 1, "item": "tea"})
+        producer.send({"id": 2, "item": ""})
+    registry = {"schema.registry.url": services.registry_url}
+    deployments = [
+        (load_example("receipts").Receipts, receipts, SCHEMA_CLASS, {**registry, "dead.letter.topic": dlq}),
+        (
+            load_example("validate").ValidateFunction,
+            valid,
+            "pulsar_external_schema.functions.ValidatingSchema",
+            {"dead.letter.topic": dlq},
+        ),
+    ]
+    for function, output, schema_class, user_config in deployments:
+        with LocalRunner(
+            pulsar_client,
+            function,
+            inputs=[source],
+            output=output,
+            custom_schema=schema_class,
+            schema_properties=registry,
+            user_config=user_config,
+            subscription=unique("sub"),
+        ) as runner:
+            assert runner.run(timeout_millis=2_000).processed == 2
+
+    assert [m.value() for m in drain(subscribe(pulsar_client, receipts, make_factory().avro(RECEIPT)))] == [
+        {"id": 1, "label": "TEA"}
+    ]
+    assert [
+        make_factory().avro(ORDER_V1).decode_message(m) for m in drain(subscribe(pulsar_client, valid))
+    ] == [{"id": 1, "item": "tea"}]
+    copies = drain(subscribe(pulsar_client, dlq))
+    assert [copy.properties()["__rule.name"] for copy in copies] == ["itemNotEmpty", "itemNotEmpty"]

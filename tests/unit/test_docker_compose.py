@@ -29,7 +29,18 @@ def published(service: dict) -> dict[int, int]:  # type: ignore[type-arg]
 def test_compose_has_pulsar_both_registries_and_the_kafka_confluent_needs() -> None:
     services = load()["services"]
 
-    assert set(services) == {"pulsar", "kafka", "schema-registry", "axonops-schema-registry"}
+    assert set(services) == {
+        "pulsar",
+        "kafka",
+        "schema-registry",
+        "axonops-schema-registry",
+        "pulsar-functions",
+    }
+    assert services["pulsar-functions"]["profiles"] == ["functions"]  # not started by a plain `up`
+    assert published(services["pulsar-functions"]) == {6660: 6650, 8090: 8080}
+    assert "--no-functions-worker" not in services["pulsar-functions"]["command"]
+    dockerfile = REPO / services["pulsar-functions"]["build"]["dockerfile"]
+    assert dockerfile.exists() and "pip3 install" in dockerfile.read_text()
     assert published(services["pulsar"]) == {6650: 6650, 8080: 8080}
     assert published(services["schema-registry"]) == {REGISTRY_PORTS["confluent"]: 8081}
     assert published(services["axonops-schema-registry"]) == {REGISTRY_PORTS["axonops"]: 8081}
