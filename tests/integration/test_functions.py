@@ -33,6 +33,7 @@ from pulsar_external_schema.functions import (
     FunctionSchema,
     LocalRunner,
     Rejected,
+    RunResult,
     ValidateFunction,
     make_input_schema,
 )
@@ -69,6 +70,28 @@ def topic_named(prefix: str) -> str:
 
 def properties_of(services: Services, **extra: Any) -> dict[str, Any]:
     return {"schema.registry.url": services.registry_url, **extra}
+
+
+def run_function(
+    client: Any,
+    function: Any,
+    services: Services,
+    inputs: list[str],
+    *,
+    max_messages: int | None = None,
+    timeout_millis: int = 2_000,
+    **options: Any,
+) -> RunResult:
+    """`LocalRunner` with FunctionSchema on the inputs and the registry in schema properties and
+    user config, unless `options` say otherwise."""
+    options = {
+        "custom_schema": SCHEMA_CLASS,
+        "schema_properties": properties_of(services),
+        "user_config": properties_of(services),
+        **options,
+    }
+    with LocalRunner(client, function, inputs=inputs, **options) as runner:
+        return runner.run(max_messages=max_messages, timeout_millis=timeout_millis)
 
 
 def test_the_runtime_builds_function_schema_from_its_class_path(services: Services) -> None:
@@ -144,16 +167,7 @@ def test_declared_output_schema_is_registered_and_its_id_travels(
     source, output = topic_named("orders"), topic_named("receipts")
     with create_producer(pulsar_client, source, make_factory().avro(ORDER_V1)) as producer:
         producer.send({"id": 7, "item": "tea"})
-    with LocalRunner(
-        pulsar_client,
-        DeclaredReceipts,
-        inputs=[source],
-        output=output,
-        custom_schema=SCHEMA_CLASS,
-        schema_properties=properties_of(services),
-        user_config=properties_of(services),
-    ) as runner:
-        assert runner.run(timeout_millis=2_000).processed == 1
+    assert run_function(pulsar_client, DeclaredReceipts, services, [source], output=output).processed == 1
     [msg] = drain(subscribe(pulsar_client, output))
     latest = registry_client.get_latest_version(subject_of(output))
     assert msg.properties()[SCHEMA_ID_PROPERTY] == ids.to_property(ids.confluent_id(latest.schema_id))
@@ -176,16 +190,14 @@ def test_messages_that_cannot_be_decoded_reach_the_dead_letter_topic_with_reason
     raw.send(b"no schema id")
     raw.close()
 
-    with LocalRunner(
+    result = run_function(
         pulsar_client,
         Receipts,
-        inputs=[source],
+        services,
+        [source],
         output=output,
-        custom_schema=SCHEMA_CLASS,
-        schema_properties=properties_of(services),
         user_config=properties_of(services, **{"dead.letter.topic": dlq}),
-    ) as runner:
-        result = runner.run(timeout_millis=2_000)
+    )
 
     assert (result.processed, result.user_errors, result.system_errors) == (3, [], [])
     assert [m.value() for m in drain(subscribe(pulsar_client, output, make_factory().avro(RECEIPT)))] == [
@@ -208,16 +220,9 @@ def test_without_a_dead_letter_topic_bad_messages_are_redelivered_not_dropped(
     raw = pulsar_client.create_producer(source)
     raw.send(b"garbage")
     raw.close()
-    with LocalRunner(
-        pulsar_client,
-        Receipts,
-        inputs=[source],
-        custom_schema=SCHEMA_CLASS,
-        schema_properties=properties_of(services),
-        user_config=properties_of(services),
-        negative_ack_redelivery_delay_ms=100,
-    ) as runner:
-        result = runner.run(max_messages=2, timeout_millis=5_000)
+    result = run_function(
+        pulsar_client, Receipts, services, [source], max_messages=2, negative_ack_redelivery_delay_ms=100
+    )
     assert result.processed == 0
     assert len(result.user_errors) == 2  # the same message, twice: negatively acknowledged each time
     assert "__schema_id" in str(result.user_errors[0]) and source in str(result.user_errors[0])
@@ -234,17 +239,15 @@ def test_an_output_breaking_a_write_rule_redelivers_its_input(
     with create_producer(pulsar_client, source, make_factory().avro(ORDER_V1)) as producer:
         producer.send({"id": 1, "item": "tea"})
         producer.send({"id": 2, "item": "gingerbread"})
-    with LocalRunner(
+    result = run_function(
         pulsar_client,
         Receipts,
-        inputs=[source],
+        services,
+        [source],
         output=output,
-        custom_schema=SCHEMA_CLASS,
-        schema_properties=properties_of(services),
-        user_config=properties_of(services),
+        max_messages=3,
         negative_ack_redelivery_delay_ms=100,
-    ) as runner:
-        result = runner.run(max_messages=3, timeout_millis=5_000)
+    )
     assert result.processed == 1
     assert len(result.user_errors) == 2 and all(isinstance(e, RuleViolationError) for e in result.user_errors)
     error = result.user_errors[0]
@@ -261,16 +264,15 @@ def test_a_registry_outage_raises_in_value_so_the_runtime_redelivers(
     with create_producer(pulsar_client, source, make_factory().avro(ORDER_V1)) as producer:
         producer.send({"id": 1, "item": "tea"})
     unreachable = {"schema.registry.url": "http://127.0.0.1:9", "max.retries": "0"}
-    with LocalRunner(
+    result = run_function(
         pulsar_client,
         Receipts,
-        inputs=[source],
-        custom_schema=SCHEMA_CLASS,
+        services,
+        [source],
+        max_messages=1,
         schema_properties=unreachable,
         user_config=unreachable,
-        negative_ack_redelivery_delay_ms=100,
-    ) as runner:
-        result = runner.run(max_messages=1, timeout_millis=5_000)
+    )
     [error] = result.system_errors
     assert isinstance(error, RegistryUnavailableError) and "http://127.0.0.1:9" in str(error)
 
@@ -318,16 +320,15 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
     raw.close()
     originals = {m.message_id().serialize(): m for m in drain(subscribe(pulsar_client, source, name="audit"))}
 
-    with LocalRunner(
+    result = run_function(
         pulsar_client,
         ValidateFunction,
-        inputs=[source],
+        services,
+        [source],
         output=valid,
         custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        schema_properties=properties_of(services),
         user_config={"dead.letter.topic": dlq},
-    ) as runner:
-        result = runner.run(timeout_millis=2_000)
+    )
 
     assert (result.processed, result.user_errors, result.system_errors) == (5, [], [])
     passed = drain(subscribe(pulsar_client, valid))
