@@ -409,3 +409,27 @@ def test_the_example_functions_run_as_deployed(
     ] == [{"id": 1, "item": "tea"}]
     copies = drain(subscribe(pulsar_client, dlq))
     assert [copy.properties()["__rule.name"] for copy in copies] == ["itemNotEmpty", "itemNotEmpty"]
+
+
+def test_a_read_rule_with_the_dlq_action_writes_through_the_runtime_client(
+    services: Services, pulsar_client: Any, make_factory: Any, registry_client: Any
+) -> None:
+    """The rule's own DLQ topic gets the copy (through the client the runtime subscribed with);
+    the function acknowledges the message and publishes nothing for it."""
+    source, output, rule_dlq = topic_named("orders"), topic_named("receipts"), topic_named("rule-dlq")
+    to_dlq = {**ITEM_NOT_EMPTY, "onFailure": "DLQ", "params": {"dlq.topic": rule_dlq}}
+    registry_client.register_schema(subject_of(source), contract(ORDER_V1, ruleSet={"domainRules": [to_dlq]}))
+    registry_client.register_schema(subject_of(output), contract(RECEIPT))
+    writer = make_factory(**{"use.latest.version": True, "auto.register.schemas": False}).avro(ORDER_V1)
+    with create_producer(pulsar_client, source, writer) as producer:
+        producer.send({"id": 1, "item": ""})
+        producer.send({"id": 2, "item": "jam"})
+
+    result = run_function(pulsar_client, Receipts, services, [source], output=output)
+
+    assert (result.processed, result.user_errors, result.system_errors) == (2, [], [])
+    [copy] = drain(subscribe(pulsar_client, rule_dlq))
+    assert copy.properties()["__rule.name"] == "itemNotEmpty"
+    assert [m.value() for m in drain(subscribe(pulsar_client, output, make_factory().avro(RECEIPT)))] == [
+        {"id": 2, "label": "JAM"}
+    ]

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import pulsar
 from pulsar.functions.function import Function
 
 from .. import schema_id as ids
@@ -83,7 +84,7 @@ def publish(
         raise PublishError(
             f"publishing to {topic} did not complete within {timeout_seconds:.0f}s", topic=topic
         )
-    if str(outcome[0]) not in ("Ok", "Result.Ok"):
+    if outcome[0] != pulsar.Result.Ok:
         raise PublishError(f"publishing to {topic} failed: {outcome[0]}", topic=topic)
 
 
