@@ -24,6 +24,33 @@ from . import schema_id as ids
 from .schema import ExternalSchema
 
 
+def encode_message(
+    schema: ExternalSchema,
+    topic: str,
+    value: Any,
+    properties: Mapping[str, str] | None = None,
+    **options: Any,
+) -> tuple[bytes, dict[str, str]]:
+    """(payload, properties) of a message carrying `value`: encoded with `schema` for `topic` (its
+    rules see the properties and the `partition_key` / `ordering_key` / `event_timestamp` in
+    `options`), the schema id added as the `__schema_id` property. Every sender of external-schema
+    messages goes through here: these producers, and Pulsar Functions' `context.publish`."""
+    message_properties = dict(properties or {})
+    context = schema.message_context(
+        topic,
+        message_properties,
+        partition_key=options.get("partition_key"),
+        ordering_key=options.get("ordering_key"),
+        event_timestamp=options.get("event_timestamp"),
+    )
+    encoded = schema.encode_for(topic, value, context)
+    if encoded.schema_id is not None:
+        message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
+            encoded.schema_id, key_value=schema.is_key_value
+        )
+    return encoded.data, message_properties
+
+
 class _SchemaProducer:
     """What both producers share: the wrapped producer, the topic, and encoding with the id."""
 
@@ -45,20 +72,7 @@ class _SchemaProducer:
     def _encode(
         self, value: Any, given: Mapping[str, str] | None, options: dict[str, Any]
     ) -> tuple[bytes, dict[str, str]]:
-        properties = dict(given or {})
-        context = self._schema.message_context(
-            self._topic,
-            properties,
-            partition_key=options.get("partition_key"),
-            ordering_key=options.get("ordering_key"),
-            event_timestamp=options.get("event_timestamp"),
-        )
-        encoded = self._schema.encode_for(self._topic, value, context)
-        if encoded.schema_id is not None:
-            properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
-                encoded.schema_id, key_value=self._schema.is_key_value
-            )
-        return encoded.data, properties
+        return encode_message(self._schema, self._topic, value, given, **options)
 
 
 class Producer(_SchemaProducer):

@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 import pulsar
 from pulsar.functions.function import Function
 
-from .. import schema_id as ids
 from ..config import is_config_key
 from ..consumer import dead_letter_properties
 from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError
 from ..factory import SchemaRegistrySchemaFactory
+from ..producer import encode_message
 from ..registered import registered_schema, schema_for
 from ..rules.actions import resolve_dlq_topic
 from ..schema import ExternalSchema
@@ -52,7 +52,7 @@ def function_config(context: Any) -> dict[str, Any]:
     return {key: value for key, value in user_config.items() if is_config_key(key)}
 
 
-def publish(
+def publish_bytes(
     context: Any,
     topic: str,
     data: bytes,
@@ -138,20 +138,18 @@ class ExternalFunction(Function):  # type: ignore[misc]
     ) -> None:
         """Encode `value` with `topic`'s external schema (its WRITE rules run) and publish it with
         its schema id in `__schema_id`."""
-        schema = self.output_schema_for(context, topic)
-        message_properties = dict(properties or {})
-        message = schema.message_context(
-            topic, message_properties, partition_key=partition_key, event_timestamp=event_timestamp
+        data, message_properties = encode_message(
+            self.output_schema_for(context, topic),
+            topic,
+            value,
+            properties,
+            partition_key=partition_key,
+            event_timestamp=event_timestamp,
         )
-        encoded = schema.encode_for(topic, value, message)
-        if encoded.schema_id is not None:
-            message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
-                encoded.schema_id, key_value=schema.is_key_value
-            )
-        publish(
+        publish_bytes(
             context,
             topic,
-            encoded.data,
+            data,
             message_properties,
             partition_key=partition_key,
             event_timestamp=event_timestamp,
@@ -171,7 +169,7 @@ class ExternalFunction(Function):  # type: ignore[misc]
             raise error
         target = resolve_dlq_topic(str(dead_letter_topic), rejected.topic)
         log.warning("%s; copying it to %s", rejected, target)
-        publish(
+        publish_bytes(
             context,
             target,
             rejected.data,

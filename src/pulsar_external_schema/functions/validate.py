@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..rules.actions import InvalidMessageAction
-from .base import DEAD_LETTER_TOPIC, ExternalFunction, publish
+from .base import DEAD_LETTER_TOPIC, ExternalFunction, publish_bytes
 from .schema import FunctionSchema, Rejected
 
 
@@ -73,7 +73,7 @@ class ValidateFunction(ExternalFunction):
                 f"(--custom-schema-inputs); it got a {type(input).__name__}"
             )
         msg = input.message
-        publish(
+        publish_bytes(
             context,
             output_topic,
             bytes(msg.data()),
