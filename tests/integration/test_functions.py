@@ -430,6 +430,11 @@ def test_a_read_rule_with_the_dlq_action_writes_through_the_runtime_client(
     assert (result.processed, result.user_errors, result.system_errors) == (2, [], [])
     [copy] = drain(subscribe(pulsar_client, rule_dlq))
     assert copy.properties()["__rule.name"] == "itemNotEmpty"
+    # Replayed through FunctionSchema, the copy is read with its source topic's schema, minus the rule.
+    replay_schema = FunctionSchema(None, properties_of(services))
+    [replayed] = drain(subscribe(pulsar_client, rule_dlq, replay_schema, name="replay"))
+    assert replayed.value() == {"id": 1, "item": ""}
+    replay_schema.close()
     assert [m.value() for m in drain(subscribe(pulsar_client, output, make_factory().avro(RECEIPT)))] == [
         {"id": 2, "label": "JAM"}
     ]

@@ -21,7 +21,7 @@ import pulsar
 from ..errors import ConfigError, EncodeError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import import_message_class, registered_schema, schema_for, value_subject
-from ..rules.actions import raw_client
+from ..rules.actions import RULE_TOPIC, raw_client
 from ..schema import ExternalSchema
 
 #: Schema properties that are not package config keys.
@@ -75,7 +75,8 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
         else:
             self._message_class = None
         self._factory = SchemaRegistrySchemaFactory(properties, rule_actions=self._rule_actions())
-        self._schemas: dict[str, ExternalSchema] = {}
+        self._schemas: dict[str, ExternalSchema] = {}  # by subject
+        self._by_topic: dict[str, ExternalSchema] = {}
         self._lock = threading.Lock()
         self._pulsar_client: Any = None
 
@@ -96,17 +97,26 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
                 schema.attach_client(self._pulsar_client)
 
     def schema_for_topic(self, topic: str) -> ExternalSchema:
-        """The external schema of `topic`, built from its subject's registered schema on first use."""
+        """The external schema of `topic`, built from its subject's registered schema on first use.
+
+        Looked up by topic name first (the per-message path), then by subject, so that partitions
+        and topics sharing a subject share one schema and one registry lookup."""
+        found = self._by_topic.get(topic)
+        if found is not None:
+            return found
         subject = value_subject(self._factory, topic)
         with self._lock:
             found = self._schemas.get(subject)
-        if found is not None:
-            return found
-        made = schema_for(self._factory, registered_schema(self._factory, topic), self._message_class)
-        if self._pulsar_client is not None:
-            made.attach_client(self._pulsar_client)
-        with self._lock:
-            return self._schemas.setdefault(subject, made)
+        if found is None:
+            made = schema_for(self._factory, registered_schema(self._factory, topic), self._message_class)
+            if self._pulsar_client is not None:
+                made.attach_client(self._pulsar_client)
+            with self._lock:
+                found = self._schemas.setdefault(subject, made)
+            if found is not made:  # another thread won the race
+                made.close()
+        self._by_topic[topic] = found
+        return found
 
     def decode_message(self, msg: Any, *, trust_rule_properties: bool = True) -> Any:
         """Called by `msg.value()`: the decoded value, or `Rejected` when the message is bad.
@@ -115,8 +125,10 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
         schema (`ConfigError`) raise instead: the runtime redelivers the message until the registry
         is back or the configuration is fixed, rather than dead-letter every message.
         """
+        # A DLQ copy is read with the schema of the topic it failed on, as ExternalSchema does.
+        failed_on = msg.properties().get(RULE_TOPIC) if trust_rule_properties else None
         try:
-            return self.schema_for_topic(msg.topic_name()).decode_message(
+            return self.schema_for_topic(failed_on or msg.topic_name()).decode_message(
                 msg, trust_rule_properties=trust_rule_properties
             )
         except (RegistryUnavailableError, ConfigError):
@@ -137,7 +149,7 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
 
     def close(self) -> None:
         with self._lock:
-            schemas, self._schemas = list(self._schemas.values()), {}
+            schemas, self._schemas, self._by_topic = list(self._schemas.values()), {}, {}
         for schema in schemas:
             schema.close()
         self._factory.close()
