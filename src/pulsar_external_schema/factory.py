@@ -213,8 +213,12 @@ class SchemaRegistrySchemaFactory:
             self._json_evolution = JsonSchemaEvolution(self._config, client=self._registry.client)
         return self._json_evolution
 
-    def protobuf(self, message_type: type[Any]) -> ExternalSchema:
-        """A Protobuf schema from a generated message class; values are instances of it."""
+    def protobuf(self, message_type: type[Any], *, schema: Schema | None = None) -> ExternalSchema:
+        """A Protobuf schema from a generated message class; values are instances of it.
+
+        The producer registers the class's `.proto` text, rendered from its descriptor; `schema`
+        registers this text instead (with its rule set and metadata), when the class was built
+        from it (the console tools do, from the registry's parse of the user's `.proto`)."""
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
@@ -222,7 +226,9 @@ class SchemaRegistrySchemaFactory:
             serializer = ContractProtobufSerializer(message_type, client, conf=conf, **self._writer_args())
             # Register `.proto` text, as the Java serializer does, instead of confluent-kafka's base64
             # descriptor that only Confluent Schema Registry parses (see protobuf_text.py).
-            serializer._schema = Schema(render_proto(file_descriptor_proto(message_type)), "PROTOBUF")
+            serializer._schema = schema or Schema(
+                render_proto(file_descriptor_proto(message_type)), "PROTOBUF"
+            )
             deconf = {**self._deserializer_conf(), "use.deprecated.format": False}
             deserializer = ContractProtobufDeserializer(
                 message_type,

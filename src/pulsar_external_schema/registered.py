@@ -11,6 +11,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
@@ -32,17 +33,23 @@ class RegisteredSchema:
     """(name, schema text) of each schema reference, for Avro and JSON Schema."""
 
 
-def value_subject(factory: SchemaRegistrySchemaFactory, topic: str) -> str:
-    subject = factory.config.subject_name_strategy(SerializationContext(topic, MessageField.VALUE), None)
+def value_subject(
+    factory: SchemaRegistrySchemaFactory, topic: str, field: MessageField = MessageField.VALUE
+) -> str:
+    """The subject of `topic`'s values (or keys) under the factory's subject name strategy."""
+    subject = factory.config.subject_name_strategy(SerializationContext(topic, field), None)
     if not subject:
-        raise ConfigError(f"the subject name strategy gives no subject for topic {topic}")
+        raise ConfigError(f"the subject name strategy gives no {field} subject for topic {topic}")
     return str(subject)
 
 
-def registered_schema(factory: SchemaRegistrySchemaFactory, topic: str) -> RegisteredSchema:
-    """The version of `topic`'s value subject that the factory's config selects (default: latest)."""
+def registered_schema(
+    factory: SchemaRegistrySchemaFactory, topic: str, field: MessageField = MessageField.VALUE
+) -> RegisteredSchema:
+    """The version of `topic`'s value (or key) subject that the factory's config selects (default:
+    latest)."""
     config = factory.config
-    subject = value_subject(factory, topic)
+    subject = value_subject(factory, topic, field)
     client = factory.registry_client
     try:
         pinned_id = config.serde.get("use.schema.id")
@@ -76,6 +83,53 @@ def registered_schema(factory: SchemaRegistrySchemaFactory, topic: str) -> Regis
     return RegisteredSchema(
         subject, schema.schema_type or "AVRO", schema.schema_str, schema_id, version, references
     )
+
+
+def registry_message_class(
+    factory: SchemaRegistrySchemaFactory, registered: RegisteredSchema, message_name: str | None = None
+) -> Any:
+    """A Protobuf message class built from a registered schema, for callers that have no generated
+    class (the console tools). The registry parses the `.proto` text: its `serialized` form is a
+    FileDescriptorProto, loaded with confluent-kafka's own pool helpers (well-known and Confluent
+    types, references). The message is `message_name` (full or short name), else the file's first,
+    as Confluent's console producer picks it."""
+    from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
+    from confluent_kafka.schema_registry.common.protobuf import _init_pool, _str_to_proto
+    from google.protobuf.descriptor_pool import DescriptorPool
+    from google.protobuf.message_factory import GetMessageClass
+
+    client = factory.registry_client
+    where = f"schema id {registered.schema_id} (subject {registered.subject})"
+    try:
+        # Past the client's cache: it keys schemas by id whatever their format, so a text copy
+        # cached by an earlier lookup would come back instead of the descriptor.
+        answer = client._rest_client.get(
+            f"schemas/ids/{registered.schema_id}", {"subject": registered.subject, "format": "serialized"}
+        )
+        serialized = Schema.from_dict(answer)
+        pool = DescriptorPool()
+        _init_pool(pool)
+        _resolve_named_schema(serialized, client, pool)
+        file_proto = _str_to_proto(f"{registered.subject}.proto", serialized.schema_str or "")
+        pool.Add(file_proto)
+    except Exception as error:
+        raise ConfigError(
+            f"could not load the Protobuf descriptor of {where} from {factory.config.registry_url} "
+            f"(GET /schemas/ids/{registered.schema_id}?format=serialized): {error}"
+        ) from None
+    names = [message.name for message in file_proto.message_type]
+    if not names:
+        raise ConfigError(f"{where} declares no message")
+    package = f"{file_proto.package}." if file_proto.package else ""
+    wanted = message_name or names[0]
+    full_name = wanted if wanted.startswith(package) and package else package + wanted
+    try:
+        descriptor = pool.FindMessageTypeByName(full_name)
+    except KeyError:
+        raise ConfigError(
+            f"{where} has no message {wanted!r}; its top-level messages: {', '.join(names)}"
+        ) from None
+    return GetMessageClass(descriptor)
 
 
 def import_message_class(path: str, setting: str) -> Any:

@@ -1,4 +1,4 @@
-"""`pulsar-external-schema`: console tools. `validate` runs the Spark validation pipeline."""
+"""`pulsar-external-schema validate`: the Spark validation pipeline (spark/pipeline.py)."""
 
 from __future__ import annotations
 
@@ -6,55 +6,13 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from .errors import ExternalSchemaError
-
-PROG = "pulsar-external-schema"
-
-
-def _property(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key.strip(), value
+from ..errors import ExternalSchemaError
+from .common import PROG, CommandError, add_registry_options, fail, require
 
 
-def _services(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("services (default: the environment variables in brackets)")
-    group.add_argument(
-        "--service-url",
-        default=os.environ.get("PULSAR_SERVICE_URL"),
-        help="Pulsar service URL, e.g. pulsar://127.0.0.1:6650 [PULSAR_SERVICE_URL]",
-    )
-    group.add_argument(
-        "--admin-url",
-        default=os.environ.get("PULSAR_ADMIN_URL"),
-        help="Pulsar admin REST URL, e.g. http://127.0.0.1:8080 [PULSAR_ADMIN_URL]",
-    )
-    group.add_argument(
-        "--registry-url",
-        default=os.environ.get("SCHEMA_REGISTRY_URL"),
-        help="schema registry URL, e.g. http://127.0.0.1:8081 [SCHEMA_REGISTRY_URL]",
-    )
-    group.add_argument(
-        "--property",
-        "-p",
-        action="append",
-        type=_property,
-        default=[],
-        metavar="KEY=VALUE",
-        help="any config key or data source option (repeatable), e.g. -p use.latest.version=true",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="External schemas and data contracts for Pulsar with a Confluent-compatible registry.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def add_parser(commands: Any) -> None:
     validate = commands.add_parser(
         "validate",
         help="validate a topic with Spark: valid messages to a topic or Parquet, invalid ones to a DLQ",
@@ -105,30 +63,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="prefix of the deterministic producer names (enable deduplication on the target namespaces)",
     )
     validate.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
-    _services(validate)
+    add_registry_options(validate, pulsar=True, admin=True)
     validate.set_defaults(run=run_validate)
-    return parser
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    missing = [
-        flag
-        for flag, value in (
-            ("--service-url", args.service_url),
-            ("--admin-url", args.admin_url),
-            ("--registry-url", args.registry_url),
-        )
-        if not value
-    ]
-    if missing:
-        return _fail(f"validate: {', '.join(missing)} missing (or set the environment variables, see --help)")
+    try:
+        require(args, "service_url", "admin_url", "registry_url")
+    except CommandError as error:
+        return fail("validate", str(error))
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        return _fail("validate needs PySpark: pip install 'pulsar-external-schema[spark]'")
+        return fail("validate", "needs PySpark: pip install 'pulsar-external-schema[spark]'")
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        return _fail("validate needs Java 17 or newer for Spark: install one, or set JAVA_HOME")
-    from .spark.pipeline import BatchCounts, ValidationJob, python_for_workers
+        return fail("validate", "needs Java 17 or newer for Spark: install one, or set JAVA_HOME")
+    from ..spark.pipeline import BatchCounts, ValidationJob, python_for_workers
 
     python_for_workers()
     options: dict[str, str] = {
@@ -166,7 +116,7 @@ def run_validate(args: argparse.Namespace) -> int:
             on_batch=progress,
         )
     except ExternalSchemaError as error:
-        return _fail(f"validate: {error}")
+        return fail("validate", str(error))
     builder: Any = SparkSession.builder.appName(f"{PROG} validate {args.input}")
     if args.master:
         builder = builder.master(args.master)
@@ -175,7 +125,7 @@ def run_validate(args: argparse.Namespace) -> int:
     try:
         job.run(spark)
     except Exception as error:
-        return _fail(f"validate: {_first_line(error)}")
+        return fail("validate", _first_line(error))
     finally:
         spark.stop()
     print(f"done: {totals[0]} valid, {totals[1]} dead-lettered", file=sys.stderr)
@@ -189,18 +139,3 @@ def _first_line(error: BaseException) -> str:
         if "pulsar_external_schema.errors." in line or "ConfigError:" in line:
             return line.split("errors.", 1)[-1].strip()
     return text.splitlines()[0] if text else type(error).__name__
-
-
-def _fail(message: str) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return 1
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result: int = args.run(args)
-    return result
-
-
-if __name__ == "__main__":
-    sys.exit(main())

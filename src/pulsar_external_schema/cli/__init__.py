@@ -1,0 +1,59 @@
+"""`pulsar-external-schema`: console tools.
+
+    produce / consume      JSON lines in and out of a topic, through its schemas and data contract
+    register / get / subjects / check / config      the schema registry
+    validate               the Spark validation pipeline (valid messages on, invalid ones to a DLQ)
+
+Every subcommand takes its service URLs from flags or from PULSAR_SERVICE_URL, PULSAR_ADMIN_URL
+and SCHEMA_REGISTRY_URL, reports failures as one line on stderr, and exits 0 when everything
+worked, 1 when something failed, 2 on a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from . import console, registry, validate
+from .common import PROG
+
+EPILOG = """\
+services: every command reads PULSAR_SERVICE_URL, PULSAR_ADMIN_URL and SCHEMA_REGISTRY_URL
+(`eval "$(scripts/services env)"` sets them for the local services) unless given as flags.
+`pulsar-external-schema COMMAND --help` shows a command's options and an example.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "External schemas (PIP-420) and data contracts for Apache Pulsar, with a "
+            "Confluent-compatible schema registry."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    console.add_parsers(commands)
+    registry.add_parsers(commands)
+    validate.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.run(args)
+    return result
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

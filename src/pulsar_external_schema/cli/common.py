@@ -1,0 +1,132 @@
+"""What the subcommands share: service options, `--property`, JSON arguments, one-line errors.
+
+Exit codes, for every subcommand: 0 when everything worked; 1 when a record was rejected or the
+command could not do its job (the reason is on stderr, one line); 2 for a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExternalSchemaError
+
+PROG = "pulsar-external-schema"
+EXIT_OK = 0
+EXIT_FAILED = 1
+
+
+class CommandError(Exception):
+    """Why a command stops: printed as `pulsar-external-schema: <command>: <reason>`, exit 1."""
+
+
+def fail(command: str, message: str) -> int:
+    print(f"{PROG}: {command}: {message}", file=sys.stderr, flush=True)
+    return EXIT_FAILED
+
+
+def property_pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def add_registry_options(
+    parser: argparse.ArgumentParser, *, pulsar: bool = False, admin: bool = False
+) -> None:
+    """`--registry-url` (and `--service-url` / `--admin-url`), defaulting to the environment."""
+    group = parser.add_argument_group("services (default: the environment variables in brackets)")
+    if pulsar:
+        group.add_argument(
+            "--service-url",
+            default=os.environ.get("PULSAR_SERVICE_URL"),
+            help="Pulsar service URL, e.g. pulsar://127.0.0.1:6650 [PULSAR_SERVICE_URL]",
+        )
+    if admin:
+        group.add_argument(
+            "--admin-url",
+            default=os.environ.get("PULSAR_ADMIN_URL"),
+            help="Pulsar admin REST URL, e.g. http://127.0.0.1:8080 [PULSAR_ADMIN_URL]",
+        )
+    group.add_argument(
+        "--registry-url",
+        default=os.environ.get("SCHEMA_REGISTRY_URL"),
+        help="schema registry URL, e.g. http://127.0.0.1:8081 [SCHEMA_REGISTRY_URL]",
+    )
+    group.add_argument(
+        "--property",
+        "-p",
+        action="append",
+        type=property_pair,
+        default=[],
+        metavar="KEY=VALUE",
+        help="any config key of docs/configuration.md (repeatable), e.g. -p basic.auth.user.info=u:p",
+    )
+
+
+def require(args: argparse.Namespace, *names: str) -> None:
+    """Fail with the flags (and environment variables) a command needs and did not get."""
+    flags = {
+        "service_url": "--service-url (PULSAR_SERVICE_URL)",
+        "admin_url": "--admin-url (PULSAR_ADMIN_URL)",
+        "registry_url": "--registry-url (SCHEMA_REGISTRY_URL)",
+    }
+    missing = [flags[name] for name in names if not getattr(args, name, None)]
+    if missing:
+        raise CommandError(f"missing {', '.join(missing)}")
+
+
+def schema_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """The package config of a command: the registry URL, `--property` pairs, then `extra`."""
+    return {"schema.registry.url": args.registry_url, **dict(args.property), **extra}
+
+
+def json_argument(text: str | None, flag: str) -> Any:
+    """A JSON command-line value, given inline or as `@path` (a file holding it)."""
+    if text is None:
+        return None
+    source = text
+    if text.startswith("@"):
+        source = read_file(text[1:], flag)
+    try:
+        return json.loads(source)
+    except json.JSONDecodeError as error:
+        raise CommandError(f"{flag} is not valid JSON ({error}): {_short(source)}") from None
+
+
+def read_file(path: str, flag: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise CommandError(f"{flag}: cannot read {path}: {error.strerror or error}") from None
+
+
+def schema_text(inline: str | None, path: str | None, flag: str) -> str | None:
+    """The schema of `--X-schema` or `--X-schema-file` (at most one is given: argparse checks)."""
+    if path is not None:
+        return read_file(path, f"{flag}-file")
+    return inline
+
+
+def registry_failure(error: Exception, url: str, doing: str) -> CommandError:
+    """A registry call's failure as one line: what was asked, and what the registry said, or that it
+    could not be reached (confluent-kafka raises connection errors from httpx as they are)."""
+    status = getattr(error, "http_status_code", None)
+    if isinstance(error, ExternalSchemaError):
+        return CommandError(str(error))
+    if status is not None and status > 0:
+        message = getattr(error, "error_message", None) or str(error)
+        code = getattr(error, "error_code", None)
+        return CommandError(f"{doing}: the registry at {url} answered {status} (error {code}): {message}")
+    reason = str(error) or type(error).__name__
+    return CommandError(f"{doing}: cannot reach the schema registry at {url}: {reason}")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,466 @@
+"""`produce` and `consume`: JSON lines in and out of a topic, through its external schemas.
+
+The Pulsar counterparts of Confluent's `kafka-avro-console-producer` and `-consumer`. Every record
+goes through the data contract of its schema; a record that fails is reported on stderr as one
+line with its line number (or message number and id), is never lost (the console producer never
+sent it; the console consumer leaves it unacknowledged or copies it to `--dead-letter-topic`),
+and makes the exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, TextIO
+
+import pulsar
+
+from ..consumer import dead_letter_properties
+from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError, RegistryUnavailableError
+from ..producer import create_producer
+from ..rules.actions import DeadLetterPublisher, raw_client
+from ..schema_id import SCHEMA_ID_PROPERTY
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CommandError,
+    add_registry_options,
+    fail,
+    json_argument,
+    require,
+    schema_config,
+    schema_text,
+)
+from .progress import Progress
+from .records import RecordError, dumps
+from .schemas import SCHEMA_TYPES, Resolved, SchemaArguments, for_consume, for_produce
+
+PRODUCE_EXAMPLE = """\
+example (the quick start of Confluent's data-contract docs):
+  pulsar-external-schema produce --topic test \\
+    --value-schema '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}' \\
+    --value-rule-set '{"domainRules":[{"name":"checkLen","kind":"CONDITION","type":"CEL",
+        "mode":"WRITE","expr":"size(message.f1) < 10","onFailure":"ERROR"}]}'
+  {"f1": "success"}
+  {"f1": "this will fail"}
+
+Each line is a JSON record: Avro and JSON Schema values as plain JSON objects, Protobuf values
+in Protobuf's JSON mapping, key/value records (with --key-schema) as {"key": ..., "value": ...}.
+A rejected record is reported on stderr as "line N: why" and not sent; the others are sent.
+Exit code: 0 when every record was sent, 1 when any was rejected or the run stopped early.
+"""
+
+CONSUME_EXAMPLE = """\
+example:
+  pulsar-external-schema consume --topic test --from-beginning --timeout-ms 5000
+
+Values are printed one JSON line each (Protobuf in its JSON mapping). Without --subscription a
+reader reads the topic and acknowledges nothing; with one, each printed message is acknowledged,
+and a message that cannot be decoded or fails its data contract is left unacknowledged (Pulsar
+redelivers it later), or copied to --dead-letter-topic with __rule.* properties and acknowledged.
+Exit code: 0 when every message was printed, 1 when any failed or the run stopped early.
+"""
+
+
+def add_parsers(commands: Any) -> None:
+    produce = commands.add_parser(
+        "produce",
+        help="send JSON lines from stdin to a topic, through its schema and data contract",
+        description=(
+            "Read JSON records, one per line, from stdin (or --input), encode each with the topic's "
+            "external schema and send it with its schema id. --value-schema registers the schema "
+            "(with --value-rule-set and --value-metadata) under the topic's subject; without it the "
+            "subject's latest registered version is used."
+        ),
+        epilog=PRODUCE_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    produce.add_argument("--topic", required=True, help="topic name, e.g. test or persistent://t/ns/orders")
+    _schema_options(produce, producing=True)
+    produce.add_argument(
+        "--input", default="-", metavar="FILE", help="file of JSON lines to send (default: stdin)"
+    )
+    _progress_options(produce)
+    add_registry_options(produce, pulsar=True)
+    produce.set_defaults(run=run_produce)
+
+    consume = commands.add_parser(
+        "consume",
+        help="print a topic's messages as JSON lines, decoded with their schemas",
+        description=(
+            "Read a topic and print each message's value as one JSON line on stdout, decoded with "
+            "the schema its id names and checked by its data contract (READ rules, migrations, "
+            "decryption). Runs until --max-messages, --timeout-ms, or Ctrl-C."
+        ),
+        epilog=CONSUME_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    consume.add_argument("--topic", required=True, help="topic name, e.g. test or persistent://t/ns/orders")
+    _schema_options(consume, producing=False)
+    consume.add_argument(
+        "--from-beginning", action="store_true", help="start at the earliest message (default: new ones only)"
+    )
+    consume.add_argument(
+        "--subscription", metavar="NAME", help="consume (and acknowledge) through this durable subscription"
+    )
+    consume.add_argument(
+        "--dead-letter-topic",
+        metavar="TOPIC",
+        help="with --subscription: copy messages that fail to this topic, then acknowledge them",
+    )
+    consume.add_argument("--max-messages", type=int, metavar="N", help="stop after N messages")
+    consume.add_argument(
+        "--timeout-ms", type=int, metavar="MS", help="stop when no message arrives for MS milliseconds"
+    )
+    consume.add_argument(
+        "--print-metadata",
+        action="store_true",
+        help="print {message_id, publish_time, event_time, key, properties, value} instead of the value",
+    )
+    _progress_options(consume)
+    add_registry_options(consume, pulsar=True)
+    consume.set_defaults(run=run_consume)
+
+
+def _schema_options(parser: argparse.ArgumentParser, *, producing: bool) -> None:
+    group = parser.add_argument_group("schema")
+    group.add_argument(
+        "--format",
+        choices=sorted(SCHEMA_TYPES),
+        help=(
+            "schema format of --value-schema (default avro)"
+            if producing
+            else "check that the topic's subject holds schemas of this format"
+        ),
+    )
+    if producing:
+        value = group.add_mutually_exclusive_group()
+        value.add_argument(
+            "--value-schema", metavar="SCHEMA", help="the value schema text (Avro, JSON Schema, .proto)"
+        )
+        value.add_argument("--value-schema-file", metavar="FILE", help="the value schema, from a file")
+        key = group.add_mutually_exclusive_group()
+        key.add_argument(
+            "--key-schema", metavar="SCHEMA", help="a key schema too: records are {'key': ..., 'value': ...}"
+        )
+        key.add_argument("--key-schema-file", metavar="FILE", help="the key schema, from a file")
+        group.add_argument(
+            "--value-rule-set",
+            metavar="JSON",
+            help='rule set registered with --value-schema, e.g. {"domainRules": [...]} (or @file)',
+        )
+        group.add_argument(
+            "--value-metadata",
+            metavar="JSON",
+            help='metadata registered with --value-schema, e.g. {"properties": {"owner": "team"}} (or @file)',
+        )
+    else:
+        group.add_argument(
+            "--key-value", action="store_true", help="messages carry a key schema too (key/value schema ids)"
+        )
+    group.add_argument(
+        "--protobuf-message",
+        metavar="NAME",
+        help="Protobuf: the message of the .proto file (default: its first message)",
+    )
+
+
+def _progress_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--progress",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="print counts on stderr every SECONDS during long runs (default 10; 0 turns them off)",
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+
+
+# -- produce -----------------------------------------------------------------------------------
+
+
+def run_produce(args: argparse.Namespace) -> int:
+    try:
+        require(args, "service_url", "registry_url")
+        given = _schema_arguments(args, producing=True)
+        source = _open_input(args.input)
+    except CommandError as error:
+        return fail("produce", str(error))
+    client = _client(args.service_url)
+    try:
+        return _produce(args, client, given, source)
+    except (CommandError, ExternalSchemaError) as error:
+        return fail("produce", str(error))
+    finally:
+        client.close()
+        if source is not sys.stdin:
+            source.close()
+
+
+class _Delivery:
+    """The broker's answers to asynchronous sends, by line number."""
+
+    def __init__(self) -> None:
+        self.failures: list[tuple[int, str]] = []
+        self._lock = threading.Lock()
+
+    def callback(self, line: int) -> Callable[[Any, Any], None]:
+        def done(result: Any, _message_id: Any) -> None:
+            if result != pulsar.Result.Ok:
+                with self._lock:
+                    self.failures.append((line, str(result)))
+
+        return done
+
+
+def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, source: TextIO) -> int:
+    resolved = for_produce(schema_config(args), client, args.topic, given)
+    try:
+        producer = _pulsar_call(
+            lambda: create_producer(client, args.topic, resolved.schema, block_if_queue_full=True),
+            f"creating a producer on {args.topic} at {args.service_url}",
+        )
+        delivery = _Delivery()
+        progress = Progress("produced", 0 if args.quiet else args.progress)
+        sent = rejected = 0
+        stopped: str | None = None
+        try:
+            for number, line in enumerate(source, 1):
+                if not line.strip():
+                    continue
+                try:
+                    producer.send_async(resolved.records.read(line), delivery.callback(number))
+                    sent += 1
+                except (RegistryUnavailableError, ConfigError) as error:
+                    stopped = (
+                        f"line {number}: {error}; stopped: this line and the ones after it were not sent"
+                    )
+                    break
+                except DeadLetteredError as error:
+                    rejected += 1
+                    _report(f"line {number}: dead-lettered to {error.dlq_topic}: {error}")
+                except (RecordError, ExternalSchemaError) as error:
+                    rejected += 1
+                    _report(f"line {number}: {error}")
+                progress.update(sent, rejected)
+        except KeyboardInterrupt:
+            stopped = "interrupted: the lines after the last one read were not sent"
+        _pulsar_call(producer.flush, f"flushing the producer of {args.topic}")
+        producer.close()
+    finally:
+        resolved.close()
+    for number, result in sorted(delivery.failures):
+        _report(f"line {number}: not persisted by the broker: {result}")
+    failed = rejected + len(delivery.failures)
+    if stopped:
+        _report(stopped)
+    if not args.quiet:
+        early = ", stopped early" if stopped else ""
+        _report(f"produced {sent - len(delivery.failures)} records to {args.topic}, {failed} failed{early}")
+    return EXIT_FAILED if failed or stopped else EXIT_OK
+
+
+# -- consume -----------------------------------------------------------------------------------
+
+
+def run_consume(args: argparse.Namespace) -> int:
+    try:
+        require(args, "service_url", "registry_url")
+        if args.dead_letter_topic and not args.subscription:
+            raise CommandError("--dead-letter-topic needs --subscription (a reader acknowledges nothing)")
+        given = _schema_arguments(args, producing=False)
+    except CommandError as error:
+        return fail("consume", str(error))
+    client = _client(args.service_url)
+    try:
+        return _consume(args, client, given)
+    except (CommandError, ExternalSchemaError) as error:
+        return fail("consume", str(error))
+    finally:
+        client.close()
+
+
+def _consume(args: argparse.Namespace, client: Any, given: SchemaArguments) -> int:
+    resolved = for_consume(schema_config(args), client, args.topic, given, key_value=args.key_value)
+    publisher = DeadLetterPublisher(raw_client(client)) if args.dead_letter_topic else None
+    try:
+        return _ConsoleConsumer(args, client, resolved, publisher).run()
+    finally:
+        if publisher is not None:
+            publisher.close()
+        resolved.close()
+
+
+class _ConsoleConsumer:
+    def __init__(
+        self, args: argparse.Namespace, client: Any, resolved: Resolved, publisher: DeadLetterPublisher | None
+    ) -> None:
+        self.args = args
+        self.resolved = resolved
+        self.publisher = publisher
+        where = f"{args.topic} at {args.service_url}"
+        if args.subscription:
+            position = (
+                pulsar.InitialPosition.Earliest if args.from_beginning else pulsar.InitialPosition.Latest
+            )
+            self.consumer: Any = _pulsar_call(
+                lambda: client.subscribe(
+                    args.topic, args.subscription, schema=resolved.schema, initial_position=position
+                ),
+                f"subscribing {args.subscription} to {where}",
+            )
+            self.receive = self.consumer.receive
+        else:
+            start = pulsar.MessageId.earliest if args.from_beginning else pulsar.MessageId.latest
+            self.consumer = _pulsar_call(
+                lambda: client.create_reader(args.topic, start, schema=resolved.schema),
+                f"creating a reader on {where}",
+            )
+            self.receive = self.consumer.read_next
+
+    def run(self) -> int:
+        args = self.args
+        progress = Progress("consumed", 0 if args.quiet else args.progress)
+        printed = failed = received = 0
+        stopped: str | None = None
+        try:
+            while args.max_messages is None or received < args.max_messages:
+                try:
+                    msg = self.receive(args.timeout_ms) if args.timeout_ms is not None else self.receive()
+                except pulsar.Timeout:
+                    break
+                received += 1
+                try:
+                    value = msg.value()
+                except RegistryUnavailableError as error:
+                    stopped = f"message {received} {msg.message_id()}: {error}; stopped{self._unacked}"
+                    break
+                except ExternalSchemaError as error:
+                    failed += 1
+                    hint = self._hint(msg)
+                    _report(f"message {received} {msg.message_id()}: {error}{hint}{self._settle(msg, error)}")
+                else:
+                    self._print(msg, value)
+                    printed += 1
+                    if self.args.subscription:
+                        self.consumer.acknowledge(msg)
+                progress.update(printed, failed)
+        except KeyboardInterrupt:
+            pass
+        except BrokenPipeError:  # `consume ... | head`: the reader of stdout is gone
+            _silence_stdout()
+            stopped = "stdout closed"
+        finally:
+            self.consumer.close()
+        if stopped:
+            _report(stopped)
+        if not args.quiet:
+            early = ", stopped early" if stopped else ""
+            _report(f"consumed {printed} messages from {args.topic}, {failed} failed{early}")
+        return EXIT_FAILED if failed or stopped else EXIT_OK
+
+    def _hint(self, msg: Any) -> str:
+        key_value = msg.properties().get(SCHEMA_ID_PROPERTY, "").startswith("fe")
+        return "; its key has a schema too: add --key-value" if key_value and not self.args.key_value else ""
+
+    @property
+    def _unacked(self) -> str:
+        return " (left unacknowledged: redelivered later)" if self.args.subscription else ""
+
+    def _settle(self, msg: Any, error: ExternalSchemaError) -> str:
+        """Acknowledge a failed message once a DLQ holds it; say where it is."""
+        if not self.args.subscription:
+            return ""
+        if isinstance(error, DeadLetteredError):
+            self.consumer.acknowledge(msg)
+            return ""
+        if self.publisher is None:
+            return self._unacked
+        topic = self.args.dead_letter_topic
+        try:
+            self.publisher.publish(
+                topic,
+                msg.data(),
+                dead_letter_properties(msg, error),
+                partition_key=msg.partition_key() or None,
+                ordering_key=msg.ordering_key() or None,
+                event_timestamp=msg.event_timestamp() or None,
+            )
+        except Exception as failure:
+            return f"; could not copy it to {topic} ({failure}){self._unacked}"
+        self.consumer.acknowledge(msg)
+        return f"; copied to {topic}"
+
+    def _print(self, msg: Any, value: Any) -> None:
+        document = self.resolved.records.document(value)
+        if self.args.print_metadata:
+            document = {
+                "message_id": str(msg.message_id()),
+                "publish_time": msg.publish_timestamp(),
+                "event_time": msg.event_timestamp() or None,
+                "key": msg.partition_key() or None,
+                "properties": msg.properties(),
+                "value": document,
+            }
+        print(dumps(document), flush=True)
+
+
+# -- shared ------------------------------------------------------------------------------------
+
+
+def _schema_arguments(args: argparse.Namespace, *, producing: bool) -> SchemaArguments:
+    if not producing:
+        return SchemaArguments(args.format, None, protobuf_message=args.protobuf_message)
+    return SchemaArguments(
+        format=args.format,
+        value_schema=schema_text(args.value_schema, args.value_schema_file, "--value-schema"),
+        key_schema=schema_text(args.key_schema, args.key_schema_file, "--key-schema"),
+        rule_set=json_argument(args.value_rule_set, "--value-rule-set"),
+        metadata=json_argument(args.value_metadata, "--value-metadata"),
+        protobuf_message=args.protobuf_message,
+    )
+
+
+def _open_input(path: str) -> TextIO:
+    if path == "-":
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8")  # closed by run_produce
+    except OSError as error:
+        raise CommandError(f"--input: cannot read {path}: {error.strerror or error}") from None
+
+
+def _client(service_url: str) -> Any:
+    """A client whose C++ log (warnings only) goes to stderr, never into the records on stdout.
+
+    Not through a Python `logging.Logger`: pulsar-client calls it from its own threads, and a
+    process ending right after `client.close()` then sometimes aborts ("terminate called without
+    an active exception")."""
+    stderr = "/dev/stderr"
+    logger = (
+        pulsar.FileLogger(pulsar.LoggerLevel.Warn, stderr)
+        if os.path.exists(stderr)
+        else pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)
+    )
+    return pulsar.Client(service_url, logger=logger, operation_timeout_seconds=15)
+
+
+def _pulsar_call(call: Callable[[], Any], doing: str) -> Any:
+    try:
+        return call()
+    except pulsar.PulsarException as error:
+        raise CommandError(f"{doing}: {error}") from None
+
+
+def _report(line: str) -> None:
+    """One line per record, even when a library's reason spans several."""
+    print(" ".join(part.strip() for part in line.splitlines()), file=sys.stderr, flush=True)
+
+
+def _silence_stdout() -> None:
+    with suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -1,0 +1,31 @@
+"""Periodic counts on stderr, so a long `produce` or `consume` shows that it is moving."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+class Progress:
+    """Prints `<verb> N records (M failed), R/s` at most every `interval` seconds (0: never)."""
+
+    def __init__(self, verb: str, interval: float, stream: TextIO | None = None) -> None:
+        self._verb = verb
+        self._interval = interval
+        self._stream = stream or sys.stderr
+        self._started = self._last = time.monotonic()
+
+    def update(self, done: int, failed: int) -> None:
+        if self._interval <= 0:
+            return
+        now = time.monotonic()
+        if now - self._last >= self._interval:
+            self._last = now
+            self._print(done, failed, now)
+
+    def _print(self, done: int, failed: int, now: float) -> None:
+        rate = done / max(now - self._started, 1e-9)
+        print(
+            f"... {self._verb} {done} records ({failed} failed), {rate:,.0f}/s", file=self._stream, flush=True
+        )

@@ -1,0 +1,461 @@
+"""Registry tools: `subjects`, `register`, `get`, `check`, `config`.
+
+Thin commands over confluent-kafka's `SchemaRegistryClient`, so they speak to any
+Confluent-compatible registry with the same auth keys as the library (`--property`). A subject
+is given as `--subject`, or as `--topic` (and `--key`), which names it with the subject name
+strategy the producers use (`subject.name.strategy`, default `{tenant}.{namespace}.{topic}-value`).
+Results are JSON on stdout, ready for `jq`; failures are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from confluent_kafka.schema_registry import Metadata, RuleSet, Schema, SchemaReference, ServerConfig
+from confluent_kafka.serialization import MessageField
+
+from ..errors import ConfigError
+from ..factory import SchemaRegistrySchemaFactory
+from ..registered import value_subject
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CommandError,
+    add_registry_options,
+    fail,
+    json_argument,
+    registry_failure,
+    require,
+    schema_config,
+    schema_text,
+)
+from .schemas import SCHEMA_TYPES
+
+LEVELS = (
+    "BACKWARD",
+    "BACKWARD_TRANSITIVE",
+    "FORWARD",
+    "FORWARD_TRANSITIVE",
+    "FULL",
+    "FULL_TRANSITIVE",
+    "NONE",
+)
+_SUBJECT_NOT_FOUND = 40401
+_NO_SUBJECT_CONFIG = 40408
+
+
+def add_parsers(commands: Any) -> None:
+    subjects = _command(
+        commands,
+        "subjects",
+        "list the registry's subjects",
+        "Print the registered subjects, one per line.",
+    )
+    subjects.add_argument("--prefix", help="only subjects that start with this")
+    subjects.add_argument("--deleted", action="store_true", help="include soft-deleted subjects")
+    subjects.set_defaults(run=_runner("subjects", run_subjects))
+
+    register = _command(
+        commands,
+        "register",
+        "register a schema (with its rule set and metadata) under a subject",
+        "Register a schema version and print {subject, id, version}. Registering a schema that is "
+        "already there returns its existing id and version.",
+        "example:\n  pulsar-external-schema register --topic orders --schema-file order.avsc \\\n"
+        '    --rule-set @rules.json --metadata \'{"properties": {"owner": "sales"}}\'',
+    )
+    _subject_options(register)
+    _schema_options(register)
+    register.add_argument(
+        "--normalize", action="store_true", help="ask the registry to normalize the schema first"
+    )
+    register.set_defaults(run=_runner("register", run_register))
+
+    get = _command(
+        commands,
+        "get",
+        "show a registered schema: by subject and version, or by id",
+        "Print a registered schema as JSON: subject, version, id, schemaType, schema, references, "
+        "metadata and ruleSet.",
+        "examples:\n  pulsar-external-schema get --topic orders            # the latest version\n"
+        "  pulsar-external-schema get --subject orders-value --version 2 --schema-only\n"
+        "  pulsar-external-schema get --id 7",
+    )
+    _subject_options(get, required=False)
+    get.add_argument("--version", default="latest", help="version number or 'latest' (default)")
+    get.add_argument("--id", type=int, help="a schema id instead of a subject and version")
+    get.add_argument(
+        "--schema-only", action="store_true", help="print only the schema text (pretty JSON for Avro/JSON)"
+    )
+    get.set_defaults(run=_runner("get", run_get))
+
+    check = _command(
+        commands,
+        "check",
+        "ask the registry whether a schema is compatible with a subject, and why not",
+        "Test a schema against a subject's registered versions under the subject's compatibility "
+        "level (see `config`), with the registry's reasons when it is not compatible. Nothing is "
+        "registered. Exit code 0 when compatible, 1 when not.",
+        "example:\n  pulsar-external-schema check --topic orders --schema-file order-v2.avsc",
+    )
+    _subject_options(check)
+    _schema_options(check)
+    check.add_argument(
+        "--version",
+        default="all",
+        help="check against this version, 'latest', or 'all' the level covers (default all)",
+    )
+    check.set_defaults(run=_runner("check", run_check))
+
+    config = _command(
+        commands,
+        "config",
+        "show or change compatibility, compatibility group, and default/override metadata and rule sets",
+        "Without a setting, print the config of --subject (or --topic), or the global one. With "
+        "settings, change only those (the others are kept) and print the result. Default metadata "
+        "and rule sets apply to new versions that have none; override ones apply to every new "
+        "version (Confluent's data-contract docs).",
+        "examples:\n  pulsar-external-schema config --topic orders --compatibility BACKWARD "
+        "--compatibility-group major\n"
+        "  pulsar-external-schema config --default-rule-set @rules.json      # global",
+    )
+    _subject_options(config, required=False)
+    config.add_argument("--compatibility", choices=LEVELS, type=str.upper, help="compatibility level")
+    config.add_argument(
+        "--compatibility-group",
+        metavar="PROPERTY",
+        help="metadata property whose value groups versions for compatibility checks, e.g. major",
+    )
+    for which in ("default", "override"):
+        config.add_argument(f"--{which}-metadata", metavar="JSON", help=f"{which} metadata (JSON or @file)")
+        config.add_argument(f"--{which}-rule-set", metavar="JSON", help=f"{which} rule set (JSON or @file)")
+    config.add_argument(
+        "--delete",
+        action="store_true",
+        help="remove the subject's own config (it falls back to the global one)",
+    )
+    config.set_defaults(run=_runner("config", run_config))
+
+
+def _command(commands: Any, name: str, summary: str, description: str, epilog: str | None = None) -> Any:
+    parser = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_registry_options(parser)
+    return parser
+
+
+def _subject_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    group = parser.add_argument_group("subject (one of)")
+    which = group.add_mutually_exclusive_group(required=required)
+    which.add_argument("--subject", help="the subject name")
+    which.add_argument("--topic", help="a topic: its subject under the subject name strategy")
+    group.add_argument("--key", action="store_true", help="with --topic: the key subject, not the value one")
+
+
+def _schema_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("schema")
+    text = group.add_mutually_exclusive_group(required=True)
+    text.add_argument("--schema", help="the schema text (Avro, JSON Schema or .proto)")
+    text.add_argument("--schema-file", metavar="FILE", help="the schema, from a file")
+    group.add_argument("--format", choices=sorted(SCHEMA_TYPES), default="avro", help="default avro")
+    group.add_argument("--rule-set", metavar="JSON", help="the rule set (JSON or @file)")
+    group.add_argument("--metadata", metavar="JSON", help="the metadata (JSON or @file)")
+    group.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="NAME=SUBJECT:VERSION",
+        help="a schema reference (repeatable), e.g. acme.Address=address-value:1",
+    )
+
+
+Command = Callable[[argparse.Namespace, "_Registry"], int]
+
+
+def _runner(name: str, command: Command) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            require(args, "registry_url")
+            with _Registry(args) as registry:
+                return command(args, registry)
+        except CommandError as error:
+            return fail(name, str(error))
+
+    return run
+
+
+class _Registry:
+    """The registry client of the command's config, and registry errors as one-line reasons."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        try:
+            self._factory = SchemaRegistrySchemaFactory(schema_config(args))
+        except ConfigError as error:
+            raise CommandError(str(error)) from None
+        self.url = self._factory.config.registry_url
+        self.client = self._factory.registry_client
+
+    def __enter__(self) -> _Registry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._factory.close()
+
+    def subject(self, args: argparse.Namespace) -> str | None:
+        if args.subject:
+            return str(args.subject)
+        if args.topic:
+            field = MessageField.KEY if args.key else MessageField.VALUE
+            return value_subject(self._factory, args.topic, field)
+        return None
+
+    def call(self, doing: str, call: Callable[[], Any], subject: str | None = None) -> Any:
+        try:
+            return call()
+        except Exception as error:
+            if subject and getattr(error, "error_code", None) == _SUBJECT_NOT_FOUND:
+                raise CommandError(self._not_found(subject)) from None
+            raise registry_failure(error, self.url, doing) from None
+
+    def _not_found(self, subject: str) -> str:
+        try:
+            known = self.client.get_subjects()
+        except Exception:
+            known = []
+        close = difflib.get_close_matches(subject, known, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else f" ({len(known)} subjects there)"
+        return f"subject {subject} is not registered at {self.url}{hint}"
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def run_subjects(args: argparse.Namespace, registry: _Registry) -> int:
+    subjects = registry.call(
+        "listing subjects",
+        lambda: registry.client.get_subjects(subject_prefix=args.prefix, deleted=args.deleted),
+    )
+    for subject in sorted(subjects):
+        print(subject)
+    return EXIT_OK
+
+
+def run_register(args: argparse.Namespace, registry: _Registry) -> int:
+    subject = _required_subject(args, registry)
+    schema = _schema(args)
+    doing = f"registering a schema under {subject}"
+    registered = registry.call(
+        doing,
+        lambda: registry.client.register_schema_full_response(
+            subject, schema, normalize_schemas=args.normalize
+        ),
+    )
+    found = registry.call(
+        f"looking up the registered version in {subject}",
+        lambda: registry.client.lookup_schema(subject, schema, normalize_schemas=args.normalize),
+    )
+    _print_json({"subject": subject, "id": registered.schema_id, "version": found.version})
+    return EXIT_OK
+
+
+def run_get(args: argparse.Namespace, registry: _Registry) -> int:
+    subject = registry.subject(args)
+    if args.id is not None:
+        if subject is not None:
+            raise CommandError("give --id, or a subject (--subject / --topic) and --version, not both")
+        schema = registry.call(f"getting schema id {args.id}", lambda: registry.client.get_schema(args.id))
+        subjects = registry.call(
+            f"listing the subjects of schema id {args.id}",
+            lambda: registry.client.get_subjects_by_schema_id(args.id),
+        )
+        document = {"id": args.id, "subjects": subjects, **schema.to_dict()}
+    elif subject is None:
+        raise CommandError("give a subject (--subject or --topic), or --id")
+    else:
+        version = _version(args.version)
+        found = registry.call(
+            f"getting version {version} of {subject}",
+            lambda: registry.client.get_version(subject, version),
+            subject,
+        )
+        document = {
+            "subject": subject,
+            "version": found.version,
+            "id": found.schema_id,
+            **found.schema.to_dict(),
+        }
+    document.setdefault("schemaType", "AVRO")
+    if args.schema_only:
+        print(_pretty_schema(document["schema"], document["schemaType"]))
+    else:
+        _print_json(document)
+    return EXIT_OK
+
+
+def run_check(args: argparse.Namespace, registry: _Registry) -> int:
+    subject = _required_subject(args, registry)
+    schema = _schema(args)
+    versions = registry.call(
+        f"listing the versions of {subject}", lambda: registry.client.get_versions(subject), subject
+    )
+    level = _effective_level(registry, subject)
+    path = f"compatibility/subjects/{_quote(subject)}/versions"
+    if args.version != "all":
+        path += f"/{_version(args.version)}"
+    # confluent-kafka's test_compatibility returns only the verdict; the reasons are in the same
+    # response, so the request is made through its REST client (same auth, same retries).
+    answer = registry.call(
+        f"checking a schema against {subject}",
+        lambda: registry.client._rest_client.post(f"{path}?verbose=true", body=schema.to_dict()),
+        subject,
+    )
+    against = "every version the level covers" if args.version == "all" else f"version {args.version}"
+    scope = f"{subject} ({level}, versions {', '.join(map(str, versions))}), {against}"
+    if answer.get("is_compatible"):
+        print(f"compatible: {scope}")
+        return EXIT_OK
+    print(f"incompatible: {scope}")
+    for reason in answer.get("messages") or ["(the registry gave no reason)"]:
+        print(f"  - {reason}")
+    return EXIT_FAILED
+
+
+def run_config(args: argparse.Namespace, registry: _Registry) -> int:
+    subject = registry.subject(args)
+    where = f"the config of {subject}" if subject else "the global config"
+    if args.delete:
+        if subject is None:
+            raise CommandError("--delete removes a subject's config: give --subject or --topic")
+        registry.call(f"deleting {where}", lambda: registry.client.delete_config(subject))
+    changes = _config_changes(args)
+    if changes:
+        current = _own_config(registry, subject, where)
+        merged = {**current, **changes}
+        if "compatibility" not in merged:
+            # Some registries (AxonOps) ignore a PUT without a level: keep the effective one.
+            merged["compatibility"] = _effective_level(registry, subject)
+        config = ServerConfig.from_dict(merged)
+        registry.call(f"changing {where}", lambda: registry.client.set_config(subject, config))
+    shown = _own_config(registry, subject, where)
+    if subject is not None and not shown:
+        shown = {"compatibility": _effective_level(registry, subject), "fromGlobal": True}
+    _print_json({"subject": subject, **shown} if subject else shown)
+    return EXIT_OK
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _required_subject(args: argparse.Namespace, registry: _Registry) -> str:
+    subject = registry.subject(args)
+    if subject is None:
+        raise CommandError("give --subject or --topic")
+    return subject
+
+
+def _schema(args: argparse.Namespace) -> Schema:
+    text = schema_text(args.schema, args.schema_file, "--schema")
+    assert text is not None  # argparse requires one of them
+    rule_set = json_argument(args.rule_set, "--rule-set")
+    metadata = json_argument(args.metadata, "--metadata")
+    return Schema(
+        text,
+        SCHEMA_TYPES[args.format],
+        [_reference(text) for text in args.reference],
+        _object(Metadata, metadata, "--metadata"),
+        _object(RuleSet, rule_set, "--rule-set"),
+    )
+
+
+def _reference(text: str) -> SchemaReference:
+    name, _, target = text.partition("=")
+    subject, _, version = target.rpartition(":")
+    if not name or not subject or not version.isdigit():
+        raise CommandError(f"--reference takes NAME=SUBJECT:VERSION, not {text!r}")
+    return SchemaReference(name, subject, int(version))
+
+
+def _object(kind: Any, document: Any, flag: str) -> Any:
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        raise CommandError(f"{flag} takes a JSON object, not {type(document).__name__}")
+    return kind.from_dict(document)
+
+
+def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if args.compatibility:
+        changes["compatibility"] = args.compatibility
+    if args.compatibility_group is not None:
+        changes["compatibilityGroup"] = args.compatibility_group
+    for flag, key in (
+        ("default_metadata", "defaultMetadata"),
+        ("override_metadata", "overrideMetadata"),
+        ("default_rule_set", "defaultRuleSet"),
+        ("override_rule_set", "overrideRuleSet"),
+    ):
+        value = json_argument(getattr(args, flag), "--" + flag.replace("_", "-"))
+        if value is not None:
+            if not isinstance(value, dict):
+                raise CommandError(f"--{flag.replace('_', '-')} takes a JSON object")
+            changes[key] = value
+    return changes
+
+
+def _own_config(registry: _Registry, subject: str | None, where: str) -> dict[str, Any]:
+    """The subject's own config (empty when it has none), or the global config, as registry JSON."""
+    try:
+        config: dict[str, Any] = registry.client.get_config(subject).to_dict()
+    except Exception as error:
+        if subject is not None and getattr(error, "error_code", None) in (
+            _NO_SUBJECT_CONFIG,
+            _SUBJECT_NOT_FOUND,
+        ):
+            return {}
+        raise registry_failure(error, registry.url, f"reading {where}") from None
+    if "compatibilityLevel" in config and "compatibility" not in config:
+        config["compatibility"] = config.pop("compatibilityLevel")
+    return config
+
+
+def _effective_level(registry: _Registry, subject: str | None) -> str:
+    own = _own_config(registry, subject, "the config") if subject else {}
+    if own.get("compatibility"):
+        return str(own["compatibility"])
+    return str(_own_config(registry, None, "the global config").get("compatibility", "BACKWARD"))
+
+
+def _version(text: str) -> int | str:
+    if text == "latest":
+        return "latest"
+    if text.isdigit():
+        return int(text)
+    raise CommandError(f"--version takes a number or 'latest', not {text!r}")
+
+
+def _quote(subject: str) -> str:
+    return quote(subject, safe="")
+
+
+def _pretty_schema(text: str, schema_type: str) -> str:
+    if schema_type in ("AVRO", "JSON"):
+        try:
+            return json.dumps(json.loads(text), indent=2)
+        except json.JSONDecodeError:
+            return text
+    return text
+
+
+def _print_json(document: Any) -> None:
+    print(json.dumps(document, indent=2))

@@ -1,0 +1,484 @@
+"""The installed `pulsar-external-schema` console script against the real broker and registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pulsar
+import pytest
+from conftest import Services
+
+COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
+
+QUICK_START_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
+QUICK_START_RULES = (
+    '{"domainRules": [{"name": "checkLen", "kind": "CONDITION", "type": "CEL", '
+    '"mode": "WRITE", "expr": "size(message.f1) < 10", "onFailure": "ERROR"}]}'
+)
+ORDER_PROTO = 'syntax = "proto3";\npackage acme;\nmessage Order { string id = 1; int64 qty = 2; }\n'
+
+
+def cli(
+    services: Services, *args: str, stdin: str | None = None, registry_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "PULSAR_ADMIN_URL": services.admin_url,
+        "SCHEMA_REGISTRY_URL": registry_url or services.registry_url,
+    }
+    return subprocess.run(
+        [str(COMMAND), *args], input=stdin, capture_output=True, text=True, env=env, timeout=180, check=False
+    )
+
+
+def records(result: subprocess.CompletedProcess[str]) -> list[Any]:
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def errors(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """stderr without the summary and progress lines."""
+    return [
+        line
+        for line in result.stderr.splitlines()
+        if line and not line.startswith(("produced ", "consumed ", "... "))
+    ]
+
+
+def read_all(services: Services, topic: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return cli(services, "consume", "--topic", topic, "--from-beginning", "--timeout-ms", "3000", *extra)
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"  # nothing listens there once the socket is closed
+
+
+# -- produce / consume ---------------------------------------------------------------------------
+
+
+def test_confluent_data_contract_quick_start(services: Services, topic: str) -> None:
+    produced = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        "--value-rule-set",
+        QUICK_START_RULES,
+        stdin='{"f1": "success"}\n{"f1": "this will fail"}\n',
+    )
+
+    assert produced.returncode == 1, produced.stderr
+    [rejection] = errors(produced)
+    assert rejection.startswith("line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed")
+    assert "size(message.f1) < 10" in rejection
+    assert f"topic {topic}" in rejection and "-value" in rejection and "schema id" in rejection
+    assert f"produced 1 records to {topic}, 1 failed" in produced.stderr
+
+    consumed = read_all(services, topic)
+    assert consumed.returncode == 0, consumed.stderr
+    assert records(consumed) == [{"f1": "success"}]
+
+    registered = json.loads(cli(services, "get", "--topic", topic).stdout)
+    assert registered["ruleSet"]["domainRules"][0]["name"] == "checkLen"
+
+
+def test_produce_reports_each_bad_line_and_sends_the_others(
+    services: Services, topic: str, tmp_path: Path
+) -> None:
+    lines = [
+        '{"f1": "one"}',
+        '{"f1": ',  # cut short
+        "",  # blank lines are skipped
+        '{"f1": "two"}',
+        '{"f1": 3}',  # not a string
+        "[1, 2]",
+    ]
+    source = tmp_path / "records.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    result = cli(
+        services, "produce", "--topic", topic, "--value-schema", QUICK_START_SCHEMA, "--input", str(source)
+    )
+
+    assert result.returncode == 1
+    reported = errors(result)
+    assert [line.split(":")[0] for line in reported] == ["line 2", "line 5", "line 6"]
+    assert reported[0] == 'line 2: not valid JSON: Expecting value at column 8: {"f1":'
+    assert "could not serialize the value as AVRO" in reported[1] and "subject public.default." in reported[1]
+    assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "two"}]
+
+
+def test_produce_with_the_registered_schema_and_its_rules(services: Services, topic: str) -> None:
+    first = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        "--value-rule-set",
+        QUICK_START_RULES,
+        stdin='{"f1": "a"}\n',
+    )
+    assert first.returncode == 0, first.stderr
+
+    # No schema: the subject's latest version, with its rule set.
+    again = cli(services, "produce", "--topic", topic, stdin='{"f1": "b"}\n{"f1": "far too long"}\n')
+
+    assert again.returncode == 1
+    assert errors(again)[0].startswith("line 2: rule 'checkLen'")
+    assert records(read_all(services, topic)) == [{"f1": "a"}, {"f1": "b"}]
+
+
+def test_unknown_subject_is_a_clear_error(services: Services, topic: str) -> None:
+    produced = cli(services, "produce", "--topic", topic, stdin='{"f1": "x"}\n')
+    consumed = read_all(services, topic)
+
+    subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
+    for result, command in ((produced, "produce"), (consumed, "consume")):
+        assert result.returncode == 1
+        [line] = result.stderr.splitlines()
+        assert line.startswith(f"pulsar-external-schema: {command}: subject {subject}")
+        assert "has no registered schema at " + services.registry_url in line
+    assert records(consumed) == []
+
+
+def test_unreachable_registry_is_a_clear_error(services: Services, topic: str, pulsar_client: Any) -> None:
+    url = closed_port_url()
+    produced = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        stdin='{"f1": "x"}\n',
+        registry_url=url,
+    )
+    consumed = cli(services, "consume", "--topic", topic, "--timeout-ms", "1000", registry_url=url)
+    listed = cli(services, "subjects", registry_url=url)
+
+    for result in (produced, consumed, listed):
+        assert result.returncode == 1
+        assert url in result.stderr and "Connection refused" in result.stderr, result.stderr
+    [stop] = errors(produced)
+    assert stop.startswith("line 1: could not serialize the value: cannot reach the registry at " + url)
+    assert stop.endswith("stopped: this line and the ones after it were not sent")
+    assert produced.stderr.splitlines()[-1].endswith("0 failed, stopped early")
+    assert listed.stderr.strip() == (
+        f"pulsar-external-schema: subjects: listing subjects: cannot reach the schema registry at {url}: "
+        "[Errno 111] Connection refused"
+    )
+    # Nothing was sent while the registry was away.
+    reader = pulsar_client.create_reader(topic, pulsar.MessageId.earliest)
+    with pytest.raises(pulsar.Timeout):
+        reader.read_next(1000)
+    reader.close()
+
+
+def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
+    services: Services, topic: str, pulsar_client: Any
+) -> None:
+    read_rule = (
+        '{"domainRules": [{"name": "noBad", "kind": "CONDITION", "type": "CEL", "mode": "READ", '
+        '"expr": "message.f1 != \'bad\'", "onFailure": "ERROR"}]}'
+    )
+    produced = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        "--value-rule-set",
+        read_rule,
+        stdin='{"f1": "ok"}\n{"f1": "bad"}\n{"f1": "fine"}\n',
+    )
+    assert produced.returncode == 0, produced.stderr
+
+    # Without a DLQ the failed message stays unacknowledged, so the subscription sees it again.
+    kept = cli(
+        services,
+        "consume",
+        "--topic",
+        topic,
+        "--subscription",
+        "keeper",
+        "--from-beginning",
+        "--max-messages",
+        "3",
+    )
+    assert kept.returncode == 1
+    assert records(kept) == [{"f1": "ok"}, {"f1": "fine"}]
+    [failure] = errors(kept)
+    assert failure.startswith("message 2 (") and "rule 'noBad' (CONDITION CEL, READ) failed" in failure
+    assert failure.endswith("(left unacknowledged: redelivered later)")
+
+    dlq = topic + "-dlq"
+    moved = cli(
+        services,
+        "consume",
+        "--topic",
+        topic,
+        "--subscription",
+        "keeper",
+        "--dead-letter-topic",
+        dlq,
+        "--max-messages",
+        "1",
+        "--timeout-ms",
+        "30000",
+    )
+    assert moved.returncode == 1
+    assert records(moved) == []
+    assert errors(moved)[0].endswith(f"; copied to {dlq}")
+
+    reader = pulsar_client.create_reader(dlq, pulsar.MessageId.earliest)
+    copy = reader.read_next(10_000)
+    reader.close()
+    assert copy.properties()["__rule.name"] == "noBad"
+    assert copy.properties()["__schema_id"].startswith("ff00")
+    assert copy.data()[:1] == b"\x06" and copy.data().endswith(b"bad")  # the original Avro bytes
+
+    # Acknowledged once in the DLQ: the subscription has nothing left.
+    empty = cli(services, "consume", "--topic", topic, "--subscription", "keeper", "--timeout-ms", "2000")
+    assert empty.returncode == 0 and records(empty) == []
+
+
+def test_protobuf_from_proto_text(services: Services, topic: str) -> None:
+    rule = (
+        '{"domainRules": [{"name": "positive", "kind": "CONDITION", "type": "CEL", "mode": "WRITE", '
+        '"expr": "message.qty > 0", "onFailure": "ERROR"}]}'
+    )
+    produced = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--format",
+        "protobuf",
+        "--value-schema",
+        ORDER_PROTO,
+        "--value-rule-set",
+        rule,
+        stdin='{"id": "a", "qty": 2}\n{"id": "b", "qty": "x"}\n{"id": "c", "qty": -1}\n',
+    )
+
+    assert produced.returncode == 1
+    reported = errors(produced)
+    assert reported[0].startswith("line 2: not a acme.Order: Failed to parse qty field")
+    assert reported[1].startswith("line 3: rule 'positive'")
+    again = cli(services, "produce", "--topic", topic, stdin='{"id": "d", "qty": 4}\n')  # latest version
+    assert again.returncode == 0, again.stderr
+    consumed = read_all(services, topic, "--format", "protobuf")
+    assert records(consumed) == [
+        {"id": "a", "qty": "2"},
+        {"id": "d", "qty": "4"},
+    ]  # Protobuf JSON: int64 as text
+    versions = cli(services, "get", "--topic", topic, "--version", "latest")
+    assert json.loads(versions.stdout)["version"] == 1  # the .proto text was registered once, as given
+
+
+def test_json_schema_and_key_value(services: Services, topic: str) -> None:
+    person = (
+        '{"type": "object", "properties": {"name": {"type": "string"}, '
+        '"age": {"type": "integer", "minimum": 0}}}'
+    )
+    key = '{"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}'
+    produced = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--format",
+        "json",
+        "--key-schema",
+        key,
+        "--value-schema",
+        person,
+        stdin=(
+            '{"key": {"id": 1}, "value": {"name": "Ann", "age": 3}}\n'
+            '{"key": {"id": 2}, "value": {"name": "Bob", "age": -1}}\n'
+            '{"name": "no key"}\n'
+        ),
+    )
+
+    assert produced.returncode == 1
+    reported = errors(produced)
+    assert reported[0].startswith("line 2: ") and "-1 is less than the minimum of 0" in reported[0]
+    assert reported[1] == 'line 3: a key/value record is an object {"key": ..., "value": ...}'
+    consumed = read_all(services, topic, "--key-value", "--print-metadata")
+    [message] = records(consumed)
+    assert message["value"] == {"key": {"id": 1}, "value": {"name": "Ann", "age": 3}}
+    assert message["properties"]["__schema_id"].startswith("fe")
+    as_value = read_all(services, topic)
+    assert as_value.returncode == 1 and "add --key-value" in as_value.stderr
+
+
+def test_progress_counts_on_long_runs(services: Services, topic: str) -> None:
+    lines = "".join(f'{{"f1": "r{i}"}}\n' for i in range(3000))
+    produced = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        "--progress",
+        "0.001",
+        stdin=lines,
+    )
+    consumed = read_all(services, topic, "--progress", "0.001")
+    quiet = read_all(services, topic, "--quiet")
+
+    assert produced.returncode == 0 and consumed.returncode == 0, produced.stderr + consumed.stderr
+    assert any(line.startswith("... produced ") and "/s" in line for line in produced.stderr.splitlines())
+    assert any(line.startswith("... consumed ") for line in consumed.stderr.splitlines())
+    assert len(records(consumed)) == 3000 and quiet.stderr == ""
+
+
+# -- registry tools ------------------------------------------------------------------------------
+
+
+def test_register_get_check_and_subjects(services: Services, subject: str) -> None:
+    v1 = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}]}'
+    registered = cli(
+        services,
+        "register",
+        "--subject",
+        subject,
+        "--schema",
+        v1,
+        "--metadata",
+        '{"properties": {"owner": "team-a"}}',
+        "--rule-set",
+        QUICK_START_RULES,
+    )
+    assert registered.returncode == 0, registered.stderr
+    first = json.loads(registered.stdout)
+    assert first["subject"] == subject and first["version"] == 1
+    again = json.loads(
+        cli(
+            services,
+            "register",
+            "--subject",
+            subject,
+            "--schema",
+            v1,
+            "--metadata",
+            '{"properties": {"owner": "team-a"}}',
+            "--rule-set",
+            QUICK_START_RULES,
+        ).stdout
+    )
+    assert again == first  # idempotent
+
+    by_id = json.loads(cli(services, "get", "--id", str(first["id"])).stdout)
+    assert subject in by_id["subjects"] and by_id["schemaType"] == "AVRO"
+    latest = json.loads(cli(services, "get", "--subject", subject).stdout)
+    assert latest["metadata"]["properties"]["owner"] == "team-a"
+    assert latest["ruleSet"]["domainRules"][0]["expr"] == "size(message.f1) < 10"
+    text = cli(services, "get", "--subject", subject, "--version", "1", "--schema-only").stdout
+    assert json.loads(text)["name"] == "R" and text.startswith("{\n")
+
+    bad = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}'
+    verdict = cli(services, "check", "--subject", subject, "--schema", bad)
+    assert verdict.returncode == 1
+    assert verdict.stdout.splitlines()[0].startswith(f"incompatible: {subject} (BACKWARD, versions 1)")
+    assert "a: type mismatch" in verdict.stdout  # the registry's reason
+    good = (
+        '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}, '
+        '{"name": "b", "type": "string", "default": ""}]}'
+    )
+    assert cli(services, "check", "--subject", subject, "--schema", good).returncode == 0
+
+    listed = cli(services, "subjects", "--prefix", subject[:20]).stdout.splitlines()
+    assert subject in listed
+
+    missing = cli(services, "get", "--subject", subject.removesuffix("-value"))
+    assert missing.returncode == 1
+    assert missing.stderr.strip().endswith(
+        f"is not registered at {services.registry_url}; did you mean {subject}?"
+    )
+    unknown_check = cli(services, "check", "--subject", "no-" + subject, "--schema", good)
+    assert unknown_check.returncode == 1 and "is not registered" in unknown_check.stderr
+
+
+def test_config_shows_and_changes_only_what_is_given(services: Services, subject: str) -> None:
+    cli(services, "register", "--subject", subject, "--schema", QUICK_START_SCHEMA)
+    inherited = json.loads(cli(services, "config", "--subject", subject).stdout)
+    assert inherited["fromGlobal"] is True
+
+    changed = cli(
+        services,
+        "config",
+        "--subject",
+        subject,
+        "--compatibility",
+        "full_transitive",
+        "--compatibility-group",
+        "major",
+        "--default-metadata",
+        '{"properties": {"major": "1"}}',
+        "--override-rule-set",
+        QUICK_START_RULES,
+    )
+    assert changed.returncode == 0, changed.stderr
+    shown = json.loads(changed.stdout)
+    assert shown["compatibility"] == "FULL_TRANSITIVE" and shown["compatibilityGroup"] == "major"
+    assert shown["defaultMetadata"]["properties"] == {"major": "1"}
+    assert shown["overrideRuleSet"]["domainRules"][0]["name"] == "checkLen"
+
+    regrouped = json.loads(
+        cli(services, "config", "--subject", subject, "--compatibility-group", "owner").stdout
+    )
+    assert regrouped["compatibilityGroup"] == "owner"
+    assert regrouped["compatibility"] == "FULL_TRANSITIVE"  # kept
+    assert regrouped["overrideRuleSet"]["domainRules"][0]["name"] == "checkLen"  # kept
+
+    reset = json.loads(cli(services, "config", "--subject", subject, "--delete").stdout)
+    assert reset["fromGlobal"] is True
+
+    bad = cli(services, "config", "--subject", subject, "--default-rule-set", "{nope")
+    assert bad.returncode == 1 and "--default-rule-set is not valid JSON" in bad.stderr
+
+
+# -- the command line itself ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command", ["produce", "consume", "register", "get", "check", "config", "subjects", "validate"]
+)
+def test_every_command_has_help(services: Services, command: str) -> None:
+    result = cli(services, command, "--help")
+
+    assert result.returncode == 0
+    assert f"usage: pulsar-external-schema {command}" in result.stdout
+    assert "--registry-url" in result.stdout and "SCHEMA_REGISTRY_URL" in result.stdout
+
+
+def test_usage_errors(services: Services) -> None:
+    top = cli(services, "--help")
+    assert all(name in top.stdout for name in ("produce", "consume", "check", "validate"))
+    no_topic = cli(services, "produce")
+    assert no_topic.returncode == 2 and "--topic" in no_topic.stderr
+    both = cli(services, "produce", "--topic", "t", "--value-schema", "{}", "--value-schema-file", "f")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    rules_only = cli(services, "produce", "--topic", "t", "--value-rule-set", "{}", stdin="")
+    assert rules_only.returncode == 1 and "registered with --value-schema" in rules_only.stderr
+    no_file = cli(services, "produce", "--topic", "t", "--value-schema-file", "/nonexistent/x.avsc")
+    assert no_file.returncode == 1
+    assert no_file.stderr.strip() == (
+        "pulsar-external-schema: produce: --value-schema-file: cannot read /nonexistent/x.avsc: "
+        "No such file or directory"
+    )
