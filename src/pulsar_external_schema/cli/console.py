@@ -10,6 +10,7 @@ and makes the exit code 1.
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import sys
 import threading
@@ -111,6 +112,16 @@ def add_parsers(commands: Any) -> None:
         "--dead-letter-topic",
         metavar="TOPIC",
         help="with --subscription: copy messages that fail to this topic, then acknowledge them",
+    )
+    consume.add_argument(
+        "--schema-topic",
+        metavar="TOPIC",
+        help="find the schema through this topic's subject, e.g. the source topic of a DLQ topic",
+    )
+    consume.add_argument(
+        "--raw",
+        action="store_true",
+        help="no decoding: print metadata and the payload (UTF-8 text, else base64), e.g. for DLQ copies",
     )
     consume.add_argument("--max-messages", type=int, metavar="N", help="stop after N messages")
     consume.add_argument(
@@ -285,31 +296,40 @@ def run_consume(args: argparse.Namespace) -> int:
 
 
 def _consume(args: argparse.Namespace, client: Any, given: SchemaArguments) -> int:
-    resolved = for_consume(schema_config(args), client, args.topic, given, key_value=args.key_value)
+    resolved = None
+    if not args.raw:
+        schema_topic = args.schema_topic or args.topic
+        resolved = for_consume(schema_config(args), client, schema_topic, given, key_value=args.key_value)
     publisher = DeadLetterPublisher(raw_client(client)) if args.dead_letter_topic else None
     try:
         return _ConsoleConsumer(args, client, resolved, publisher).run()
     finally:
         if publisher is not None:
             publisher.close()
-        resolved.close()
+        if resolved is not None:
+            resolved.close()
 
 
 class _ConsoleConsumer:
     def __init__(
-        self, args: argparse.Namespace, client: Any, resolved: Resolved, publisher: DeadLetterPublisher | None
+        self,
+        args: argparse.Namespace,
+        client: Any,
+        resolved: Resolved | None,
+        publisher: DeadLetterPublisher | None,
     ) -> None:
         self.args = args
         self.resolved = resolved
         self.publisher = publisher
         where = f"{args.topic} at {args.service_url}"
+        schema = resolved.schema if resolved is not None else pulsar.schema.BytesSchema()
         if args.subscription:
             position = (
                 pulsar.InitialPosition.Earliest if args.from_beginning else pulsar.InitialPosition.Latest
             )
             self.consumer: Any = _pulsar_call(
                 lambda: client.subscribe(
-                    args.topic, args.subscription, schema=resolved.schema, initial_position=position
+                    args.topic, args.subscription, schema=schema, initial_position=position
                 ),
                 f"subscribing {args.subscription} to {where}",
             )
@@ -317,7 +337,7 @@ class _ConsoleConsumer:
         else:
             start = pulsar.MessageId.earliest if args.from_beginning else pulsar.MessageId.latest
             self.consumer = _pulsar_call(
-                lambda: client.create_reader(args.topic, start, schema=resolved.schema),
+                lambda: client.create_reader(args.topic, start, schema=schema),
                 f"creating a reader on {where}",
             )
             self.receive = self.consumer.read_next
@@ -396,17 +416,32 @@ class _ConsoleConsumer:
         return f"; copied to {topic}"
 
     def _print(self, msg: Any, value: Any) -> None:
-        document = self.resolved.records.document(value)
-        if self.args.print_metadata:
-            document = {
-                "message_id": str(msg.message_id()),
-                "publish_time": msg.publish_timestamp(),
-                "event_time": msg.event_timestamp() or None,
-                "key": msg.partition_key() or None,
-                "properties": msg.properties(),
-                "value": document,
-            }
+        document: Any
+        if self.resolved is None:  # --raw: the payload beside the metadata
+            document = {**_metadata(msg), **_raw_document(value)}
+        else:
+            document = self.resolved.records.document(value)
+            if self.args.print_metadata:
+                document = {**_metadata(msg), "value": document}
         print(dumps(document), flush=True)
+
+
+def _metadata(msg: Any) -> dict[str, Any]:
+    return {
+        "message_id": str(msg.message_id()),
+        "publish_time": msg.publish_timestamp(),
+        "event_time": msg.event_timestamp() or None,
+        "key": msg.partition_key() or None,
+        "properties": msg.properties(),
+    }
+
+
+def _raw_document(data: bytes) -> dict[str, str]:
+    """`--raw`: the payload as text when it is UTF-8 (a JSON DLQ copy), else base64."""
+    try:
+        return {"data": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"data_base64": base64.b64encode(data).decode("ascii")}
 
 
 # -- shared ------------------------------------------------------------------------------------
