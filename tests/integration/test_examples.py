@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import REPO, Services
 from example_runner import run_example
@@ -105,3 +107,79 @@ def test_evolution_doc_first_example_runs(services: Services, topic: str) -> Non
 
     assert result.returncode == 0, result.stderr
     assert "{'id': 1, 'name': 'first'}" in result.stdout.splitlines()  # pulsar-client logs there too
+
+
+def test_console_example(services: Services) -> None:
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "SCHEMA_REGISTRY_URL": services.registry_url,
+    }
+    result = subprocess.run(
+        ["bash", str(REPO / "examples" / "console.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "produce exit code: 1" in out and "check exit code: 1" in out
+    assert out.split("== consume", 1)[1].splitlines()[1] == '{"f1": "success"}'
+    assert '"expr": "size(message.f1) < 10"' in out
+    assert "f1: type mismatch: reader has int, writer has string" in out
+    assert "line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed" in result.stderr
+
+
+def test_migrations_example(services: Services) -> None:
+    result = run_example("migrations.py", services)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "sent Ann with major version 1, Bob with major version 2",
+        'v1 consumer: {"name": "Ann", "ssn": "123456789"}',
+        'v1 consumer: {"name": "Bob", "ssn": "987654321"}',  # DOWNGRADE
+        'v2 consumer: {"name": "Ann", "socialSecurityNumber": "123456789"}',  # UPGRADE
+        'v2 consumer: {"name": "Bob", "socialSecurityNumber": "987654321"}',
+    ]
+
+
+def test_getting_started_steps_run_as_written(services: Services, topic: str) -> None:
+    """Step 4 (the console tools) and step 5 (Python) of docs/getting-started.md, on one topic."""
+    page = (REPO / "docs" / "getting-started.md").read_text()
+    shell = page.split("## 4.", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    code = page.split("```python\n", 1)[1].split("```", 1)[0]
+    short = topic.rsplit("/", 1)[1]
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "SCHEMA_REGISTRY_URL": services.registry_url,
+    }
+    step4 = subprocess.run(
+        ["bash", "-c", shell.replace("--topic test", f"--topic {short}")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    code = (
+        code.replace("http://127.0.0.1:8081", services.registry_url)
+        .replace("pulsar://127.0.0.1:6650", services.pulsar_url)
+        .replace("persistent://public/default/test", topic)
+    )
+    step5 = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+
+    assert step4.returncode == 0, step4.stderr  # the last command (get) succeeded
+    assert "line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed" in step4.stderr
+    assert step4.stdout.startswith('{"f1": "success"}\n')
+    assert step5.returncode == 0, step5.stderr
+    printed = [line for line in step5.stdout.splitlines() if not line[:4].isdigit()]  # not the C++ log
+    assert printed[0].startswith("rejected: rule 'checkLen' (CONDITION CEL, WRITE) failed")
+    assert printed[1:] == ["{'f1': 'success'}"]
