@@ -183,3 +183,26 @@ def test_getting_started_steps_run_as_written(services: Services, topic: str) ->
     printed = [line for line in step5.stdout.splitlines() if not line[:4].isdigit()]  # not the C++ log
     assert printed[0].startswith("rejected: rule 'checkLen' (CONDITION CEL, WRITE) failed")
     assert printed[1:] == ["{'f1': 'success'}"]
+
+
+def test_readme_console_quick_start_runs(services: Services, topic: str) -> None:
+    page = (REPO / "README.md").read_text()
+    shell = page.split("## Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "SCHEMA_REGISTRY_URL": services.registry_url,
+    }
+    result = subprocess.run(
+        ["bash", "-c", shell.replace("--topic test", f"--topic {topic}")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr  # the last command, consume, found no failure
+    assert "line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed: Rule expr failed" in result.stderr
+    assert result.stdout == '{"f1": "success"}\n'
