@@ -89,14 +89,7 @@ class _Loop:
             return False
         assert self.dead_letter_topic is not None
         try:
-            self.publisher.publish(
-                self.dead_letter_topic,
-                msg.data(),
-                dead_letter_properties(msg, error),
-                partition_key=msg.partition_key() or None,
-                ordering_key=msg.ordering_key() or None,
-                event_timestamp=msg.event_timestamp() or None,
-            )
+            copy_to_dead_letter_topic(self.publisher, self.dead_letter_topic, msg, error)
         except Exception as failure:
             log.error(
                 "could not copy message %s to %s: %s", msg.message_id(), self.dead_letter_topic, failure
@@ -186,6 +179,20 @@ async def consume_async(
     finally:
         loop.close()
     return loop.result
+
+
+def copy_to_dead_letter_topic(
+    publisher: DeadLetterPublisher, topic: str, msg: Any, error: ExternalSchemaError
+) -> None:
+    """Persist `msg`'s copy in `topic`: its bytes, key and event time, and `dead_letter_properties`."""
+    publisher.publish(
+        topic,
+        msg.data(),
+        dead_letter_properties(msg, error),
+        partition_key=msg.partition_key() or None,
+        ordering_key=msg.ordering_key() or None,
+        event_timestamp=msg.event_timestamp() or None,
+    )
 
 
 def dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:

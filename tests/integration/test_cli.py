@@ -38,6 +38,23 @@ def cli(
     )
 
 
+def produce(
+    services: Services, topic: str, stdin: str, *args: str, registry_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`produce` with the quick start's schema (and `args`, e.g. a rule set) on `stdin`."""
+    return cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        *args,
+        stdin=stdin,
+        registry_url=registry_url,
+    )
+
+
 def records(result: subprocess.CompletedProcess[str]) -> list[Any]:
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
 
@@ -66,16 +83,12 @@ def closed_port_url() -> str:
 
 
 def test_confluent_data_contract_quick_start(services: Services, topic: str) -> None:
-    produced = cli(
+    produced = produce(
         services,
-        "produce",
-        "--topic",
         topic,
-        "--value-schema",
-        QUICK_START_SCHEMA,
+        '{"f1": "success"}\n{"f1": "this will fail"}\n',
         "--value-rule-set",
         QUICK_START_RULES,
-        stdin='{"f1": "success"}\n{"f1": "this will fail"}\n',
     )
 
     assert produced.returncode == 1, produced.stderr
@@ -119,17 +132,7 @@ def test_produce_reports_each_bad_line_and_sends_the_others(
 
 
 def test_produce_with_the_registered_schema_and_its_rules(services: Services, topic: str) -> None:
-    first = cli(
-        services,
-        "produce",
-        "--topic",
-        topic,
-        "--value-schema",
-        QUICK_START_SCHEMA,
-        "--value-rule-set",
-        QUICK_START_RULES,
-        stdin='{"f1": "a"}\n',
-    )
+    first = produce(services, topic, '{"f1": "a"}\n', "--value-rule-set", QUICK_START_RULES)
     assert first.returncode == 0, first.stderr
 
     # No schema: the subject's latest version, with its rule set.
@@ -155,16 +158,7 @@ def test_unknown_subject_is_a_clear_error(services: Services, topic: str) -> Non
 
 def test_unreachable_registry_is_a_clear_error(services: Services, topic: str, pulsar_client: Any) -> None:
     url = closed_port_url()
-    produced = cli(
-        services,
-        "produce",
-        "--topic",
-        topic,
-        "--value-schema",
-        QUICK_START_SCHEMA,
-        stdin='{"f1": "x"}\n',
-        registry_url=url,
-    )
+    produced = produce(services, topic, '{"f1": "x"}\n', registry_url=url)
     consumed = cli(services, "consume", "--topic", topic, "--timeout-ms", "1000", registry_url=url)
     listed = cli(services, "subjects", registry_url=url)
 
@@ -193,16 +187,8 @@ def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
         '{"domainRules": [{"name": "noBad", "kind": "CONDITION", "type": "CEL", "mode": "READ", '
         '"expr": "message.f1 != \'bad\'", "onFailure": "ERROR"}]}'
     )
-    produced = cli(
-        services,
-        "produce",
-        "--topic",
-        topic,
-        "--value-schema",
-        QUICK_START_SCHEMA,
-        "--value-rule-set",
-        read_rule,
-        stdin='{"f1": "ok"}\n{"f1": "bad"}\n{"f1": "fine"}\n',
+    produced = produce(
+        services, topic, '{"f1": "ok"}\n{"f1": "bad"}\n{"f1": "fine"}\n', "--value-rule-set", read_rule
     )
     assert produced.returncode == 0, produced.stderr
 
@@ -336,17 +322,7 @@ def test_json_schema_and_key_value(services: Services, topic: str) -> None:
 
 def test_progress_counts_on_long_runs(services: Services, topic: str) -> None:
     lines = "".join(f'{{"f1": "r{i}"}}\n' for i in range(3000))
-    produced = cli(
-        services,
-        "produce",
-        "--topic",
-        topic,
-        "--value-schema",
-        QUICK_START_SCHEMA,
-        "--progress",
-        "0.001",
-        stdin=lines,
-    )
+    produced = produce(services, topic, lines, "--progress", "0.001")
     consumed = read_all(services, topic, "--progress", "0.001")
     quiet = read_all(services, topic, "--quiet")
 

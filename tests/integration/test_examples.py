@@ -11,6 +11,17 @@ from conftest import REPO, Services
 from example_runner import run_example
 
 
+def run_shell(services: Services, *args: str) -> subprocess.CompletedProcess[str]:
+    """`bash ARGS` with the installed console script on the PATH and the services' URLs set."""
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "SCHEMA_REGISTRY_URL": services.registry_url,
+    }
+    return subprocess.run(["bash", *args], capture_output=True, text=True, env=env, timeout=300, check=False)
+
+
 def test_quickstart(services: Services) -> None:
     result = run_example("quickstart.py", services)
 
@@ -110,20 +121,7 @@ def test_evolution_doc_first_example_runs(services: Services, topic: str) -> Non
 
 
 def test_console_example(services: Services) -> None:
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PULSAR_SERVICE_URL": services.pulsar_url,
-        "SCHEMA_REGISTRY_URL": services.registry_url,
-    }
-    result = subprocess.run(
-        ["bash", str(REPO / "examples" / "console.sh")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    result = run_shell(services, str(REPO / "examples" / "console.sh"))
 
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -153,20 +151,7 @@ def test_getting_started_steps_run_as_written(services: Services, topic: str) ->
     shell = page.split("## 4.", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
     code = page.split("```python\n", 1)[1].split("```", 1)[0]
     short = topic.rsplit("/", 1)[1]
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PULSAR_SERVICE_URL": services.pulsar_url,
-        "SCHEMA_REGISTRY_URL": services.registry_url,
-    }
-    step4 = subprocess.run(
-        ["bash", "-c", shell.replace("--topic test", f"--topic {short}")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    step4 = run_shell(services, "-c", shell.replace("--topic test", f"--topic {short}"))
     code = (
         code.replace("http://127.0.0.1:8081", services.registry_url)
         .replace("pulsar://127.0.0.1:6650", services.pulsar_url)
@@ -188,20 +173,7 @@ def test_getting_started_steps_run_as_written(services: Services, topic: str) ->
 def test_readme_console_quick_start_runs(services: Services, topic: str) -> None:
     page = (REPO / "README.md").read_text()
     shell = page.split("## Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PULSAR_SERVICE_URL": services.pulsar_url,
-        "SCHEMA_REGISTRY_URL": services.registry_url,
-    }
-    result = subprocess.run(
-        ["bash", "-c", shell.replace("--topic test", f"--topic {topic}")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    result = run_shell(services, "-c", shell.replace("--topic test", f"--topic {topic}"))
 
     assert result.returncode == 0, result.stderr  # the last command, consume, found no failure
     assert "line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed: Rule expr failed" in result.stderr

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import pulsar
 
-from ..consumer import dead_letter_properties
+from ..consumer import copy_to_dead_letter_topic
 from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError, RegistryUnavailableError
 from ..producer import create_producer
 from ..rules.actions import DeadLetterPublisher, raw_client
@@ -402,14 +402,7 @@ class _ConsoleConsumer:
             return self._unacked
         topic = self.args.dead_letter_topic
         try:
-            self.publisher.publish(
-                topic,
-                msg.data(),
-                dead_letter_properties(msg, error),
-                partition_key=msg.partition_key() or None,
-                ordering_key=msg.ordering_key() or None,
-                event_timestamp=msg.event_timestamp() or None,
-            )
+            copy_to_dead_letter_topic(self.publisher, topic, msg, error)
         except Exception as failure:
             return f"; could not copy it to {topic} ({failure}){self._unacked}"
         self.consumer.acknowledge(msg)
