@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from confluent_kafka.schema_registry import Metadata, RuleSet, Schema, SchemaReference, ServerConfig
+from confluent_kafka.schema_registry import Schema, SchemaReference, ServerConfig
 from confluent_kafka.serialization import MessageField
 
 from ..errors import ConfigError
@@ -34,7 +34,7 @@ from .common import (
     schema_config,
     schema_text,
 )
-from .schemas import SCHEMA_TYPES
+from .schemas import SCHEMA_TYPES, contract_schema
 
 LEVELS = (
     "BACKWARD",
@@ -366,14 +366,13 @@ def _required_subject(args: argparse.Namespace, registry: _Registry) -> str:
 def _schema(args: argparse.Namespace) -> Schema:
     text = schema_text(args.schema, args.schema_file, "--schema")
     assert text is not None  # argparse requires one of them
-    rule_set = json_argument(args.rule_set, "--rule-set")
-    metadata = json_argument(args.metadata, "--metadata")
-    return Schema(
+    return contract_schema(
         text,
-        SCHEMA_TYPES[args.format],
-        [_reference(text) for text in args.reference],
-        _object(Metadata, metadata, "--metadata"),
-        _object(RuleSet, rule_set, "--rule-set"),
+        args.format,
+        json_argument(args.rule_set, "--rule-set"),
+        json_argument(args.metadata, "--metadata"),
+        [_reference(reference) for reference in args.reference],
+        flags=("--rule-set", "--metadata"),
     )
 
 
@@ -383,14 +382,6 @@ def _reference(text: str) -> SchemaReference:
     if not name or not subject or not version.isdigit():
         raise CommandError(f"--reference takes NAME=SUBJECT:VERSION, not {text!r}")
     return SchemaReference(name, subject, int(version))
-
-
-def _object(kind: Any, document: Any, flag: str) -> Any:
-    if document is None:
-        return None
-    if not isinstance(document, dict):
-        raise CommandError(f"{flag} takes a JSON object, not {type(document).__name__}")
-    return kind.from_dict(document)
 
 
 def _config_changes(args: argparse.Namespace) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka.schema_registry import Metadata, RuleSet, Schema
+from confluent_kafka.schema_registry import Metadata, RuleSet, Schema, SchemaReference
 from confluent_kafka.serialization import MessageField
 
 from ..factory import SchemaRegistrySchemaFactory
@@ -69,7 +69,7 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
             )
         return _registered(config, client, topic, given, key_value=False)
     fmt = given.format or "avro"
-    schema = _schema(given.value_schema, fmt, given.rule_set, given.metadata)
+    schema = contract_schema(given.value_schema, fmt, given.rule_set, given.metadata)
     factory = SchemaRegistrySchemaFactory(config, client=client)
     if fmt == "protobuf":
         if given.key_schema is not None:
@@ -80,7 +80,7 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
     value = make(schema)
     if given.key_schema is None:
         return Resolved(value, RecordFormat(PlainCodec()), [factory])
-    key = make(_schema(given.key_schema, fmt, None, None))
+    key = make(contract_schema(given.key_schema, fmt))
     return Resolved(factory.key_value(key, value), RecordFormat(PlainCodec(), PlainCodec()), [factory])
 
 
@@ -158,13 +158,23 @@ def _protobuf_by_text(
         raise
 
 
-def _schema(text: str, fmt: str, rule_set: Any, metadata: Any) -> Schema:
+def contract_schema(
+    text: str,
+    fmt: str,
+    rule_set: Any = None,
+    metadata: Any = None,
+    references: list[SchemaReference] | None = None,
+    *,
+    flags: tuple[str, str] = ("--value-rule-set", "--value-metadata"),
+) -> Schema:
+    """A schema to register: its text, format, references, and the rule set and metadata given as
+    JSON objects (checked here, each error naming its flag in `flags`)."""
     return Schema(
         text,
         SCHEMA_TYPES[fmt],
-        [],
-        _from_dict(Metadata, metadata, "--value-metadata", '{"properties": {"owner": "team"}}'),
-        _from_dict(RuleSet, rule_set, "--value-rule-set", '{"domainRules": [...]}'),
+        references or [],
+        _from_dict(Metadata, metadata, flags[1], '{"properties": {"owner": "team"}}'),
+        _from_dict(RuleSet, rule_set, flags[0], '{"domainRules": [...]}'),
     )
 
 
