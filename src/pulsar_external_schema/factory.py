@@ -19,6 +19,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField
 
+from .codec import PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
 from .evolution.json_evolution import JsonSchemaEvolution
@@ -206,6 +207,7 @@ class SchemaRegistrySchemaFactory:
         part.deserializer = ConsumerSchemaDeserializer(
             part.deserializer, self._evolution(), schema, strategy=strategy, view=view, from_dict=from_dict
         )
+        part.codec = None  # the evolution serdes check and widen schemas: no compiled path (yet)
         return part
 
     def _evolution(self) -> JsonSchemaEvolution:
@@ -294,6 +296,14 @@ class SchemaRegistrySchemaFactory:
         return conf
 
     def _part(self, serializer: Any, deserializer: Any, field: MessageField, schema_type: str) -> _Part:
+        codec = PartCodec(
+            schema_type,
+            serializer,
+            deserializer,
+            field,
+            prefix=self._config.schema_id_location == "prefix",
+            latest_ttl=self._config.registry.get("cache.latest.ttl.sec"),
+        )
         return _Part(
             serializer,
             deserializer,
@@ -301,6 +311,7 @@ class SchemaRegistrySchemaFactory:
             self._config.subject_name_strategy,
             schema_type,
             self._config.registry_url,
+            codec,
         )
 
 

@@ -25,6 +25,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import schema_id as ids
+from .codec import FALLBACK, TRANSPORT_ERRORS, PartCodec
 from .config import ExternalSchemaConfig
 from .errors import (
     DecodeError,
@@ -38,11 +39,6 @@ from .errors import (
 from .rules.actions import RULE_PREFIX, RULE_TOPIC, raw_client
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
-
-try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
-    import httpx2 as _http
-except ImportError:  # pragma: no cover - depends on the environment
-    import httpx as _http  # type: ignore[no-redef]
 
 Serializer = Callable[[Any, SerializationContext], bytes | None]
 Deserializer = Callable[[bytes | None, SerializationContext], Any]
@@ -121,7 +117,11 @@ class SharedRegistryClient:
 
 
 class _Part:
-    """The serializer, deserializer and subject naming of one field (the value, or a key)."""
+    """The serializer, deserializer and subject naming of one field (the value, or a key).
+
+    `codec` is the per-message path (`codec/`); the serializer and deserializer are the
+    reference path, which runs what the codec does not (a failing rule, a rule set that does not
+    compile, malformed data) and resolves the writer of a topic's first message."""
 
     def __init__(
         self,
@@ -131,6 +131,7 @@ class _Part:
         strategy: SubjectNameStrategy,
         schema_type: str,
         registry_url: str,
+        codec: PartCodec | None = None,
     ) -> None:
         self.serializer = serializer
         self.deserializer = deserializer
@@ -138,6 +139,7 @@ class _Part:
         self.strategy = strategy
         self.schema_type = schema_type
         self.registry_url = registry_url
+        self.codec = codec
 
     def subject(self, topic: str) -> str | None:
         try:
@@ -149,9 +151,16 @@ class _Part:
         """Serialize; returns (payload, Confluent id). The payload is prefixed in prefix mode.
 
         `context` carries the message's properties and key to the rules (and a DLQ copy)."""
+        codec = self.codec
+        if codec is not None and value is not None:
+            fast = codec.encode(topic, value, context)
+            if fast is not None:
+                return fast, context.schema_id  # type: ignore[return-value]  # set by the codec
         ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
         try:
             payload = self.serializer(value, ctx)
+            if codec is not None and payload is not None:
+                codec.learn(topic, context)
         except ExternalSchemaError:
             raise
         except Exception as error:
@@ -177,7 +186,7 @@ class _Part:
                 ids.check_confluent_id(id_bytes)
             except SchemaIdError as error:
                 raise SchemaIdError(error.reason, topic=topic, subject=self.subject(topic)) from None
-            framed = id_bytes + data
+            payload = data
         else:
             try:
                 ids.check_confluent_id(data)
@@ -191,13 +200,17 @@ class _Part:
                     subject=self.subject(topic),
                 ) from None
             id_bytes = data[: 17 if data[0] == ids.CONFLUENT_GUID_MAGIC else 5]
-            framed = data
+            payload = data[len(id_bytes) :]
         context.schema_id = id_bytes
         if context.original_data is None:
             context.original_data = data
-        ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
         try:
-            return self.deserializer(framed, ctx)
+            if self.codec is not None:
+                value = self.codec.decode(topic, payload, id_bytes, context, prefixed=payload is not data)
+                if value is not FALLBACK:
+                    return value
+            ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
+            return self.deserializer(data if payload is not data else id_bytes + data, ctx)
         except ExternalSchemaError:
             raise
         except Exception as error:
@@ -237,7 +250,7 @@ class _Part:
                 subject=subject,
                 schema_id=schema_id,
             )
-        if isinstance(error, _http.TransportError | ConnectionError | TimeoutError):
+        if isinstance(error, TRANSPORT_ERRORS):
             return RegistryUnavailableError(
                 f"{what}: cannot reach the registry at {self.registry_url}: {error or type(error).__name__}",
                 topic=topic,

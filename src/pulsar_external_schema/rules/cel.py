@@ -369,6 +369,53 @@ def _status(error: Any) -> str:
 # -- the executors ----------------------------------------------------------------------------------
 
 
+def split_guard(text: str, ctx: RuleContext) -> tuple[str | None, str]:
+    """(guard, body) of `guard ; body`; no guard without a `;`, with an empty one, or when the
+    rule sets `cel.ignore.guard.separator=true`."""
+    guard, sep, body = text.partition(";")
+    if not sep or str(ctx.get_parameter(IGNORE_GUARD_SEPARATOR)).lower() == "true":
+        return None, text
+    return (guard if guard.strip() else None), body
+
+
+def rule_engine(ctx: RuleContext, default: str) -> str:
+    """The engine a rule runs on: its `cel.engine` parameter, else the executor's."""
+    engine = ctx.get_parameter(ENGINE_KEY)
+    return default if engine is None else _engine_setting(engine, f"rule {ctx.rule.name!r} param")
+
+
+class CompiledCondition:
+    """A CEL condition compiled for the per-message path (`codec/`): `passes(message)` is True
+    when the guard is false or the body is true, as `CelExecutor.run` decides.
+
+    Anything else (a false body, an error, a value the compiled engine cannot represent) raises,
+    and the caller runs the message through the executor, whose actions and errors are the
+    reference; so this class never has to decide a failure's outcome."""
+
+    __slots__ = ("_body", "_body_text", "_guard", "_guard_text")
+
+    def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
+        text = ctx.rule.expr
+        if text is None:
+            raise CelEvaluationError(f"rule {ctx.rule.name!r} has no expression")
+        guard, body = split_guard(text, ctx)
+        self._guard_text = guard
+        self._guard = None if guard is None else compiled.program(guard, False, pool)
+        self._body_text = body
+        self._body = compiled.program(body, False, pool)
+
+    def passes(self, message: Any) -> bool:
+        activation = Activation(message)
+        if self._guard is not None:
+            assert self._guard_text is not None
+            try:
+                if CompiledCel.evaluate(self._guard, self._guard_text, activation) is not True:
+                    return True
+            except CelEvaluationError:
+                return True  # a guard that cannot be evaluated is false: the rule is skipped
+        return CompiledCel.evaluate(self._body, self._body_text, activation) is True
+
+
 def _engine_setting(value: Any, where: str) -> str:
     if value not in ENGINES:
         raise ConfigError(f"{where} {ENGINE_KEY!r} takes {' or '.join(map(repr, ENGINES))}, not {value!r}")
@@ -399,16 +446,14 @@ class CelExecutor(ConfluentCelExecutor):
             raise CelEvaluationError(f"rule {ctx.rule.name!r} has no expression")
         field_rule = activation.field is not None
         condition = ctx.rule.kind == RuleKind.CONDITION
-        guard, sep, body = text.partition(";")
-        if sep and str(ctx.get_parameter(IGNORE_GUARD_SEPARATOR)).lower() != "true":
-            if guard.strip():
-                try:
-                    passed = self.evaluate(ctx, guard, activation, field_rule) is True
-                except CelEvaluationError:
-                    passed = False  # as the Java client: a guard that cannot be evaluated is false
-                if not passed:
-                    return True if condition else msg
-            text = body
+        guard, text = split_guard(text, ctx)
+        if guard is not None:
+            try:
+                passed = self.evaluate(ctx, guard, activation, field_rule) is True
+            except CelEvaluationError:
+                passed = False  # as the Java client: a guard that cannot be evaluated is false
+            if not passed:
+                return True if condition else msg
         result = self.evaluate(ctx, text, activation, field_rule)
         if condition:
             if not isinstance(result, bool):
@@ -428,8 +473,7 @@ class CelExecutor(ConfluentCelExecutor):
 
     def evaluate(self, ctx: RuleContext, text: str, activation: Activation, field_rule: bool) -> Any:
         """The value of one expression, on the engine this rule uses."""
-        engine = ctx.get_parameter(ENGINE_KEY)
-        engine = self.engine if engine is None else _engine_setting(engine, f"rule {ctx.rule.name!r} param")
+        engine = rule_engine(ctx, self.engine)
         if engine == COMPILED and text not in self._interpreted_only:
             try:
                 program = self.compiled.program(text, field_rule, _pool(activation.message))

@@ -23,6 +23,7 @@ class MessageContext(dict[str, str]):
         "pulsar_client",
         "schema_id",
         "topic",
+        "writer",
     )
 
     def __init__(
@@ -50,6 +51,9 @@ class MessageContext(dict[str, str]):
         self.message_id = message_id
         self.pulsar_client = pulsar_client
         """The `_pulsar.Client` a DLQ copy is published through (None: the factory's)."""
+        self.writer: tuple[str, Any] | None = None
+        """On produce: (subject, registered writer schema or None for the local one), as the
+        serializer resolved them; the codec builds its plan from this (see `codec/`)."""
 
     def copy(self) -> MessageContext:
         """The same message for another serde (the key of a key/value message): its own schema id."""

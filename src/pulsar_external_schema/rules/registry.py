@@ -113,6 +113,14 @@ class _ByRuleName(RuleExecutor, RuleAction):
                 log.warning("could not close rule %s %r: %s", self._type, member, error)
 
 
+def rule_executor(registry: RuleRegistry, ctx: RuleContext) -> Any:
+    """The executor that runs `ctx.rule` in `registry` (None if its type has none)."""
+    if ctx.rule.type is None:
+        return None
+    executor = registry.get_executor(ctx.rule.type.upper())
+    return executor.pick(ctx) if isinstance(executor, _ByRuleName) else executor
+
+
 class RuleEngine:
     """One factory's rule registry, the configuration its serdes hand to the rules, and the DLQ action."""
 

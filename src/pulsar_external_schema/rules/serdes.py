@@ -124,8 +124,10 @@ class _ContractSerializer(_ContractSerde):
                 self._plain_topics.discard(context.topic)
             else:
                 self._plain_topics.add(context.topic)
-        if context is not None and known[2] is not None:
-            context.schema_id = known[2]
+        if context is not None:
+            context.writer = (subject, writer)
+            if known[2] is not None:
+                context.schema_id = known[2]
         return writer
 
     def _registered_with_rules(self, subject: str) -> RegisteredSchema | None:

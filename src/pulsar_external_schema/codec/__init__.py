@@ -1,0 +1,29 @@
+"""Compiled codecs: every message at the speed of the format library, rules included.
+
+confluent-kafka's serdes do, for every message, work that depends only on the schema: they name
+the subject, look the writer and reader schemas up (in caches), recompute the schema's inline
+tags, build a rule context per rule and decide again whether each rule is disabled and which
+actions it has. This package does that once per (topic, writer schema, reader schema), in a
+*plan* (`plans.py`), and per message runs only the format library's own call (`avro.py`,
+`json.py`, `protobuf.py`) and the compiled rule steps that apply (`steps.py`), in `part.py`.
+
+confluent-kafka's serdes stay the reference: they resolve a topic's writer on its first message,
+and they run every message the plan does not compile or that fails, so errors, rule actions and
+DLQ copies are theirs. `_serde.py` is the one module that reads their private members.
+"""
+
+from ._serde import TRANSPORT_ERRORS, is_registry_failure
+from .part import FALLBACK, PartCodec
+from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan
+
+__all__ = [
+    "FALLBACK",
+    "PLAN_CACHE_SIZE",
+    "TRANSPORT_ERRORS",
+    "PartCodec",
+    "PlanCache",
+    "ReadPlan",
+    "Reference",
+    "WritePlan",
+    "is_registry_failure",
+]

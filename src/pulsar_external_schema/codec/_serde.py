@@ -1,0 +1,132 @@
+"""What a plan reads of confluent-kafka's serializer and deserializer objects: the one place.
+
+A plan is built from the reference serde it replaces on the per-message path, so that both agree
+by construction: the same subject name function, the same registry calls (and caches), the same
+parsed schemas, the same decisions on disabled rules and rule actions. Those are confluent-kafka's
+private members (`_get_reader_schema`, `_parsed_schema`, `_get_on_success`, ...); every use of them
+by the codec is in this module, and tests/unit/test_codec_touch_points.py holds each one to the
+installed confluent-kafka (whose version pyproject.toml bounds).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from confluent_kafka.schema_registry import RegisteredSchema, Schema
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.serde import Migration, RuleContext, SchemaId
+from confluent_kafka.serialization import SerializationContext
+
+try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
+    import httpx2 as _http
+except ImportError:  # pragma: no cover - depends on the environment
+    import httpx as _http  # type: ignore[no-redef]
+
+#: Errors of the registry client's transport: the registry could not be reached or did not answer.
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (_http.TransportError, ConnectionError, TimeoutError)
+
+#: The registry format each schema type's serdes ask for (Protobuf: the serialized descriptor).
+REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
+
+
+def is_registry_failure(error: BaseException) -> bool:
+    """An error of the registry or of the way to it (not of the schema or the data)."""
+    return isinstance(error, (SchemaRegistryError, *TRANSPORT_ERRORS))
+
+
+def subject(serde: Any, ctx: SerializationContext, record_name: str | None) -> str | None:
+    """The subject the serde's subject name strategy gives (`record_name` for record strategies)."""
+    strategy = serde._subject_name_func
+    if serde._strategy_accepts_client:
+        name: str | None = strategy(ctx, record_name, serde._registry, serde._subject_name_conf)
+    else:
+        name = strategy(ctx, record_name)
+    return name
+
+
+def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema | None:
+    """The version `use.schema.id` / `use.latest.*` selects (through the client's caches), or None."""
+    found: RegisteredSchema | None = serde._get_reader_schema(subject, fmt)
+    return found
+
+
+def writer_schema(serde: Any, schema_type: str, id_bytes: bytes, subject: str, fmt: str | None) -> Schema:
+    """The schema a Confluent id (0x00 + id, or 0x01 + GUID, + Protobuf indexes) names."""
+    schema_id = SchemaId(schema_type)
+    schema_id.from_bytes(io.BytesIO(id_bytes))
+    found: Schema = serde._get_writer_schema(schema_id, subject, fmt)
+    return found
+
+
+def migrations(serde: Any, subject: str, writer: Schema, reader: RegisteredSchema) -> list[Migration]:
+    """The migration steps between the writer's and the reader's versions (empty: none run)."""
+    steps: list[Migration] = serde._get_migrations(subject, writer, reader, None)
+    return steps
+
+
+def parsed(serde: Any, schema: Schema) -> Any:
+    """The serde's parsed form of a registered schema (fastavro dict, (JSON, refs), (fd, pool))."""
+    return serde._get_parsed_schema(schema)
+
+
+def local_schema(serializer: Any) -> tuple[Schema | None, Any]:
+    """A serializer's own (local) schema and its parsed form, as `parsed` gives it."""
+    parsed_schema = getattr(serializer, "_parsed_schema", None)
+    if hasattr(serializer, "_ref_registry"):  # JSON: the schema and its references' registry
+        parsed_schema = (parsed_schema, serializer._ref_registry)
+    return getattr(serializer, "_schema", None), parsed_schema
+
+
+def rule_registry(serde: Any) -> Any:
+    return serde._rule_registry
+
+
+def validation_enabled(serde: Any) -> bool:
+    """True when confluent-kafka's inline validation rules are switched on for this serde."""
+    enabled: bool = serde._validation_enabled()
+    return enabled
+
+
+def rule_is_disabled(serde: Any, ctx: RuleContext) -> bool:
+    """Disabled by the rule, a registry override, or a rule set enabled elsewhere (`enableAt`)."""
+    return bool(serde._is_disabled(ctx, ctx.rule))
+
+
+def on_success_action(serde: Any, ctx: RuleContext, mode: RuleMode) -> str:
+    """The action a passing rule runs in `mode` (override, then the rule, WRITEREAD comma pairs)."""
+    name: str | None = serde._get_rule_action_name(ctx.rule, mode, serde._get_on_success(ctx.rule))
+    return name or "NONE"
+
+
+def avro_options(serde: Any) -> dict[str, Any]:
+    """How an Avro serde calls fastavro: strictness on write, record names on read."""
+    return {
+        "strict": getattr(serde, "_strict", False),
+        "strict_allow_default": getattr(serde, "_strict_allow_default", False),
+        "return_record_name": getattr(serde, "_return_record_name", False),
+    }
+
+
+def to_dict(serde: Any) -> Any:
+    return getattr(serde, "_to_dict", None)
+
+
+def from_dict(serde: Any) -> Any:
+    return getattr(serde, "_from_dict", None)
+
+
+def json_functions(serde: Any) -> tuple[Any, Any, bool]:
+    """A JSON serde's (encode, decode, validate): its `json.dumps`/`json.loads` and whether it
+    validates values against the schema."""
+    return getattr(serde, "_json_encode", None), getattr(serde, "_json_decode", None), bool(serde._validate)
+
+
+def json_validator(serde: Any, schema: Schema, parsed_schema: Any, refs: Any) -> Any:
+    """The serde's validator for a schema (built once, cached by the serde)."""
+    return serde._get_validator(schema, parsed_schema, refs)
+
+
+def protobuf_message_class(serde: Any) -> Any:
+    return serde._msg_class

@@ -1,0 +1,62 @@
+"""Avro on the per-message path: fastavro's own calls on schemas parsed once.
+
+The same calls confluent-kafka's Avro serdes make (`schemaless_writer` with their strictness,
+`schemaless_reader` with the writer and reader schemas), on the schemas the serde parsed, so the
+bytes and values are the same; what is left out is what the serde recomputes per message
+(subject, schema lookups, inline tags, expanded schemas, a rule context per rule).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka.schema_registry import Schema
+from fastavro import schemaless_reader, schemaless_writer
+
+from . import _serde
+
+SCHEMA_TYPE = "AVRO"
+
+
+def _is_bytes(parsed: Any) -> bool:
+    """confluent-kafka writes and reads a bare `bytes` schema as the raw bytes."""
+    return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes")
+
+
+def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
+    """value -> Avro binary, with `schema` (the registered writer) or the serializer's own."""
+    parsed = _serde.local_schema(serializer)[1] if schema is None else _serde.parsed(serializer, schema)
+    if _is_bytes(parsed):
+        return lambda value: value if isinstance(value, bytes) else value.encode()
+    options = _serde.avro_options(serializer)
+    strict, allow_default = options["strict"], options["strict_allow_default"]
+
+    def write(value: Any) -> bytes:
+        out = io.BytesIO()
+        schemaless_writer(out, parsed, value, strict=strict, strict_allow_default=allow_default)
+        return out.getvalue()
+
+    return write
+
+
+def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
+    """Avro binary of `writer_schema` -> a value of `reader_schema` (schema resolution)."""
+    parsed_writer = _serde.parsed(deserializer, writer_schema)
+    if _is_bytes(parsed_writer):
+        return bytes
+    parsed_reader = None if reader_schema is writer_schema else _serde.parsed(deserializer, reader_schema)
+    if parsed_reader == parsed_writer:
+        parsed_reader = None  # fastavro makes the same decision, per message
+    record_name = _serde.avro_options(deserializer)["return_record_name"]
+
+    def read(payload: bytes) -> Any:
+        return schemaless_reader(io.BytesIO(payload), parsed_writer, parsed_reader, record_name)
+
+    return read
+
+
+def pool(serde: Any) -> None:
+    """Avro values carry no descriptor pool (CEL sees them as plain values)."""
+    return None

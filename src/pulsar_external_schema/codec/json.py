@@ -1,0 +1,59 @@
+"""JSON Schema on the per-message path: the serde's own `json.dumps`/`json.loads` and its
+validator, built once per schema.
+
+As confluent-kafka's JSON serdes: a value is validated against the writer schema before it is
+written (when validation is on), and a decoded value against the reader schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka.schema_registry import Schema
+
+from . import _serde
+
+SCHEMA_TYPE = "JSON"
+
+
+def _validator(serde: Any, schema: Schema | None, parsed: Any) -> Any:
+    parsed_schema, refs = parsed
+    if schema is None or parsed_schema is None or refs is None:
+        return None
+    return _serde.json_validator(serde, schema, parsed_schema, refs)
+
+
+def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
+    encode, _, validate = _serde.json_functions(serializer)
+    if schema is None:
+        validator = _validator(serializer, *_serde.local_schema(serializer))
+    else:
+        validator = _validator(serializer, schema, _serde.parsed(serializer, schema))
+    check = validator.validate if validate and validator is not None else None
+
+    def write(value: Any) -> bytes:
+        if check is not None:
+            check(value)
+        text = encode(value)
+        return text.encode("utf8") if isinstance(text, str) else bytes(text)
+
+    return write
+
+
+def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
+    _, decode, validate = _serde.json_functions(deserializer)
+    validator = _validator(deserializer, reader_schema, _serde.parsed(deserializer, reader_schema))
+    check = validator.validate if validate and validator is not None else None
+
+    def read(payload: bytes) -> Any:
+        value = decode(payload)
+        if check is not None:
+            check(value)
+        return value
+
+    return read
+
+
+def pool(serde: Any) -> None:
+    return None

@@ -1,0 +1,212 @@
+"""The per-message path of one part (a value, or a key) of an external schema.
+
+    codec.encode(topic, value, context)      -> payload, or None: take the reference path
+    codec.learn(topic, context)              after the reference path encoded a message
+    codec.decode(topic, payload, id, context) -> value, or FALLBACK: take the reference path
+
+Per message it runs the plan's compiled conditions and the format library's call, and nothing
+else. Whatever it does not do itself (a rule that fails, a rule set that does not compile, a
+malformed value or payload) it hands back to the reference path, which runs the message again
+and decides its outcome: so the errors, rule actions and DLQ copies are confluent-kafka's serdes'
+(with this package's actions), and the two paths cannot disagree on a failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import ModuleType
+from typing import Any
+
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.serde import clear_original_key, set_original_key
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from ..rules.actions import RULE_NAME
+from ..rules.context import MessageContext
+from . import _serde, avro, json, protobuf
+from .plans import PlanCache, ReadPlan, Reference, WritePlan, expiry
+from .steps import compile_rules, encoding_rule
+
+log = logging.getLogger(__name__)
+
+#: Returned by `decode` when the message takes the reference path (a decoded value may be None).
+FALLBACK: Any = object()
+
+FORMATS: dict[str, ModuleType] = {"AVRO": avro, "JSON": json, "PROTOBUF": protobuf}
+
+
+class PartCodec:
+    """Plans and the per-message path for one serializer/deserializer pair (`None`: that side
+    always takes the reference path, e.g. the JSON evolution wrappers)."""
+
+    def __init__(
+        self,
+        schema_type: str,
+        serializer: Any,
+        deserializer: Any,
+        field: MessageField,
+        *,
+        prefix: bool,
+        latest_ttl: float | None = None,
+    ) -> None:
+        self._format = FORMATS[schema_type]
+        self._type = schema_type
+        self._serializer = serializer
+        self._deserializer = deserializer
+        self._field = field
+        self._key = field == MessageField.KEY
+        self._prefix = prefix
+        self._ttl = latest_ttl
+        self._to_dict = _serde.to_dict(serializer) if serializer is not None else None
+        self._from_dict = _serde.from_dict(deserializer) if deserializer is not None else None
+        self.writes: PlanCache[str, WritePlan | Reference] = PlanCache()
+        self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference] = PlanCache()
+        self._said: set[tuple[str, str]] = set()
+
+    # -- encode ---------------------------------------------------------------------------------
+
+    def encode(self, topic: str, value: Any, context: MessageContext) -> bytes | None:
+        """The payload (id-prefixed in prefix mode), with `context.schema_id` set; None: the
+        caller takes the reference path (and then calls `learn`)."""
+        plan = self.writes.get(topic)
+        if type(plan) is not WritePlan:
+            return None
+        if plan.conditions and RULE_NAME in context:
+            return None  # a replayed DLQ copy skips the rule it names: the reference decides
+        try:
+            if self._to_dict is not None:
+                value = self._to_dict(value, SerializationContext(topic, self._field, context))  # type: ignore[arg-type]
+            for condition in plan.conditions:
+                if not condition.passes(value):
+                    return None
+            payload = plan.write(value)
+        except Exception:
+            return None
+        if self._key:
+            set_original_key(value)  # as the reference serializer: a value's DLQ copy keeps its key
+        else:
+            clear_original_key()  # type: ignore[no-untyped-call]
+        context.schema_id = plan.schema_id
+        return plan.prefix + payload if plan.prefix else payload
+
+    def learn(self, topic: str, context: MessageContext) -> None:
+        """After the reference path encoded a message of `topic`: its writer (subject, schema,
+        id) make the topic's plan, unless it has a valid one."""
+        if self._serializer is None or context.writer is None or context.schema_id is None:
+            return
+        if self.writes.get(topic) is not None:
+            return
+        subject, registered = context.writer
+        schema = registered.schema if registered is not None else None
+        with self.writes.building:
+            plan: WritePlan | Reference
+            reason = encoding_rule(schema, RuleMode.WRITE)
+            if reason is None and _serde.validation_enabled(self._serializer):
+                reason = "confluent-kafka's inline validation rules are on"
+            conditions = reason or compile_rules(
+                self._serializer,
+                SerializationContext(topic, self._field),
+                subject,
+                RuleMode.WRITE,
+                schema,
+                self._format.pool(self._serializer),
+            )
+            if isinstance(conditions, str):
+                plan = Reference(conditions, expiry(self._ttl))
+                self._say(subject, conditions)
+            else:
+                plan = WritePlan(
+                    subject,
+                    context.schema_id,
+                    context.schema_id if self._prefix else b"",
+                    conditions,
+                    self._format.writer(self._serializer, schema),
+                    expiry(self._ttl),
+                )
+            self.writes.put(topic, plan)
+
+    # -- decode ---------------------------------------------------------------------------------
+
+    def decode(
+        self, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext, *, prefixed: bool
+    ) -> Any:
+        """The decoded value of `payload` (the bytes after any id prefix); FALLBACK: the caller
+        takes the reference path. Raises only registry errors (building a plan)."""
+        if self._deserializer is None or (prefixed and self._format is protobuf):
+            return FALLBACK  # a prefixed Protobuf payload starts with message indexes
+        key = (topic, id_bytes)
+        plan = self.reads.get(key)
+        if plan is None:
+            plan = self._read_plan(topic, id_bytes)
+            if plan is None:
+                return FALLBACK
+        if type(plan) is not ReadPlan:
+            return FALLBACK
+        if plan.conditions and RULE_NAME in context:
+            return FALLBACK
+        try:
+            value = plan.read(payload)
+            for condition in plan.conditions:
+                if not condition.passes(value):
+                    return FALLBACK
+            if self._from_dict is not None:
+                value = self._from_dict(value, SerializationContext(topic, self._field, context))  # type: ignore[arg-type]
+        except Exception:
+            return FALLBACK
+        if self._key:
+            set_original_key(id_bytes + payload)
+        else:
+            clear_original_key()  # type: ignore[no-untyped-call]
+        return value
+
+    def _read_plan(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference | None:
+        """Build, cache and return the plan of (topic, id); None when building failed for a reason
+        the reference path will report itself. Registry failures raise."""
+        with self.reads.building:
+            key = (topic, id_bytes)
+            found = self.reads.get(key)
+            if found is not None:
+                return found
+            try:
+                plan = self._build_read(topic, id_bytes)
+            except Exception as error:
+                if _serde.is_registry_failure(error):
+                    raise
+                log.debug("no plan for %s, schema id %s: %s", topic, id_bytes.hex(), error)
+                return None
+            self.reads.put(key, plan)
+            return plan
+
+    def _build_read(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference:
+        deserializer = self._deserializer
+        ser_ctx = SerializationContext(topic, self._field)
+        subject = _serde.subject(deserializer, ser_ctx, None)
+        expires = expiry(self._ttl)
+        if subject is None:
+            return Reference("the subject name strategy needs the writer's record name", expires)
+        fmt = _serde.REGISTRY_FORMAT[self._type]
+        pinned = _serde.pinned_schema(deserializer, subject, fmt)
+        writer = _serde.writer_schema(deserializer, self._type, id_bytes, subject, fmt)
+        if _serde.local_schema(deserializer)[0] is not None:
+            return Reference("the deserializer has a reader schema of its own", expires)
+        reader = writer
+        if pinned is not None:
+            if _serde.migrations(deserializer, subject, writer, pinned):
+                return self._reference(subject, "migration rules run on the reference path", expires)
+            reader = pinned.schema
+        reason = encoding_rule(writer, RuleMode.READ)
+        conditions = reason or compile_rules(
+            deserializer, ser_ctx, subject, RuleMode.READ, reader, self._format.pool(deserializer)
+        )
+        if isinstance(conditions, str):
+            return self._reference(subject, conditions, expires)
+        return ReadPlan(subject, conditions, self._format.reader(deserializer, writer, reader), expires)
+
+    def _reference(self, subject: str, reason: str, expires: float) -> Reference:
+        self._say(subject, reason)
+        return Reference(reason, expires)
+
+    def _say(self, subject: str, reason: str) -> None:
+        if (subject, reason) not in self._said:
+            self._said.add((subject, reason))
+            log.info("subject %s: %s (messages of this schema are not compiled)", subject, reason)

@@ -1,0 +1,96 @@
+"""Plans: what one (topic, writer schema, reader schema) needs per message, resolved once.
+
+A `WritePlan` is learnt from the first message of a topic that the reference serializer encoded:
+the serializer resolved the subject, the writer schema (registered, pinned with `use.schema.id`
+/ `use.latest.*`, or the local one with the registered version's rules), and the schema id, so
+the plan holds exactly what the reference used. A `ReadPlan` is built for a (topic, schema id)
+with the deserializer's own calls: subject, pinned reader version, writer schema, migrations.
+
+Either is a `Reference` instead when something in the schema's rule set does not compile
+(`steps.py`): its messages then take the reference path, and the plan says why once in the log.
+
+Plans are kept in a `PlanCache` of bounded size (`PLAN_CACHE_SIZE` per schema and side), so a
+consumer that sees 100k schema ids holds at most that many. With `latest.cache.ttl.sec`, a plan
+expires after that many seconds, as the registry client's cache of latest versions does, and the
+next message resolves it again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from time import monotonic
+from typing import Any, Generic, TypeVar
+
+from .steps import Conditions
+
+#: Plans kept per schema and side (encode: one per topic; decode: one per topic and writer id).
+#: A full cache drops its oldest plan: a hit must not write, so that the per-message path takes no
+#: lock, and a dropped plan is rebuilt from the registry client's caches without a request.
+PLAN_CACHE_SIZE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class WritePlan:
+    subject: str
+    schema_id: bytes
+    """The Confluent id bytes (magic byte + id, + Protobuf message indexes): `EncodeData.schema_id`."""
+    prefix: bytes
+    """Prepended to every payload: the id in prefix mode, else nothing."""
+    conditions: Conditions
+    write: Callable[[Any], bytes]
+    expires: float
+    """`monotonic()` after which the plan is resolved again; 0: never."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    subject: str
+    conditions: Conditions
+    read: Callable[[bytes], Any]
+    expires: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """Messages of this schema take the reference path (confluent-kafka's serde), for `reason`."""
+
+    reason: str
+    expires: float = 0.0
+
+
+Key = TypeVar("Key", bound=Hashable)
+Plan = TypeVar("Plan", WritePlan | Reference, ReadPlan | Reference)
+
+
+def expiry(ttl: float | None) -> float:
+    return monotonic() + ttl if ttl else 0.0
+
+
+class PlanCache(Generic[Key, Plan]):
+    """Plans by key, at most `size`; `get` takes no lock (a dict lookup and an expiry check)."""
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
+        self._plans: dict[Key, Plan] = {}
+        self._size = size
+        self._lock = threading.Lock()
+        self.building = threading.Lock()
+        """Held while a plan is built, so that each is built once."""
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, key: Key) -> Plan | None:
+        plan = self._plans.get(key)
+        if plan is not None and plan.expires and plan.expires < monotonic():
+            return None
+        return plan
+
+    def put(self, key: Key, plan: Plan) -> None:
+        plans = self._plans
+        with self._lock:
+            plans.pop(key, None)
+            while len(plans) >= self._size:
+                del plans[next(iter(plans))]
+            plans[key] = plan

@@ -1,0 +1,34 @@
+"""Protobuf on the per-message path: the generated class's own `SerializeToString` and
+`FromString`, and its descriptor pool for CEL (which sees real proto semantics)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka.schema_registry import Schema
+
+from . import _serde
+
+SCHEMA_TYPE = "PROTOBUF"
+
+
+def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
+    message_class = _serde.protobuf_message_class(serializer)
+
+    def write(message: Any) -> bytes:
+        if not isinstance(message, message_class):
+            raise TypeError("not a message of the serializer's class")  # the reference says which
+        data: bytes = message.SerializeToString()
+        return data
+
+    return write
+
+
+def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
+    from_string: Callable[[bytes], Any] = _serde.protobuf_message_class(deserializer).FromString
+    return from_string
+
+
+def pool(serde: Any) -> Any:
+    return _serde.protobuf_message_class(serde).DESCRIPTOR.file.pool

@@ -1,0 +1,644 @@
+"""The compiled path against the reference path (confluent-kafka's serdes), case by case.
+
+Every case runs through one schema twice: once with its codec (`codec/`), once with the codec
+switched off, so both share the registry, the rule engine and the ids. They must agree on the
+payload bytes and the schema id, the decoded value, and the outcome of every rule: which error,
+with which text, and the DLQ copy (topic, bytes, properties, key). Records are generated with
+hypothesis; rule sets cover every kind, mode and action the engine runs.
+
+Where a case compiles, the test also checks that the reference serde was *not* called for it,
+so a codec that silently fell back on every message would fail here.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from contracts import contract, mock_factory, rule
+from google.protobuf import descriptor_pb2
+from google.protobuf.message_factory import GetMessageClass
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemas import add_fields, message_class
+
+from pulsar_external_schema import ExternalSchema, ExternalSchemaError, KeyValue, SchemaRegistrySchemaFactory
+from pulsar_external_schema.codec import PLAN_CACHE_SIZE, ReadPlan, Reference, WritePlan
+from pulsar_external_schema.protobuf_text import file_descriptor_proto
+
+TOPIC = "persistent://acme/orders/payments"
+EXAMPLES = settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+# -- running one case both ways ---------------------------------------------------------------------
+
+
+class FakeProducer:
+    def __init__(self, sent: list[dict[str, Any]], topic: str) -> None:
+        self._sent, self._topic = sent, topic
+
+    def send(self, message: Any) -> str:
+        self._sent.append(
+            {
+                "topic": self._topic,
+                "data": message.data(),
+                "properties": message.properties(),
+                "key": message.partition_key(),
+            }
+        )
+        return "fake-id"  # one id: the error text names it, and both paths must say the same
+
+    def close(self) -> None:
+        return None
+
+
+class FakePulsarClient:
+    """What the DLQ action needs of a `_pulsar.Client`: producers whose sends are recorded."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def create_producer(self, topic: str, conf: Any) -> FakeProducer:
+        return FakeProducer(self.sent, topic)
+
+
+class Counting:
+    """Wraps a reference serde and counts its calls."""
+
+    def __init__(self, serde: Any) -> None:
+        self.serde, self.calls = serde, 0
+
+    def __call__(self, *args: Any) -> Any:
+        self.calls += 1
+        return self.serde(*args)
+
+
+def outcome(call: Callable[[], Any], client: FakePulsarClient) -> tuple[Any, ...]:
+    """What a call did: its result, or its error's type and text; and the DLQ copies it wrote."""
+    before = len(client.sent)
+    try:
+        result: tuple[Any, ...] = ("ok", call())
+    except ExternalSchemaError as error:
+        result = ("error", type(error).__name__, str(error))
+    return (*result, client.sent[before:])
+
+
+class Both:
+    """One external schema, run with and without its codec."""
+
+    def __init__(self, schema: ExternalSchema, topic: str = TOPIC) -> None:
+        self.schema, self.topic = schema, topic
+        self.client = FakePulsarClient()
+        schema._pulsar_client = self.client
+        parts = [schema._part]
+        key_part = getattr(schema, "_key_part", None)
+        if key_part is not None:
+            parts.append(key_part)
+        self.parts = parts
+        self.codecs = [part.codec for part in parts]
+        assert all(codec is not None for codec in self.codecs)
+        self.serializers = [Counting(part.serializer) for part in parts]
+        self.deserializers = [Counting(part.deserializer) for part in parts]
+        for part, serializer, deserializer in zip(parts, self.serializers, self.deserializers, strict=True):
+            part.serializer = serializer
+            part.deserializer = deserializer
+
+    @contextmanager
+    def reference(self) -> Iterator[None]:
+        for part in self.parts:
+            part.codec = None
+        try:
+            yield
+        finally:
+            for part, codec in zip(self.parts, self.codecs, strict=True):
+                part.codec = codec
+
+    def reference_calls(self) -> int:
+        return sum(counter.calls for counter in (*self.serializers, *self.deserializers))
+
+    def encode(self, value: Any, properties: dict[str, str] | None = None) -> tuple[Any, ...]:
+        def call() -> Any:
+            context = self.schema.message_context(self.topic, dict(properties or {}), partition_key="k1")
+            return tuple(self.schema.encode_for(self.topic, value, context))
+
+        return outcome(call, self.client)
+
+    def decode(self, data: bytes, schema_id: bytes | None, properties: dict[str, str] | None = None) -> Any:
+        def call() -> Any:
+            context = self.schema.message_context(self.topic, dict(properties or {}), partition_key="k1")
+            return self.schema.decode(self.topic, data, schema_id, context)
+
+        return outcome(call, self.client)
+
+    def check(self, value: Any, properties: dict[str, str] | None = None, *, compiled: bool) -> Any:
+        """Encode and decode `value` both ways; both must agree. Returns the (compiled) outcome."""
+        with self.reference():
+            expected = self.encode(value, properties)
+        calls = self.reference_calls()
+        got = self.encode(value, properties)
+        assert got == expected
+        if compiled and got[0] == "ok":
+            assert self.reference_calls() == calls, "the compiled path called the reference serde"
+        if got[0] != "ok":
+            return got
+        data, schema_id = got[1]
+        with self.reference():
+            expected_value = self.decode(data, schema_id, properties)
+        calls = self.reference_calls()
+        got_value = self.decode(data, schema_id, properties)
+        assert got_value == expected_value
+        if compiled and got_value[0] == "ok":
+            assert self.reference_calls() == calls, "the compiled path called the reference deserializer"
+        return got_value
+
+
+_SCHEMAS: dict[str, Both] = {}
+
+
+def once(key: str, make: Callable[[], Both]) -> Both:
+    """One schema per key for all of a test's generated cases (building one costs ~10 ms)."""
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = make()
+    return _SCHEMAS[key]
+
+
+def warm(both: Both, value: Any) -> None:
+    """The first message of a topic goes the reference way (it resolves the writer): send one."""
+    both.encode(value)
+
+
+def plans(both: Both) -> tuple[Any, Any]:
+    codec = both.codecs[0]
+    assert codec is not None
+    write = codec.writes.get(both.topic)
+    reads = list(codec.reads._plans.values())
+    return write, reads[0] if reads else None
+
+
+# -- Avro --------------------------------------------------------------------------------------------
+
+AVRO = {
+    "type": "record",
+    "name": "Payment",
+    "namespace": "acme",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": "string"},
+        {"name": "count", "type": "int"},
+        {"name": "ratio", "type": "float"},
+        {"name": "amount", "type": "double"},
+        {"name": "ok", "type": "boolean"},
+        {"name": "blob", "type": "bytes"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["CARD", "CASH", "WIRE"]}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attrs", "type": {"type": "map", "values": "long"}},
+        {
+            "name": "address",
+            "type": {
+                "type": "record",
+                "name": "Address",
+                "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": ["null", "int"]}],
+            },
+        },
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "price", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "ref", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "code", "type": {"type": "fixed", "name": "Code", "size": 4}},
+    ],
+}
+
+text = st.text(max_size=20)
+longs = st.integers(-(2**63), 2**63 - 1)
+ints = st.integers(-(2**31), 2**31 - 1)
+avro_records = st.fixed_dictionaries(
+    {
+        "id": longs,
+        "name": text,
+        "count": ints,
+        "ratio": st.floats(width=32, allow_nan=False),
+        "amount": st.floats(allow_nan=False),
+        "ok": st.booleans(),
+        "blob": st.binary(max_size=16),
+        "note": st.none() | text,
+        "kind": st.sampled_from(["CARD", "CASH", "WIRE"]),
+        "tags": st.lists(text, max_size=4),
+        "attrs": st.dictionaries(text, longs, max_size=3),
+        "address": st.fixed_dictionaries({"city": text, "zip": st.none() | ints}),
+        "day": st.dates(datetime.date(1900, 1, 1), datetime.date(2200, 1, 1)),
+        "at": st.datetimes(
+            datetime.datetime(1970, 1, 1), datetime.datetime(2200, 1, 1), timezones=st.just(datetime.UTC)
+        ).map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000)),
+        "price": st.decimals(-(10**6), 10**6, places=2, allow_nan=False, allow_infinity=False),
+        "ref": st.uuids().map(str),
+        "code": st.binary(min_size=4, max_size=4),
+    }
+)
+
+
+def avro_schema(*rules: dict[str, Any], factory_conf: dict[str, Any] | None = None, **parts: Any) -> Both:
+    factory = mock_factory(**(factory_conf or {}))
+    rule_set: dict[str, Any] = {"ruleSet": {"domainRules": list(rules)}} if rules else {}
+    return Both(factory.avro(contract(AVRO, **rule_set, **parts)))
+
+
+@pytest.fixture(scope="module")
+def avro_plain() -> Both:
+    return avro_schema()
+
+
+@pytest.fixture(scope="module")
+def avro_condition() -> Both:
+    return avro_schema(rule("cheap", "CONDITION", "CEL", "WRITEREAD", "message.amount < 1000.0"))
+
+
+@given(record=avro_records)
+@EXAMPLES
+def test_avro_without_rules(avro_plain: Both, record: dict[str, Any]) -> None:
+    warm(avro_plain, record)
+    result = avro_plain.check(record, compiled=True)
+    assert result[0] == "ok"
+    assert type(plans(avro_plain)[0]) is WritePlan
+
+
+@given(record=avro_records)
+@EXAMPLES
+def test_avro_with_a_cel_condition(avro_condition: Both, record: dict[str, Any]) -> None:
+    warm(avro_condition, {**record, "amount": 1.0})
+    result = avro_condition.check(record, compiled=True)
+    if record["amount"] < 1000.0:
+        assert result[0] == "ok"
+    else:
+        assert result[:2] == ("error", "RuleViolationError")
+        assert "rule 'cheap' (CONDITION CEL, WRITE) failed" in result[2]
+    write, read = plans(avro_condition)
+    assert type(write) is WritePlan and len(write.conditions) == 1
+    assert read is None or type(read) is ReadPlan
+
+
+@given(record=avro_records, bad=st.sampled_from(["name", "count", "kind", "code", "tags"]))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_avro_values_that_do_not_fit_fail_the_same_way(
+    avro_plain: Both, record: dict[str, Any], bad: str
+) -> None:
+    wrong = {"name": 12, "count": "x", "kind": "GOLD", "code": b"\x00", "tags": 5}[bad]
+    result = avro_plain.check({**record, bad: wrong}, compiled=True)
+    assert result[:2] == ("error", "EncodeError")
+
+
+@given(data=st.binary(max_size=40))
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_avro_malformed_payloads_fail_the_same_way(avro_condition: Both, data: bytes) -> None:
+    warm(avro_condition, _SAMPLE)
+    schema_id = plans(avro_condition)[0].schema_id
+    with avro_condition.reference():
+        expected = avro_condition.decode(data, schema_id)
+    assert avro_condition.decode(data, schema_id) == expected
+
+
+_SAMPLE: dict[str, Any] = {
+    "id": 1,
+    "name": "n",
+    "count": 1,
+    "ratio": 0.5,
+    "amount": 2.5,
+    "ok": True,
+    "blob": b"",
+    "note": None,
+    "kind": "CARD",
+    "tags": [],
+    "attrs": {},
+    "address": {"city": "c", "zip": None},
+    "day": datetime.date(2020, 1, 1),
+    "at": datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC),
+    "price": decimal.Decimal("1.00"),
+    "ref": str(uuid.uuid4()),
+    "code": b"abcd",
+}
+
+# -- rule kinds, modes and actions ---------------------------------------------------------------------
+
+CHEAP = "message.amount < 1000.0"
+
+
+def cheap(record: dict[str, Any]) -> bool:
+    return bool(record["amount"] < 1000.0)
+
+
+def always(record: dict[str, Any]) -> bool:
+    return True
+
+
+def never(record: dict[str, Any]) -> bool:
+    return False
+
+
+#: name: (rules, which records the compiled path encodes without the reference serde)
+RULE_CASES: dict[str, tuple[list[dict[str, Any]], Callable[[dict[str, Any]], bool]]] = {
+    "condition WRITE": ([rule("r", "CONDITION", "CEL", "WRITE", CHEAP)], cheap),
+    "condition READ": ([rule("r", "CONDITION", "CEL", "READ", CHEAP)], always),
+    "condition WRITEREAD": ([rule("r", "CONDITION", "CEL", "WRITEREAD", CHEAP)], cheap),
+    "two conditions": (
+        [
+            rule("a", "CONDITION", "CEL", "WRITEREAD", CHEAP),
+            rule("b", "CONDITION", "CEL", "WRITEREAD", "size(message.name) < 15"),
+        ],
+        lambda record: cheap(record) and len(record["name"]) < 15,
+    ),
+    "guard": (
+        [rule("g", "CONDITION", "CEL", "WRITE", f"message.ok ; {CHEAP}")],
+        lambda record: not record["ok"] or cheap(record),
+    ),
+    "guard that errors": ([rule("g", "CONDITION", "CEL", "WRITE", f"message.nope > 1 ; {CHEAP}")], always),
+    "body that errors": ([rule("e", "CONDITION", "CEL", "WRITE", "message.nope > 1")], never),
+    "non-bool body": ([rule("n", "CONDITION", "CEL", "WRITE", "message.name")], never),
+    "disabled": ([rule("d", "CONDITION", "CEL", "WRITEREAD", "false", disabled=True)], always),
+    "onFailure NONE": ([rule("f", "CONDITION", "CEL", "WRITE", CHEAP, onFailure="NONE")], cheap),
+    "onFailure DLQ": (
+        [rule("q", "CONDITION", "CEL", "WRITEREAD", CHEAP, onFailure="DLQ", params={"dlq.topic": "bad"})],
+        cheap,
+    ),
+    "comma actions": ([rule("c", "CONDITION", "CEL", "WRITEREAD", CHEAP, onFailure="NONE,ERROR")], cheap),
+    "onSuccess ERROR": ([rule("s", "CONDITION", "CEL", "WRITE", CHEAP, onSuccess="ERROR")], never),
+    "cel-python engine": (
+        [rule("p", "CONDITION", "CEL", "WRITE", CHEAP, params={"cel.engine": "cel-python"})],
+        never,
+    ),
+    "transform": ([rule("t", "TRANSFORM", "CEL", "WRITE", "message")], never),
+    "CEL_FIELD": (
+        [rule("f", "TRANSFORM", "CEL_FIELD", "WRITEREAD", "typeName == 'STRING' ; value + '!'")],
+        never,
+    ),
+    "enableAt elsewhere": ([rule("x", "CONDITION", "CEL", "WRITEREAD", "false")], always),
+}
+
+
+@pytest.mark.parametrize("case", list(RULE_CASES))
+@given(record=avro_records)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_every_rule_case_agrees(case: str, record: dict[str, Any]) -> None:
+    rules, compiled = RULE_CASES[case]
+    rule_set: dict[str, Any] = {"domainRules": rules}
+    if case == "enableAt elsewhere":
+        rule_set["enableAt"] = "BROKER"  # not ALL/CLIENT: the client runs none of it
+    both = once(f"case {case}", lambda: Both(mock_factory().avro(contract(AVRO, ruleSet=rule_set))))
+    warm(both, _SAMPLE)
+    for value in (record, {**record, "amount": 5000.0}):
+        both.check(value, compiled=compiled(value))
+    write = plans(both)[0]
+    assert (type(write) is WritePlan) == (compiled is not never), write
+
+
+@given(record=avro_records)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_replayed_dlq_copy_skips_its_rule_both_ways(record: dict[str, Any]) -> None:
+    both = once("replay", lambda: avro_schema(rule("cheap", "CONDITION", "CEL", "WRITEREAD", CHEAP)))
+    warm(both, _SAMPLE)
+    # a `__rule.name` property hands the message to the reference path, which skips that rule
+    result = both.check({**record, "amount": 5000.0}, {"__rule.name": "cheap"}, compiled=False)
+    assert result[0] == "ok"
+
+
+def test_the_dlq_copy_is_the_same_both_ways() -> None:
+    both = avro_schema(
+        rule("q", "CONDITION", "CEL", "WRITEREAD", CHEAP, onFailure="DLQ", params={"dlq.topic": "bad"})
+    )
+    warm(both, _SAMPLE)
+    result = both.check({**_SAMPLE, "amount": 5000.0}, {"trace": "t1"}, compiled=False)
+    assert result[:2] == ("error", "DeadLetteredError")
+    copy = result[-1][0]
+    assert copy["topic"] == "persistent://acme/orders/bad"
+    assert copy["properties"]["__rule.name"] == "q" and copy["properties"]["trace"] == "t1"
+    assert copy["key"] == "k1"
+
+
+# -- writer and reader versions, prefix mode, key/value ------------------------------------------------
+
+
+def test_a_pinned_reader_version_resolves_like_the_reference() -> None:
+    factory = mock_factory()
+    v1 = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}]}
+    v2 = {**v1, "fields": [*v1["fields"], {"name": "b", "type": "int", "default": 7}]}
+    writer = factory.avro(json.dumps(v1))
+    encoded = writer.encode(TOPIC, {"a": "x"})
+    factory.registry_client.register_schema(
+        "acme.orders.payments-value",
+        contract(v2, ruleSet={"domainRules": [rule("r", "CONDITION", "CEL", "READ", "message.b == 7")]}),
+    )
+    reader = Both(sharing(factory, **{"use.latest.version": True}).avro(EMPTY))
+    with reader.reference():
+        expected = reader.decode(encoded.data, encoded.schema_id)
+    got = reader.decode(encoded.data, encoded.schema_id)
+    assert got == expected and got[1] == {"a": "x", "b": 7}
+    assert type(plans(reader)[1]) is ReadPlan
+
+
+EMPTY = json.dumps({"type": "record", "name": "R", "fields": []})
+
+
+def sharing(factory: SchemaRegistrySchemaFactory, **conf: Any) -> SchemaRegistrySchemaFactory:
+    """Another factory on the same in-memory registry (each `mock://` client has a store of its own)."""
+    other = mock_factory(**conf)
+    other._registry.client = other._registry.reader = factory.registry_client
+    return other
+
+
+@given(record=avro_records)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_prefix_mode_agrees(record: dict[str, Any]) -> None:
+    both = once(
+        "prefix", lambda: Both(mock_factory(**{"schema.id.location": "prefix"}).avro(json.dumps(AVRO)))
+    )
+    warm(both, _SAMPLE)
+    result = both.check(record, compiled=True)
+    assert result[0] == "ok"
+    assert plans(both)[0].prefix == plans(both)[0].schema_id
+
+
+@given(key=text, record=avro_records)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_key_value_agrees(key: str, record: dict[str, Any]) -> None:
+    def make() -> Both:
+        factory = mock_factory()
+        value_contract = contract(
+            AVRO, ruleSet={"domainRules": [rule("r", "CONDITION", "CEL", "WRITE", CHEAP)]}
+        )
+        return Both(factory.key_value(factory.avro('"string"'), factory.avro(value_contract)))
+
+    both = once("key/value", make)
+    warm(both, KeyValue("k", _SAMPLE))
+    both.check(KeyValue(key, record), compiled=True)
+    both.check(KeyValue(key, {**record, "amount": 5000.0}), compiled=True)
+
+
+# -- JSON Schema ---------------------------------------------------------------------------------------
+
+JSON_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Payment",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "name": {"type": "string", "maxLength": 12},
+        "amount": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "address": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+        "note": {"type": ["string", "null"]},
+    },
+    "required": ["id", "name", "amount"],
+}
+json_records = st.fixed_dictionaries(
+    {
+        "id": st.integers(-(2**53), 2**53),
+        "name": st.text(max_size=16),
+        "amount": st.floats(allow_nan=False, allow_infinity=False) | st.integers(-1000, 10**6),
+    },
+    optional={
+        "tags": st.lists(st.text(max_size=5), max_size=3) | st.integers(),
+        "address": st.fixed_dictionaries({"city": st.text(max_size=5)}) | st.just({}),
+        "note": st.none() | st.text(max_size=5),
+    },
+)
+
+
+@pytest.mark.parametrize(
+    "rules", [[], [rule("cheap", "CONDITION", "CEL", "WRITEREAD", "message.amount < 1000.0")]]
+)
+@given(record=json_records)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_json_schema_agrees(rules: list[dict[str, Any]], record: dict[str, Any]) -> None:
+    rule_set = {"ruleSet": {"domainRules": rules}} if rules else {}
+    both = once(f"json {rules}", lambda: Both(mock_factory().json(contract(JSON_SCHEMA, "JSON", **rule_set))))
+    warm(both, {"id": 1, "name": "a", "amount": 1})
+    both.check(record, compiled=True)
+    assert type(plans(both)[0]) is WritePlan
+
+
+# -- Protobuf ------------------------------------------------------------------------------------------
+
+
+def _payment_class() -> Any:
+    label = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="acme/payment.proto", package="acme", syntax="proto3")
+    payment = proto.message_type.add(name="Payment")
+    address = proto.message_type.add(name="Address")
+    address.field.add(name="city", number=1, type=label.TYPE_STRING, label=label.LABEL_OPTIONAL)
+    kind = proto.enum_type.add(name="Kind")
+    for number, name in enumerate(["CARD", "CASH", "WIRE"]):
+        kind.value.add(name=name, number=number)
+    add_fields(
+        payment,
+        [
+            ("id", 1, label.TYPE_INT64, label.LABEL_OPTIONAL, None),
+            ("name", 2, label.TYPE_STRING, label.LABEL_OPTIONAL, None),
+            ("amount", 3, label.TYPE_DOUBLE, label.LABEL_OPTIONAL, None),
+            ("kind", 4, label.TYPE_ENUM, label.LABEL_OPTIONAL, ".acme.Kind"),
+            ("tags", 5, label.TYPE_STRING, label.LABEL_REPEATED, None),
+            ("address", 6, label.TYPE_MESSAGE, label.LABEL_OPTIONAL, ".acme.Address"),
+            ("card", 7, label.TYPE_STRING, label.LABEL_OPTIONAL, None),
+            ("iban", 8, label.TYPE_STRING, label.LABEL_OPTIONAL, None),
+            ("count", 9, label.TYPE_UINT32, label.LABEL_OPTIONAL, None),
+        ],
+    )
+    payment.oneof_decl.add(name="method")
+    for field in payment.field:
+        if field.name in ("card", "iban"):
+            field.oneof_index = 0
+    return message_class(proto, "acme.Payment")
+
+
+PAYMENT = _payment_class()
+ADDRESS = GetMessageClass(PAYMENT.DESCRIPTOR.fields_by_name["address"].message_type)
+payments = st.builds(
+    lambda fields, method: PAYMENT(**fields, **method),
+    st.fixed_dictionaries(
+        {
+            "id": longs,
+            "name": text,
+            "amount": st.floats(allow_nan=False),
+            "kind": st.integers(0, 2),
+            "tags": st.lists(text, max_size=3),
+            "address": st.builds(lambda city: ADDRESS(city=city), text),
+            "count": st.integers(0, 2**32 - 1),
+        }
+    ),
+    st.sampled_from([{}, {"card": "4111"}, {"iban": "DE00"}]),
+)
+
+
+@pytest.mark.parametrize(
+    "rules", [[], [rule("cheap", "CONDITION", "CEL", "WRITEREAD", "message.amount < 1000.0")]]
+)
+@given(message=payments)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_protobuf_agrees(rules: list[dict[str, Any]], message: Any) -> None:
+    rule_set = {"ruleSet": {"domainRules": rules}} if rules else {}
+    # The in-memory registry answers every format with what it stores, and the deserializer asks
+    # for the serialized descriptor: so register that form here (the real registry gets .proto
+    # text, tests/integration).
+    serialized = base64.b64encode(file_descriptor_proto(PAYMENT).SerializeToString()).decode()
+    both = once(
+        f"protobuf {rules}",
+        lambda: Both(mock_factory().protobuf(PAYMENT, schema=contract(serialized, "PROTOBUF", **rule_set))),
+    )
+    warm(both, PAYMENT(id=1))
+    result = both.check(message, compiled=True)
+    if not rules or message.amount < 1000.0:
+        assert result[0] == "ok"
+    assert type(plans(both)[0]) is WritePlan
+
+
+# -- bounds and expiry ---------------------------------------------------------------------------------
+
+
+def test_a_consumer_of_many_schema_ids_keeps_a_bounded_number_of_plans() -> None:
+    factory = mock_factory()
+    writer = factory.avro(
+        json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]})
+    )
+    reader = sharing(factory).avro(EMPTY)
+    encoded = writer.encode(TOPIC, {"a": 1})
+    for number in range(PLAN_CACHE_SIZE + 200):  # a plan per (topic, id): as many as 1,200 ids
+        topic = f"persistent://acme/orders/t{number}"
+        assert reader.decode(topic, encoded.data, encoded.schema_id) == {"a": 1}
+    codec = reader._part.codec
+    assert codec is not None
+    assert len(codec.reads) == PLAN_CACHE_SIZE
+
+
+def test_plans_expire_with_the_latest_cache_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pulsar_external_schema.codec import plans as plans_module
+
+    now = [1000.0]
+    monkeypatch.setattr(plans_module, "monotonic", lambda: now[0])
+    both = Both(mock_factory(**{"latest.cache.ttl.sec": 30}).avro(json.dumps(AVRO)))
+    warm(both, _SAMPLE)
+    assert type(plans(both)[0]) is WritePlan
+    now[0] += 31
+    assert both.codecs[0] is not None and both.codecs[0].writes.get(TOPIC) is None
+    both.encode(_SAMPLE)  # resolved again on the reference path
+    assert type(plans(both)[0]) is WritePlan
+
+
+def test_a_rule_set_that_does_not_compile_says_why_once(caplog: pytest.LogCaptureFixture) -> None:
+    both = avro_schema(rule("t", "TRANSFORM", "CEL_FIELD", "WRITE", "typeName == 'STRING' ; value"))
+    with caplog.at_level("INFO", logger="pulsar_external_schema.codec.part"):
+        for _ in range(5):
+            both.encode(_SAMPLE)
+    write = plans(both)[0]
+    assert type(write) is Reference and "CEL_FIELD" in write.reason
+    said = [r for r in caplog.records if "not compiled" in r.getMessage()]
+    assert len(said) == 1 and "acme.orders.payments-value" in said[0].getMessage()
