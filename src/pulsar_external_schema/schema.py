@@ -15,7 +15,7 @@ Decoding accepts both, metadata first, so data bridged from Kafka reads the same
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple, overload
 
 import _pulsar
@@ -36,7 +36,7 @@ from .errors import (
     SchemaIdError,
     UnknownSchemaIdError,
 )
-from .rules.actions import RULE_PREFIX, RULE_TOPIC, raw_client
+from .rules.actions import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
 
@@ -151,16 +151,25 @@ class _Part:
         """Serialize; returns (payload, Confluent id). The payload is prefixed in prefix mode.
 
         `context` carries the message's properties and key to the rules (and a DLQ copy)."""
-        codec = self.codec
-        if codec is not None and value is not None:
-            fast = codec.encode(topic, value, context)
-            if fast is not None:
-                return fast, context.schema_id  # type: ignore[return-value]  # set by the codec
+        compiled = self.encode_compiled(topic, value, context)
+        return compiled if compiled is not None else self.encode_reference(topic, value, context)
+
+    def encode_compiled(
+        self, topic: str, value: Any, context: MessageContext | None
+    ) -> tuple[bytes, bytes] | None:
+        """The codec's (payload, id), or None where the reference path must run."""
+        if self.codec is None or value is None:
+            return None
+        return self.codec.encode(topic, value, context)
+
+    def encode_reference(self, topic: str, value: Any, context: MessageContext) -> tuple[bytes, bytes]:
+        """confluent-kafka's serializer: the first message of a topic (the codec learns its plan
+        from it), and every one the codec does not take."""
         ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
         try:
             payload = self.serializer(value, ctx)
-            if codec is not None and payload is not None:
-                codec.learn(topic, context)
+            if self.codec is not None and payload is not None:
+                self.codec.learn(topic, context)
         except ExternalSchemaError:
             raise
         except Exception as error:
@@ -217,6 +226,16 @@ class _Part:
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, error
             ) from error
+
+    def decode_compiled(self, topic: str, data: bytes, id_bytes: bytes) -> Any:
+        """The codec's value of a message with a metadata id and no properties the rules read,
+        where it has a plan already; else FALLBACK."""
+        if self.codec is None:
+            return FALLBACK
+        try:
+            return self.codec.decode(topic, data, id_bytes, None, build=False)
+        except Exception:
+            return FALLBACK  # build=False raises nothing; the reference path would say what failed
 
     def _error(
         self,
@@ -294,6 +313,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._registry = registry
         self._registry.acquire()
         self._topic = topic
+        self._prefix = config.schema_id_location == "prefix"
         self._closed = False
         self._pulsar_client: Any = None
 
@@ -353,10 +373,16 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
         self._check_open()
-        payload, id_bytes = self._part.encode(topic, value, _or_new(context, self, topic))
-        if self._config.schema_id_location == "prefix":
-            return EncodeData(payload, None)
-        return EncodeData(payload, id_bytes)
+        if context is not None:
+            payload, id_bytes = self._part.encode(topic, value, context)
+        else:
+            compiled = self._part.encode_compiled(topic, value, None)
+            payload, id_bytes = (
+                compiled
+                if compiled is not None
+                else self._part.encode_reference(topic, value, self.message_context(topic))
+            )
+        return _encode_data(payload, None if self._prefix else id_bytes)
 
     def _encode_without_topic(self, value: Any) -> bytes:
         if self._config.schema_id_location == "metadata":
@@ -385,7 +411,51 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
         self._check_open()
         id_bytes = self._value_id(topic, schema_id)
+        if id_bytes and context is None:
+            value = self._part.decode_compiled(topic, data, id_bytes)
+            if value is not FALLBACK:
+                return value
         return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
+
+    def decode_batch(
+        self, topic: str, messages: Iterable[tuple[bytes, bytes | None, Mapping[str, str] | None]]
+    ) -> list[Any]:
+        """Decode many messages of `topic`: (data, schema id, properties) each, as for `decode`.
+
+        Returns one entry per message, in order: its value, or the `ExternalSchemaError` that
+        decoding it raised (one message's fault raises nothing). Consecutive messages with one
+        schema id share one plan lookup; a message the compiled path does not take (a rule that
+        fails, a replayed DLQ copy, a schema id seen for the first time) goes through `decode`.
+        """
+        self._check_open()
+        results: list[Any] = []
+        last: bytes | object | None = FALLBACK  # the schema id `read` was looked up for
+        read: Callable[[bytes], Any] | None = None
+        for data, schema_id, properties in messages:
+            if schema_id != last:
+                last, read = schema_id, self._compiled_reader(topic, schema_id)
+            value = FALLBACK
+            if read is not None and not (properties and RULE_NAME in properties):
+                value = read(data)
+            if value is FALLBACK:
+                try:
+                    context = self.message_context(topic, dict(properties) if properties else None)
+                    value = self.decode(topic, data, schema_id, context)
+                except ExternalSchemaError as error:
+                    value = error
+                last = FALLBACK  # a plan may have been built: look again for the next message
+            results.append(value)
+        return results
+
+    def _compiled_reader(self, topic: str, schema_id: bytes | None) -> Callable[[bytes], Any] | None:
+        codec = self._part.codec
+        if codec is None or not schema_id:
+            return None
+        try:
+            id_bytes = self._value_id(topic, schema_id)
+        except SchemaIdError:
+            return None  # `decode` raises it, message by message
+        return codec.reader(topic, id_bytes) if id_bytes else None
 
     def decode_message(self, msg: Any, *, trust_rule_properties: bool = True) -> Any:
         """Called by pulsar-client's `Message.value()`: schema id from the message properties.
@@ -405,6 +475,13 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             raise SchemaIdError(
                 f"message {msg.message_id()}: {error.reason}", topic=topic, subject=self.subject(topic)
             ) from None
+        if schema_id and not self.is_key_value and RULE_NAME not in properties:
+            # The compiled path reads nothing else of the message: no context unless it falls back.
+            self._check_open()
+            id_bytes = self._value_id(topic, schema_id)
+            value = self._part.decode_compiled(topic, msg.data(), id_bytes) if id_bytes else FALLBACK
+            if value is not FALLBACK:
+                return value
         context = self.message_context(
             topic,
             properties,
@@ -463,6 +540,9 @@ class KeyValueExternalSchema(ExternalSchema):
     ) -> None:
         super().__init__(value_part, config, registry, topic)
         self._key_part = key_part
+
+    def _compiled_reader(self, topic: str, schema_id: bytes | None) -> Callable[[bytes], Any] | None:
+        return None  # a key/value payload is split first: `decode` does it
 
     def for_topic(self, topic: str) -> KeyValueExternalSchema:
         copy = KeyValueExternalSchema(self._key_part, self._part, self._config, self._registry, topic)
@@ -530,6 +610,11 @@ class KeyValueExternalSchema(ExternalSchema):
     def __str__(self) -> str:
         location = self._config.schema_id_location
         return f"KeyValueExternalSchema({self.schema_type}, {location}, {self._registry.url})"
+
+
+def _encode_data(data: bytes, schema_id: bytes | None) -> EncodeData:
+    """`EncodeData(data, schema_id)` without the NamedTuple's argument handling (per message)."""
+    return tuple.__new__(EncodeData, (data, schema_id))
 
 
 def _or_new(

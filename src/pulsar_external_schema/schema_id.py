@@ -17,6 +17,7 @@ confluent-kafka's own `SchemaId` parser; this module only frames and unframes me
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from typing import NamedTuple
@@ -138,6 +139,7 @@ def from_property(value: str) -> tuple[bytes, bool]:
     return from_metadata(parse_hex(value))
 
 
+@functools.lru_cache(maxsize=1024)  # per message, and a topic has few distinct ids
 def parse_hex(value: str) -> bytes:
     """The bytes of a `__schema_id` property: hex digits only, no separators."""
     if not value:

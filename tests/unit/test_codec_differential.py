@@ -642,3 +642,68 @@ def test_a_rule_set_that_does_not_compile_says_why_once(caplog: pytest.LogCaptur
     assert type(write) is Reference and "CEL_FIELD" in write.reason
     said = [r for r in caplog.records if "not compiled" in r.getMessage()]
     assert len(said) == 1 and "acme.orders.payments-value" in said[0].getMessage()
+
+
+# -- batches -------------------------------------------------------------------------------------------
+
+
+def _same(result: Any) -> Any:
+    """A batch entry as comparable data: a value, or an error's type and text."""
+    if isinstance(result, ExternalSchemaError):
+        return ("error", type(result).__name__, str(result))
+    return ("ok", result)
+
+
+@given(
+    records=st.lists(avro_records, min_size=1, max_size=12),
+    faults=st.lists(st.sampled_from(["none", "rule", "bytes", "replay", "no id", "kv id"]), min_size=12),
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_batch_decodes_as_its_messages_one_by_one(records: list[dict[str, Any]], faults: list[str]) -> None:
+    both = once(
+        "batch", lambda: avro_schema(rule("cheap", "CONDITION", "CEL", "READ", CHEAP, onFailure="ERROR"))
+    )
+    schema = both.schema
+    messages: list[tuple[bytes, bytes | None, dict[str, str] | None]] = []
+    for record, fault in zip(records, faults, strict=False):
+        if fault == "rule":
+            record = {**record, "amount": 5000.0}
+        encoded = schema.encode(TOPIC, record)
+        data, schema_id = encoded.data, encoded.schema_id
+        properties: dict[str, str] | None = None
+        if fault == "bytes":
+            data = b"\xff" * 3
+        elif fault == "replay":
+            record, properties = {**record, "amount": 5000.0}, {"__rule.name": "cheap"}
+            data = schema.encode(TOPIC, record).data
+        elif fault == "no id":
+            schema_id = None
+        elif fault == "kv id":
+            schema_id = b"\xfe" + (schema_id or b"")
+        messages.append((data, schema_id, properties))
+    batch = [_same(result) for result in schema.decode_batch(TOPIC, messages)]
+    with both.reference():
+        one_by_one = [
+            _same(
+                outcome_of(lambda m=m: schema.decode(TOPIC, m[0], m[1], schema.message_context(TOPIC, m[2])))
+            )
+            for m in messages
+        ]
+    assert batch == one_by_one
+
+
+def outcome_of(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except ExternalSchemaError as error:
+        return error
+
+
+def test_a_batch_of_one_schema_id_takes_the_compiled_path() -> None:
+    both = avro_schema(rule("cheap", "CONDITION", "CEL", "READ", CHEAP))
+    encoded = both.schema.encode(TOPIC, _SAMPLE)
+    both.schema.decode(TOPIC, encoded.data, encoded.schema_id)  # the plan is built
+    calls = both.reference_calls()
+    values = both.schema.decode_batch(TOPIC, [(encoded.data, encoded.schema_id, None)] * 50)
+    assert values == [both.schema.decode(TOPIC, encoded.data, encoded.schema_id)] * 50
+    assert both.reference_calls() == calls

@@ -1,8 +1,11 @@
 """The per-message path of one part (a value, or a key) of an external schema.
 
-    codec.encode(topic, value, context)      -> payload, or None: take the reference path
-    codec.learn(topic, context)              after the reference path encoded a message
-    codec.decode(topic, payload, id, context) -> value, or FALLBACK: take the reference path
+    codec.encode(topic, value, context)       -> (payload, schema id), or None: the reference path
+    codec.learn(topic, context)               after the reference path encoded a message
+    codec.decode(topic, payload, id, context) -> value, or FALLBACK: the reference path
+
+`context` (the message's properties, for a replayed DLQ copy's `__rule.name`) may be None: the
+caller then knows the message has none, and the path builds no per-message object at all.
 
 Per message it runs the plan's compiled conditions and the format library's call, and nothing
 else. Whatever it does not do itself (a rule that fails, a rule set that does not compile, a
@@ -14,6 +17,7 @@ and decides its outcome: so the errors, rule actions and DLQ copies are confluen
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -65,13 +69,13 @@ class PartCodec:
 
     # -- encode ---------------------------------------------------------------------------------
 
-    def encode(self, topic: str, value: Any, context: MessageContext) -> bytes | None:
-        """The payload (id-prefixed in prefix mode), with `context.schema_id` set; None: the
-        caller takes the reference path (and then calls `learn`)."""
+    def encode(self, topic: str, value: Any, context: MessageContext | None) -> tuple[bytes, bytes] | None:
+        """(payload, Confluent id); the payload is id-prefixed in prefix mode. None: the caller
+        takes the reference path (and then calls `learn`)."""
         plan = self.writes.get(topic)
         if type(plan) is not WritePlan:
             return None
-        if plan.conditions and RULE_NAME in context:
+        if plan.conditions and context is not None and RULE_NAME in context:
             return None  # a replayed DLQ copy skips the rule it names: the reference decides
         try:
             if self._to_dict is not None:
@@ -86,8 +90,9 @@ class PartCodec:
             set_original_key(value)  # as the reference serializer: a value's DLQ copy keeps its key
         else:
             clear_original_key()  # type: ignore[no-untyped-call]
-        context.schema_id = plan.schema_id
-        return plan.prefix + payload if plan.prefix else payload
+        if context is not None:
+            context.schema_id = plan.schema_id
+        return (plan.prefix + payload if plan.prefix else payload), plan.schema_id
 
     def learn(self, topic: str, context: MessageContext) -> None:
         """After the reference path encoded a message of `topic`: its writer (subject, schema,
@@ -128,22 +133,43 @@ class PartCodec:
     # -- decode ---------------------------------------------------------------------------------
 
     def decode(
-        self, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext, *, prefixed: bool
+        self,
+        topic: str,
+        payload: bytes,
+        id_bytes: bytes,
+        context: MessageContext | None,
+        *,
+        prefixed: bool = False,
+        build: bool = True,
     ) -> Any:
         """The decoded value of `payload` (the bytes after any id prefix); FALLBACK: the caller
-        takes the reference path. Raises only registry errors (building a plan)."""
-        if self._deserializer is None or (prefixed and self._format is protobuf):
+        takes the reference path. `build=False`: only with a plan built before (so the id was
+        checked then). Raises only registry errors (building a plan)."""
+        if prefixed and self._format is protobuf:
             return FALLBACK  # a prefixed Protobuf payload starts with message indexes
-        key = (topic, id_bytes)
-        plan = self.reads.get(key)
+        plan = self.reads.get((topic, id_bytes))
         if plan is None:
-            plan = self._read_plan(topic, id_bytes)
-            if plan is None:
+            if not build or self._deserializer is None:
                 return FALLBACK
+            plan = self._read_plan(topic, id_bytes)
         if type(plan) is not ReadPlan:
             return FALLBACK
-        if plan.conditions and RULE_NAME in context:
+        if plan.conditions and context is not None and RULE_NAME in context:
             return FALLBACK
+        return self._read(plan, topic, payload, id_bytes, context)
+
+    def reader(self, topic: str, id_bytes: bytes) -> Callable[[bytes], Any] | None:
+        """`payload -> value or FALLBACK` for messages of (topic, id) with no properties the rules
+        read, where a plan is built already (a batch looks its plan up once); else None."""
+        plan = self.reads.get((topic, id_bytes))
+        if type(plan) is not ReadPlan:
+            return None
+        read = self._read
+        return lambda payload: read(plan, topic, payload, id_bytes, None)
+
+    def _read(
+        self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
+    ) -> Any:
         try:
             value = plan.read(payload)
             for condition in plan.conditions:

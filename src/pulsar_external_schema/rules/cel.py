@@ -392,28 +392,30 @@ class CompiledCondition:
     and the caller runs the message through the executor, whose actions and errors are the
     reference; so this class never has to decide a failure's outcome."""
 
-    __slots__ = ("_body", "_body_text", "_guard", "_guard_text")
+    __slots__ = ("_body", "_guard")
 
     def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
         text = ctx.rule.expr
         if text is None:
             raise CelEvaluationError(f"rule {ctx.rule.name!r} has no expression")
         guard, body = split_guard(text, ctx)
-        self._guard_text = guard
         self._guard = None if guard is None else compiled.program(guard, False, pool)
-        self._body_text = body
         self._body = compiled.program(body, False, pool)
 
     def passes(self, message: Any) -> bool:
-        activation = Activation(message)
-        if self._guard is not None:
-            assert self._guard_text is not None
-            try:
-                if CompiledCel.evaluate(self._guard, self._guard_text, activation) is not True:
-                    return True
-            except CelEvaluationError:
-                return True  # a guard that cannot be evaluated is false: the rule is skipped
-        return CompiledCel.evaluate(self._body, self._body_text, activation) is True
+        # A guard that is not true (false, not a bool, or an error) skips the rule: it passes.
+        if self._guard is not None and _value(self._guard, message) is not True:
+            return True
+        return _value(self._body, message) is True
+
+
+def _value(program: _Program, message: Any) -> Any:
+    """A condition's value: the fewest steps from a message to cel-cpp and back (an error comes
+    back as a status, which is not True)."""
+    data = {"message": _bind_message(message, program.fields)}
+    if program.uses_now:
+        data["now"] = _timestamp(datetime.datetime.now(datetime.UTC))
+    return program.expression.eval(data=data).value()
 
 
 def _engine_setting(value: Any, where: str) -> str:
