@@ -683,18 +683,13 @@ def test_a_batch_decodes_as_its_messages_one_by_one(records: list[dict[str, Any]
         messages.append((data, schema_id, properties))
     batch = [_same(result) for result in schema.decode_batch(TOPIC, messages)]
     with both.reference():
-        one_by_one = [
-            _same(
-                outcome_of(lambda m=m: schema.decode(TOPIC, m[0], m[1], schema.message_context(TOPIC, m[2])))
-            )
-            for m in messages
-        ]
+        one_by_one = [_same(decode_one(schema, *message)) for message in messages]
     assert batch == one_by_one
 
 
-def outcome_of(call: Callable[[], Any]) -> Any:
+def decode_one(schema: ExternalSchema, data: bytes, schema_id: bytes | None, properties: Any) -> Any:
     try:
-        return call()
+        return schema.decode(TOPIC, data, schema_id, schema.message_context(TOPIC, properties))
     except ExternalSchemaError as error:
         return error
 

@@ -1,0 +1,140 @@
+"""Each private member of confluent-kafka's serdes that the codec reads (codec/_serde.py), held to
+the installed confluent-kafka: a release that renames or reshapes one fails here, by name, before
+any message is decoded wrongly. pyproject.toml bounds confluent-kafka to the tested minor line."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from confluent_kafka.schema_registry import RegisteredSchema, Schema
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.serde import RuleContext
+from confluent_kafka.serialization import MessageField, SerializationContext
+from contracts import contract, mock_factory, rule
+from schemas import order_message_class
+
+from pulsar_external_schema.codec import _serde
+from pulsar_external_schema.protobuf_text import file_descriptor_proto
+
+TOPIC = "persistent://acme/orders/touch"
+SUBJECT = "acme.orders.touch-value"
+RECORD = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}]}
+CTX = SerializationContext(TOPIC, MessageField.VALUE)
+
+
+def _avro(**conf: Any) -> Any:
+    rules = {"domainRules": [rule("r", "CONDITION", "CEL", "WRITEREAD", "true", onSuccess="NONE")]}
+    factory = mock_factory(**conf)
+    if conf.get("use.latest.version"):  # a pinned producer registers nothing: register beforehand
+        factory.registry_client.register_schema(SUBJECT, contract(RECORD, ruleSet=rules))
+    schema = factory.avro(contract(RECORD, ruleSet=rules))
+    encoded = schema.encode(TOPIC, {"a": "x"})
+    return schema, encoded
+
+
+def test_subject() -> None:
+    schema, _ = _avro()
+    assert _serde.subject(schema._part.serializer, CTX, None) == SUBJECT
+    assert _serde.subject(schema._part.deserializer, CTX, None) == SUBJECT
+
+
+def test_pinned_schema() -> None:
+    schema, _ = _avro()
+    assert _serde.pinned_schema(schema._part.deserializer, SUBJECT, None) is None
+    pinned, encoded = _avro(**{"use.latest.version": True})
+    found = _serde.pinned_schema(pinned._part.deserializer, SUBJECT, None)
+    assert isinstance(found, RegisteredSchema) and found.schema_id is not None
+    assert encoded.schema_id == b"\x00" + found.schema_id.to_bytes(4, "big")
+
+
+def test_writer_schema_and_parsed() -> None:
+    schema, encoded = _avro()
+    deserializer = schema._part.deserializer
+    writer = _serde.writer_schema(deserializer, "AVRO", encoded.schema_id, SUBJECT, None)
+    assert isinstance(writer, Schema) and json.loads(writer.schema_str or "")["name"] == "R"
+    assert _serde.parsed(deserializer, writer)["type"] == "record"
+
+
+def test_migrations() -> None:
+    schema, encoded = _avro(**{"use.latest.version": True})
+    deserializer = schema._part.deserializer
+    registry = deserializer._registry
+    registry.register_schema(SUBJECT, Schema(json.dumps(RECORD), "AVRO"))
+    writer = _serde.writer_schema(deserializer, "AVRO", encoded.schema_id, SUBJECT, None)
+    latest = _serde.pinned_schema(deserializer, SUBJECT, None)
+    assert latest is not None
+    assert _serde.migrations(deserializer, SUBJECT, writer, latest) == []
+
+
+def test_local_schema() -> None:
+    schema, _ = _avro()
+    local, parsed = _serde.local_schema(schema._part.serializer)
+    assert isinstance(local, Schema) and parsed["type"] == "record"
+    json_schema = mock_factory().json(json.dumps({"type": "object"}))
+    local, (parsed_json, refs) = _serde.local_schema(json_schema._part.serializer)
+    assert isinstance(local, Schema) and parsed_json == {"type": "object"} and refs is not None
+    assert _serde.local_schema(mock_factory().avro(json.dumps(RECORD))._part.deserializer)[0] is None
+
+
+def test_rule_registry_disabled_and_actions() -> None:
+    schema, _ = _avro()
+    serializer = schema._part.serializer
+    assert _serde.rule_registry(serializer).get_executor("CEL") is not None
+    assert _serde.validation_enabled(serializer) is False
+    for extra, mode, disabled, action in (
+        ({}, RuleMode.WRITE, False, "NONE"),
+        ({"onSuccess": "NONE,ERROR"}, RuleMode.READ, False, "ERROR"),
+        ({"onSuccess": "DLQ"}, RuleMode.WRITE, False, "DLQ"),
+        ({"disabled": True}, RuleMode.WRITE, True, "NONE"),
+    ):
+        the_rule = rule("r", "CONDITION", "CEL", "WRITEREAD", "true", **extra)
+        target = contract(RECORD, ruleSet={"domainRules": [the_rule]})
+        assert target.rule_set is not None and target.rule_set.domain_rules
+        parsed = target.rule_set.domain_rules[0]
+        ctx = RuleContext(None, CTX, None, target, SUBJECT, mode, parsed, 0, [parsed], None, None)
+        assert _serde.rule_is_disabled(serializer, ctx) is disabled
+        assert _serde.on_success_action(serializer, ctx, mode) == action
+
+
+def test_avro_options_and_dict_hooks() -> None:
+    schema, _ = _avro()
+    assert _serde.avro_options(schema._part.serializer) == {
+        "strict": False,
+        "strict_allow_default": False,
+        "return_record_name": False,
+    }
+    assert _serde.to_dict(schema._part.serializer) is None
+    assert _serde.from_dict(schema._part.deserializer) is None
+
+
+def test_json_functions_and_validator() -> None:
+    text = json.dumps({"type": "object", "properties": {"a": {"type": "string"}}})
+    serializer = mock_factory().json(text)._part.serializer
+    encode, _, validate = _serde.json_functions(serializer)
+    assert json.loads(encode({"a": "x"})) == {"a": "x"} and validate is True
+    local, parsed = _serde.local_schema(serializer)
+    assert local is not None
+    validator = _serde.json_validator(serializer, local, *parsed)
+    with pytest.raises(Exception, match="is not of type"):
+        validator.validate({"a": 1})
+    deserializer = mock_factory().json(text)._part.deserializer
+    assert _serde.json_functions(deserializer)[1](b'{"a": "y"}') == {"a": "y"}
+
+
+def test_protobuf_message_class() -> None:
+    order = order_message_class()
+    serialized = base64.b64encode(file_descriptor_proto(order).SerializeToString()).decode()
+    schema = mock_factory().protobuf(order, schema=contract(serialized, "PROTOBUF"))
+    assert _serde.protobuf_message_class(schema._part.serializer) is order
+    assert _serde.protobuf_message_class(schema._part.deserializer).DESCRIPTOR.full_name == "acme.Order"
+
+
+def test_registry_failures_are_told_apart_from_data_errors() -> None:
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    assert _serde.is_registry_failure(SchemaRegistryError(500, 50001, "down"))
+    assert _serde.is_registry_failure(ConnectionError("refused"))
+    assert not _serde.is_registry_failure(ValueError("bad bytes"))
