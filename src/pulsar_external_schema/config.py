@@ -382,11 +382,24 @@ class ExternalSchemaConfig:
     @property
     def pins_a_version(self) -> bool:
         """True when the writer schema comes from the registry (`use.schema.id`, `use.latest.*`)."""
-        return bool(
-            self.serde.get("use.schema.id") is not None
-            or self.serde.get("use.latest.version")
-            or self.serde.get("use.latest.with.metadata")
-        )
+        return pins_a_version(self.serde)
+
+
+#: The keys that pin the registered version a serde writes or reads with.
+PIN_KEYS = ("use.schema.id", "use.latest.version", "use.latest.with.metadata")
+
+
+def pins_a_version(conf: Mapping[str, Any]) -> bool:
+    """Whether a config (raw values, as users and the console tools give them, or parsed ones)
+    pins a registered version: `use.schema.id` (any id, 0 too), `use.latest.version` when true
+    (`"false"` is not), `use.latest.with.metadata`. The one place this is decided."""
+    for key in PIN_KEYS:
+        value = conf.get(key)
+        if value is None:
+            continue
+        if key != "use.latest.version" or _parse(key, KEYS[key], value):
+            return True
+    return False
 
 
 def _unknown_key_message(key: str) -> str:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from pulsar_external_schema import ConfigError, ExternalSchemaConfig, TopicName
+from pulsar_external_schema.config import pins_a_version
 from pulsar_external_schema.subjects import (
     record_name_strategy,
     short_topic_name_strategy,
@@ -145,3 +147,24 @@ def test_schemas_are_taken_as_text_or_as_parsed_dicts() -> None:
         assert json.loads(factory.json({"type": "object"}).encode("j", {"x": 1}).data) == {"x": 1}
         with pytest.raises(ConfigError, match=r"avro\(\) takes the schema as JSON text, a dict"):
             factory.avro(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("conf", "pinned"),
+    [
+        ({}, False),
+        ({"use.latest.version": "false"}, False),
+        ({"use.latest.version": False}, False),
+        ({"use.latest.version": "true"}, True),
+        ({"use.schema.id": 0}, True),
+        ({"use.schema.id": "12"}, True),
+        ({"use.latest.with.metadata": "major=2"}, True),
+        ({"use.latest.with.metadata": {"major": "2"}}, True),
+    ],
+)
+def test_whether_a_version_is_pinned_is_decided_in_one_place(conf: dict[str, Any], pinned: bool) -> None:
+    """Raw values (the console tools', Spark options) and parsed ones (the factory's) agree."""
+    assert pins_a_version(conf) is pinned
+    assert (
+        ExternalSchemaConfig.from_dict({"schema.registry.url": "mock://x", **conf}).pins_a_version is pinned
+    )

@@ -16,6 +16,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Metadata, RuleSet, Schema, SchemaReference
 from confluent_kafka.serialization import MessageField
 
+from ..config import pins_a_version
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import (
     RegisteredSchema,
@@ -29,7 +30,6 @@ from .common import CommandError, registry_failure
 from .records import PlainCodec, ProtobufCodec, RecordFormat
 
 SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
-_PINS = ("use.schema.id", "use.latest.version", "use.latest.with.metadata")
 
 
 @dataclass
@@ -94,7 +94,7 @@ def _registered(
     config: dict[str, Any], client: Any, topic: str, given: SchemaArguments, *, key_value: bool
 ) -> Resolved:
     """The registered versions the config selects, for the value (and the key)."""
-    if not any(config.get(key) for key in _PINS):
+    if not pins_a_version(config):
         config = {**config, "use.latest.version": True}
     factory = SchemaRegistrySchemaFactory(config, client=client)
     try:

@@ -9,6 +9,7 @@ from typing import Any
 import fastavro
 from pyspark.sql.types import DataType
 
+from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import RegisteredSchema, import_message_class, registered_schema, schema_for
@@ -59,7 +60,7 @@ def make_schema(
     """The external schema an executor decodes with (no `client`: DLQ rules mark rows invalid),
     or encodes with (`latest`: the subject's latest version, never registering one)."""
     conf = dict(options.config)
-    pinned = any(key in conf for key in ("use.schema.id", "use.latest.version", "use.latest.with.metadata"))
+    pinned = pins_a_version(conf)
     if (latest or reader.schema_type == "AVRO") and not pinned:
         conf["use.latest.version"] = "true"  # Avro resolves every writer version into the reader's
     # No client: the DLQ action marks the row invalid (publishing from `read()` would repeat the
