@@ -16,12 +16,14 @@ import base64
 import datetime
 import decimal
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema
 from contracts import contract, mock_factory, rule
 from google.protobuf import descriptor_pb2
 from google.protobuf.message_factory import GetMessageClass
@@ -87,7 +89,8 @@ def outcome(call: Callable[[], Any], client: FakePulsarClient) -> tuple[Any, ...
     try:
         result: tuple[Any, ...] = ("ok", call())
     except ExternalSchemaError as error:
-        result = ("error", type(error).__name__, str(error))
+        # fastavro's errors name the buffer they read from by its address: not a difference
+        result = ("error", type(error).__name__, re.sub(r" at 0x[0-9a-f]+", "", str(error)))
     return (*result, client.sent[before:])
 
 
@@ -281,7 +284,7 @@ def test_avro_with_a_cel_condition(avro_condition: Both, record: dict[str, Any])
         assert result[:2] == ("error", "RuleViolationError")
         assert "rule 'cheap' (CONDITION CEL, WRITE) failed" in result[2]
     write, read = plans(avro_condition)
-    assert type(write) is WritePlan and len(write.conditions) == 1
+    assert type(write) is WritePlan and len(write.steps) == 1
     assert read is None or type(read) is ReadPlan
 
 
@@ -702,3 +705,162 @@ def test_a_batch_of_one_schema_id_takes_the_compiled_path() -> None:
     values = both.schema.decode_batch(TOPIC, [(encoded.data, encoded.schema_id, None)] * 50)
     assert values == [both.schema.decode(TOPIC, encoded.data, encoded.schema_id)] * 50
     assert both.reference_calls() == calls
+
+
+# -- CEL_FIELD transforms (Avro) -----------------------------------------------------------------------
+
+PERSON = {
+    "type": "record",
+    "name": "Person",
+    "namespace": "acme",
+    "fields": [
+        {"name": "name", "type": "string", "confluent:tags": ["PII"]},
+        {"name": "email", "type": "string"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "age", "type": "int"},
+        {"name": "score", "type": "double"},
+        {"name": "active", "type": "boolean"},
+        {"name": "blob", "type": "bytes"},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
+        {"name": "code", "type": {"type": "fixed", "name": "Code", "size": 2}},
+        {
+            "name": "address",
+            "type": {
+                "type": "record",
+                "name": "Address",
+                "fields": [
+                    {"name": "city", "type": "string", "confluent:tags": ["PII"]},
+                    {"name": "zip", "type": ["null", "int"]},
+                ],
+            },
+        },
+        {"name": "labels", "type": {"type": "array", "items": "string"}},
+    ],
+}
+people = st.fixed_dictionaries(
+    {
+        "name": text,
+        "email": text,
+        "note": st.none() | text,
+        "age": ints,
+        "score": st.floats(allow_nan=False, allow_infinity=False),
+        "active": st.booleans(),
+        "blob": st.binary(max_size=4),
+        "kind": st.sampled_from(["A", "B"]),
+        "code": st.binary(min_size=2, max_size=2),
+        "address": st.fixed_dictionaries({"city": text, "zip": st.none() | ints}),
+        "labels": st.lists(text, max_size=3),
+    }
+)
+
+
+PERSON_SAMPLE = {
+    "name": "n",
+    "email": "e",
+    "note": "x",
+    "age": 4,
+    "score": 1.5,
+    "active": True,
+    "blob": b"",
+    "kind": "A",
+    "code": b"ab",
+    "address": {"city": "c", "zip": 1},
+    "labels": [],
+}
+
+
+def _person(parts: dict[str, Any]) -> Schema:
+    """PERSON as a contract with `parts`; `parts["schema"]`: with a date field, which the walk
+    does not compile."""
+    rest = {key: value for key, value in parts.items() if key != "schema"}
+    if "schema" not in parts:
+        return contract(PERSON, **rest)
+    day = {"name": "day", "type": {"type": "int", "logicalType": "date"}, "default": 0}
+    return contract({**PERSON, "fields": [*PERSON["fields"], day]}, **rest)
+
+
+def field_rule(expr: str, mode: str = "WRITEREAD", **extra: Any) -> dict[str, Any]:
+    return rule("f", "TRANSFORM", "CEL_FIELD", mode, expr, **extra)
+
+
+FIELD_CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any], str]] = {
+    # name: (rules, contract parts, the write plan: compiled, reference, or none when every
+    # message fails, so that no encode resolves the writer)
+    "strings, tagged": (
+        [field_rule("typeName == 'STRING' ; value == '' ? 'unspecified' : value + '!'", tags=["PII"])],
+        {},
+        "compiled",
+    ),
+    "every string, the array's items too": (
+        [field_rule("typeName == 'STRING' ; value + '!'")],
+        {},
+        "compiled",
+    ),
+    "logical types stay on the reference path": (
+        [field_rule("typeName == 'STRING' ; value + '!'")],
+        {"schema": "with a date"},
+        "reference",
+    ),
+    "a guard that reads the value": (
+        [field_rule("value != null && typeName == 'STRING' ; value + '?'", tags=["PII"])],
+        {},
+        "compiled",
+    ),
+    "nullable fields by metadata tags": (
+        [field_rule("typeName == 'NULL' ; 'was null'", tags=["OPT"])],
+        {"metadata": {"tags": {"acme.Person.note": ["OPT"]}}},
+        "compiled",
+    ),
+    "a null into an int: fails the same way": (
+        [field_rule("typeName == 'NULL' ; 'was null'", tags=["OPT"])],
+        {"metadata": {"tags": {"acme.Address.zip": ["OPT"]}}},
+        "compiled",
+    ),
+    "ints, wildcard tags": (
+        [field_rule("typeName == 'INT' ; value / 2", tags=["NUM"])],
+        {"metadata": {"tags": {"acme.*.*": ["NUM"]}}},
+        "compiled",
+    ),
+    "a body reading the message": (
+        [field_rule("message.email + ':' + value", "WRITE", tags=["PII"])],
+        {},
+        "none",
+    ),
+    "a body of the wrong type": ([field_rule("typeName == 'STRING' ; 1", "WRITE", tags=["PII"])], {}, "none"),
+    "two transforms of one tag: the first wins on write": (
+        [
+            field_rule("typeName == 'STRING' ; value + '1'", "WRITE", tags=["PII"]),
+            field_rule("typeName == 'STRING' ; value + '2'", "WRITE", tags=["PII"]),
+        ],
+        {},
+        "compiled",
+    ),
+    "a transform, then a condition": (
+        [
+            field_rule("typeName == 'STRING' ; value + '!'", "WRITE", tags=["PII"]),
+            rule("c", "CONDITION", "CEL", "WRITE", "message.name.endsWith('!')"),
+        ],
+        {},
+        "compiled",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FIELD_CASES))
+@given(person=people)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_field_transforms_agree(case: str, person: dict[str, Any]) -> None:
+    rules, parts, plan = FIELD_CASES[case]
+    both = once(
+        f"fields {case}",
+        lambda: Both(mock_factory().avro(_person({**parts, "ruleSet": {"domainRules": rules}}))),
+    )
+    warm(both, PERSON_SAMPLE)
+    given_value = json.loads(json.dumps(person, default=lambda b: b.hex()))  # a copy to compare with
+    result = both.check(person, compiled=plan == "compiled")
+    assert json.loads(json.dumps(person, default=lambda b: b.hex())) == given_value, "the value was changed"
+    write = plans(both)[0]
+    assert {"compiled": WritePlan, "reference": Reference, "none": type(None)}[plan] is type(write), write
+    if case == "strings, tagged" and result[0] == "ok":
+        assert result[1]["name"] == ((person["name"] + "!!") if person["name"] else "unspecified!")
+        assert result[1]["email"] == person["email"]  # not tagged PII

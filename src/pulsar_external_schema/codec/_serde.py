@@ -14,10 +14,12 @@ import io
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
+from confluent_kafka.schema_registry.common.avro import get_inline_tags
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import Migration, RuleContext, SchemaId
 from confluent_kafka.serialization import SerializationContext
+from fastavro.schema import expand_schema
 
 try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
     import httpx2 as _http
@@ -77,6 +79,17 @@ def local_schema(serializer: Any) -> tuple[Schema | None, Any]:
     if hasattr(serializer, "_ref_registry"):  # JSON: the schema and its references' registry
         parsed_schema = (parsed_schema, serializer._ref_registry)
     return getattr(serializer, "_schema", None), parsed_schema
+
+
+def expand_avro_schema(parsed_schema: Any) -> Any:
+    """The parsed schema with named types written out, as confluent-kafka's field walk sees it."""
+    return expand_schema(parsed_schema)
+
+
+def avro_inline_tags(parsed_schema: Any) -> dict[str, set[str]]:
+    """Tags declared in the Avro schema (`confluent:tags`), by field full name."""
+    tags: dict[str, set[str]] = get_inline_tags(parsed_schema)
+    return tags
 
 
 def rule_registry(serde: Any) -> Any:

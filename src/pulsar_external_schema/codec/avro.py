@@ -57,6 +57,11 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     return read
 
 
+def rule_schema(serde: Any, schema: Schema | None) -> Any:
+    """The parsed schema field rules walk: the registered one's (rules only come with one)."""
+    return None if schema is None else _serde.parsed(serde, schema)
+
+
 def pool(serde: Any) -> None:
     """Avro values carry no descriptor pool (CEL sees them as plain values)."""
     return None

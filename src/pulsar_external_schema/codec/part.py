@@ -7,7 +7,7 @@
 `context` (the message's properties, for a replayed DLQ copy's `__rule.name`) may be None: the
 caller then knows the message has none, and the path builds no per-message object at all.
 
-Per message it runs the plan's compiled conditions and the format library's call, and nothing
+Per message it runs the plan's compiled rule steps and the format library's call, and nothing
 else. Whatever it does not do itself (a rule that fails, a rule set that does not compile, a
 malformed value or payload) it hands back to the reference path, which runs the message again
 and decides its outcome: so the errors, rule actions and DLQ copies are confluent-kafka's serdes'
@@ -75,14 +75,13 @@ class PartCodec:
         plan = self.writes.get(topic)
         if type(plan) is not WritePlan:
             return None
-        if plan.conditions and context is not None and RULE_NAME in context:
+        if plan.steps and context is not None and RULE_NAME in context:
             return None  # a replayed DLQ copy skips the rule it names: the reference decides
         try:
             if self._to_dict is not None:
                 value = self._to_dict(value, SerializationContext(topic, self._field, context))  # type: ignore[arg-type]
-            for condition in plan.conditions:
-                if not condition.passes(value):
-                    return None
+            for step in plan.steps:
+                value = step(value)
             payload = plan.write(value)
         except Exception:
             return None
@@ -108,23 +107,24 @@ class PartCodec:
             reason = encoding_rule(schema, RuleMode.WRITE)
             if reason is None and _serde.validation_enabled(self._serializer):
                 reason = "confluent-kafka's inline validation rules are on"
-            conditions = reason or compile_rules(
+            steps = reason or compile_rules(
                 self._serializer,
                 SerializationContext(topic, self._field),
                 subject,
                 RuleMode.WRITE,
                 schema,
                 self._format.pool(self._serializer),
+                self._format.rule_schema(self._serializer, schema),
             )
-            if isinstance(conditions, str):
-                plan = Reference(conditions, expiry(self._ttl))
-                self._say(subject, conditions)
+            if isinstance(steps, str):
+                plan = Reference(steps, expiry(self._ttl))
+                self._say(subject, steps)
             else:
                 plan = WritePlan(
                     subject,
                     context.schema_id,
                     context.schema_id if self._prefix else b"",
-                    conditions,
+                    steps,
                     self._format.writer(self._serializer, schema),
                     expiry(self._ttl),
                 )
@@ -154,7 +154,7 @@ class PartCodec:
             plan = self._read_plan(topic, id_bytes)
         if type(plan) is not ReadPlan:
             return FALLBACK
-        if plan.conditions and context is not None and RULE_NAME in context:
+        if plan.steps and context is not None and RULE_NAME in context:
             return FALLBACK
         return self._read(plan, topic, payload, id_bytes, context)
 
@@ -172,9 +172,8 @@ class PartCodec:
     ) -> Any:
         try:
             value = plan.read(payload)
-            for condition in plan.conditions:
-                if not condition.passes(value):
-                    return FALLBACK
+            for step in plan.steps:
+                value = step(value)
             if self._from_dict is not None:
                 value = self._from_dict(value, SerializationContext(topic, self._field, context))  # type: ignore[arg-type]
         except Exception:
@@ -221,12 +220,18 @@ class PartCodec:
                 return self._reference(subject, "migration rules run on the reference path", expires)
             reader = pinned.schema
         reason = encoding_rule(writer, RuleMode.READ)
-        conditions = reason or compile_rules(
-            deserializer, ser_ctx, subject, RuleMode.READ, reader, self._format.pool(deserializer)
+        steps = reason or compile_rules(
+            deserializer,
+            ser_ctx,
+            subject,
+            RuleMode.READ,
+            reader,
+            self._format.pool(deserializer),
+            self._format.rule_schema(deserializer, reader),
         )
-        if isinstance(conditions, str):
-            return self._reference(subject, conditions, expires)
-        return ReadPlan(subject, conditions, self._format.reader(deserializer, writer, reader), expires)
+        if isinstance(steps, str):
+            return self._reference(subject, steps, expires)
+        return ReadPlan(subject, steps, self._format.reader(deserializer, writer, reader), expires)
 
     def _reference(self, subject: str, reason: str, expires: float) -> Reference:
         self._say(subject, reason)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Any, Generic, TypeVar
 
-from .steps import Conditions
+from .steps import Steps
 
 #: Plans kept per schema and side (encode: one per topic; decode: one per topic and writer id).
 #: A full cache drops its oldest plan: a hit must not write, so that the per-message path takes no
@@ -38,7 +38,8 @@ class WritePlan:
     """The Confluent id bytes (magic byte + id, + Protobuf message indexes): `EncodeData.schema_id`."""
     prefix: bytes
     """Prepended to every payload: the id in prefix mode, else nothing."""
-    conditions: Conditions
+    steps: Steps
+    """The compiled rule steps, in the order the rule engine runs them."""
     write: Callable[[Any], bytes]
     expires: float
     """`monotonic()` after which the plan is resolved again; 0: never."""
@@ -47,7 +48,7 @@ class WritePlan:
 @dataclass(frozen=True, slots=True)
 class ReadPlan:
     subject: str
-    conditions: Conditions
+    steps: Steps
     read: Callable[[bytes], Any]
     expires: float
 

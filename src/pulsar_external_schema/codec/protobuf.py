@@ -30,5 +30,10 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     return from_string
 
 
+def rule_schema(serde: Any, schema: Schema | None) -> None:
+    """Protobuf field rules are walked on the reference path (not compiled yet)."""
+    return None
+
+
 def pool(serde: Any) -> Any:
     return _serde.protobuf_message_class(serde).DESCRIPTOR.file.pool

@@ -6,28 +6,41 @@ disabled, whether its mode applies, which executor and which actions it has; and
 once, with the serde's own answers (`_serde.py`), and keeps only what depends on the message: the
 compiled CEL conditions that apply, in the order the engine runs them (reversed on READ).
 
-What compiles: CEL conditions on the compiled engine whose passing action is NONE. A condition
-that does not pass, or fails to evaluate, hands the message back to the reference path, which
-evaluates it again and runs its actions (ERROR, DLQ, a custom one): so every failure's outcome,
-error text and DLQ copy is the reference's own. Anything else in a rule set that applies
-(transforms, CEL_FIELD, JSONata, encryption, custom executors, encoding rules) keeps the whole
-message on the reference path, and `compile_rules` says why.
+A step is `value -> value`: a CEL condition returns the value it passed, a CEL_FIELD
+transform the value with its fields rewritten (`fields.py`). What compiles: CEL conditions and
+CEL_FIELD transforms (Avro) on the compiled engine whose passing action is NONE. A step that
+does not pass, or fails to evaluate, raises, and the message goes back to the reference path,
+which evaluates it again and runs the actions (ERROR, DLQ, a custom one): so every failure's
+outcome, error text and DLQ copy is the reference's own. Anything else in a rule set that
+applies (CEL message transforms, JSONata, encryption, custom executors, encoding rules) keeps
+the schema's messages on the reference path, and `compile_rules` says why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry import RuleKind, Schema
 from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMode
-from confluent_kafka.schema_registry.serde import RuleContext
+from confluent_kafka.schema_registry.serde import FieldRuleExecutor, RuleContext
 from confluent_kafka.serialization import SerializationContext
 
-from ..rules.cel import COMPILED, CelEvaluationError, CelExecutor, CompiledCondition, rule_engine
+from ..rules.cel import (
+    COMPILED,
+    CelEvaluationError,
+    CelExecutor,
+    CelFieldExecutor,
+    CompiledCondition,
+    CompiledFieldTransform,
+    rule_engine,
+)
 from ..rules.registry import rule_executor
 from . import _serde
+from .fields import NotCompiled, compile_field_rule
 
-Conditions = tuple[CompiledCondition, ...]
+Step = Callable[[Any], Any]
+Steps = tuple[Step, ...]
 
 
 def applies(rule: Rule, mode: RuleMode) -> bool:
@@ -56,16 +69,18 @@ def compile_rules(
     mode: RuleMode,
     schema: Schema | None,
     pool: Any = None,
-) -> Conditions | str:
-    """The conditions of `schema`'s domain rules that run in `mode`, compiled; or, as a string,
-    why this schema's messages take the reference path. `pool`: the Protobuf descriptor pool."""
+    avro_schema: Any = None,
+) -> Steps | str:
+    """The steps of `schema`'s domain rules that run in `mode`, compiled; or, as a string, why
+    this schema's messages take the reference path. `pool`: the Protobuf descriptor pool;
+    `avro_schema`: the parsed Avro schema the values have (CEL_FIELD walks it)."""
     rule_set = schema.rule_set if schema is not None else None
     if rule_set is None:
         return ()
     rules = list(rule_set.domain_rules or [])
     if mode == RuleMode.READ:
         rules.reverse()  # as confluent-kafka: READ runs the rules in reverse order
-    compiled: list[CompiledCondition] = []
+    compiled: list[Step] = []
     for index, rule in enumerate(rules):
         if not applies(rule, mode):
             continue
@@ -75,18 +90,46 @@ def compile_rules(
         if _serde.rule_is_disabled(serde, ctx):
             continue
         what = f"rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
-        if rule.kind != RuleKind.CONDITION or (rule.type or "").upper() != "CEL":
+        rule_type = (rule.type or "").upper()
+        condition = rule.kind == RuleKind.CONDITION and rule_type == "CEL"
+        field_transform = rule.kind == RuleKind.TRANSFORM and rule_type == "CEL_FIELD"
+        if not (condition or field_transform):
             return f"{what} runs on the reference path"
         executor = rule_executor(_serde.rule_registry(serde), ctx)
-        if type(executor) is not CelExecutor:
+        expected = CelExecutor if condition else CelFieldExecutor
+        if type(executor) is not expected:
             return f"{what} has a custom executor ({type(executor).__name__})"
-        if rule_engine(ctx, executor.engine) != COMPILED:
+        cel: CelExecutor = executor if isinstance(executor, CelExecutor) else executor.executor
+        if rule_engine(ctx, cel.engine) != COMPILED:
             return f"{what} runs on cel-python"
         action = _serde.on_success_action(serde, ctx, mode)
         if action != "NONE":
             return f"{what} runs the action {action!r} when it passes"
         try:
-            compiled.append(CompiledCondition(executor.compiled, ctx, pool))
+            if condition:
+                compiled.append(CompiledCondition(cel.compiled, ctx, pool))
+            elif shadowed(rule, rules, index, mode):
+                continue  # confluent-kafka runs one field transform per tag set: this one is skipped
+            elif avro_schema is None:
+                return f"{what}: field transforms of this format run on the reference path"
+            else:
+                walk = compile_field_rule(CompiledFieldTransform(cel.compiled, ctx), ctx, avro_schema, mode)
+                if walk:
+                    compiled.append(walk)
         except CelEvaluationError as error:
             return f"{what} does not compile on the compiled engine ({error})"
+        except NotCompiled as reason:
+            return f"{what}: {reason}"
     return tuple(compiled)
+
+
+def shadowed(rule: Rule, rules: list[Rule], index: int, mode: RuleMode) -> bool:
+    """Whether another field transform with the same tags wins over this one, as confluent-kafka's
+    `FieldRuleExecutor.transform` decides: the earlier one on WRITE/UPGRADE, the later on READ."""
+    if mode in (RuleMode.WRITE, RuleMode.UPGRADE):
+        others = rules[:index]
+    elif mode in (RuleMode.READ, RuleMode.DOWNGRADE):
+        others = rules[index + 1 :]
+    else:
+        return False
+    return any(FieldRuleExecutor.are_transforms_with_same_tag(rule, other) for other in others)

@@ -408,6 +408,90 @@ class CompiledCondition:
             return True
         return _value(self._body, message) is True
 
+    def __call__(self, message: Any) -> Any:
+        """A rule step (`codec/steps.py`): the message, if it passes; else ConditionNotMet."""
+        if self._guard is not None and _value(self._guard, message) is not True:
+            return message
+        if _value(self._body, message) is True:
+            return message
+        raise ConditionNotMet
+
+
+class ConditionNotMet(CelEvaluationError):
+    """A compiled condition did not pass: the reference path runs the rule and its actions."""
+
+
+_FIELD_VARIABLES = ("value", "message", "name", "fullName", "typeName", "tags", "now")
+_VARIABLE_WORD = re.compile(r"(?<![\w.])(" + "|".join(_FIELD_VARIABLES) + r")\b")
+
+
+def variables(expression: str) -> frozenset[str]:
+    """The activation variables an expression reads (`message.name` reads `message`, not `name`)."""
+    return frozenset(_VARIABLE_WORD.findall(_STRING_LITERAL.sub('""', expression)))
+
+
+#: What a field guard may read to be decided once per field, when a plan is built.
+FIELD_CONSTANTS = frozenset({"name", "fullName", "typeName", "tags"})
+
+
+class CompiledFieldTransform:
+    """A CEL_FIELD transform compiled for the per-message path (`codec/fields.py`).
+
+    `guard_for(field)` decides the guard once per field when it reads only the field's name,
+    full name, type name and tags (`typeName == 'STRING' ; ...`), and says None when it reads the
+    value or the message. `apply` computes a field's new value as `CelExecutor.run` does; it
+    raises where the reference would do anything but return a value (an error, a value the
+    compiled engine cannot represent), and the caller hands the message to the reference path.
+    """
+
+    __slots__ = ("_body", "_body_reads", "_guard", "_guard_reads")
+
+    def __init__(self, compiled: CompiledCel, ctx: RuleContext) -> None:
+        text = ctx.rule.expr
+        if text is None:
+            raise CelEvaluationError(f"rule {ctx.rule.name!r} has no expression")
+        guard, body = split_guard(text, ctx)
+        self._guard = None if guard is None else compiled.program(guard, True, None)
+        self._guard_reads = variables(guard) if guard is not None else frozenset()
+        self._body = compiled.program(body, True, None)
+        self._body_reads = variables(body)
+
+    def guard_for(self, constants: dict[str, Any]) -> bool | None:
+        """True: the body runs for this field; False: the rule skips it; None: decide per message.
+        `constants`: the field's name, fullName, typeName and tags."""
+        if self._guard is None:
+            return True
+        if not self._guard_reads <= FIELD_CONSTANTS:
+            return None
+        result = self._guard.expression.eval(data=constants)
+        return result.value() is True  # an error or a non-bool is false: the rule skips the field
+
+    def passes_guard(self, value: Any, message: Any, constants: dict[str, Any]) -> bool:
+        assert self._guard is not None
+        data = _field_data(self._guard, self._guard_reads, value, message, constants)
+        return self._guard.expression.eval(data=data).value() is True
+
+    def apply(self, value: Any, message: Any, constants: dict[str, Any]) -> Any:
+        result = self._body.expression.eval(
+            data=_field_data(self._body, self._body_reads, value, message, constants)
+        )
+        if result.type() == cel_cpp.Type.ERROR:
+            raise CelEvaluationError("the field transform failed")  # the reference says why
+        return _to_plain_containers(from_cel(result.plain_value()))
+
+
+def _field_data(
+    program: _Program, reads: frozenset[str], value: Any, message: Any, constants: dict[str, Any]
+) -> dict[str, Any]:
+    data = {name: constants[name] for name in reads if name in constants}
+    if "value" in reads:
+        data["value"] = to_cel(value)
+    if "message" in reads:
+        data["message"] = _bind_message(message, program.fields)
+    if "now" in reads:
+        data["now"] = _timestamp(datetime.datetime.now(datetime.UTC))
+    return data
+
 
 def _value(program: _Program, message: Any) -> Any:
     """A condition's value: the fewest steps from a message to cel-cpp and back (an error comes

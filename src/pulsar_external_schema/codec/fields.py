@@ -1,0 +1,239 @@
+"""CEL_FIELD transforms of Avro records, compiled: which fields a rule touches, decided once.
+
+confluent-kafka walks the whole schema and the whole message for every field rule and every
+message: it builds a field context per field (its full name, type and tags, the inline tags
+recomputed from the schema, the metadata tags matched by wildcard), checks the rule's tags
+against them, and runs the guard (`typeName == 'STRING' ; ...`) to find out what it could have
+known from the schema. `compile_field_rule` does all of that when the plan is built, and leaves
+a list of fields, each with its constants (`name`, `fullName`, `typeName`, `tags`) and whether
+its guard holds; per message only the body runs, once per field it applies to.
+
+What compiles: records, nested records, primitive fields (and `["null", primitive]` unions,
+whose type name is NULL or the primitive's, decided per value), arrays and maps of primitives
+(each item is the field's value in turn), enums and fixed (which field rules leave alone). A
+field the rule would reach through another union, a collection of records or a logical type
+keeps the schema's messages on the reference path.
+
+On WRITE the caller's value is never changed: the records on the way to a rewritten field are
+copied, not the whole value (confluent-kafka deep-copies it). On READ the decoded value is the
+reader's own, and is changed in place, as the reference does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.serde import RuleContext
+
+from ..rules.cel import CelEvaluationError, CompiledFieldTransform
+from . import _serde
+
+#: Avro primitives, with the Python types fastavro gives and takes for them (a value of another
+#: type in a `["null", primitive]` union takes the reference path, which resolves the branch).
+PRIMITIVES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "bytes": (bytes,),
+    "int": (int,),
+    "long": (int,),
+    "float": (float, int),
+    "double": (float, int),
+    "boolean": (bool,),
+}
+_NO_OPS = ("enum", "fixed")  # not primitive: a field rule returns them as they are
+
+
+class NotCompiled(Exception):
+    """This rule's walk over this schema does not compile; the reason says what."""
+
+
+class _Field:
+    """One field a rule applies to: its constants per type name and the guard's verdict."""
+
+    __slots__ = ("accepts", "branch", "constants", "each", "guards", "name", "transform")
+
+    def __init__(
+        self,
+        name: str,
+        transform: CompiledFieldTransform,
+        constants: dict[str, dict[str, Any]],
+        branch: str | None,
+        each: str | None = None,
+    ) -> None:
+        self.name = name
+        self.transform = transform
+        self.constants = constants  # type name -> name, fullName, typeName, tags
+        self.guards = {kind: transform.guard_for(values) for kind, values in constants.items()}
+        self.branch = branch  # the primitive of a ["null", primitive] union
+        self.accepts = PRIMITIVES[branch] if branch is not None else ()
+        self.each = each  # "array" / "map": the rule sees each item of the collection
+        if each is not None and not any(guard is not False for guard in self.guards.values()):
+            self.each = "skip"  # the guard is false for every item: the collection stays as it is
+
+    def __call__(self, value: Any, record: dict[str, Any]) -> Any:
+        each = self.each
+        if each is None:
+            return self.new_value(value, record)
+        if each == "skip":
+            return value
+        if each == "array":
+            if type(value) is not list:
+                raise NotCompiled("not a list")
+            return [self.new_value(item, record) for item in value]
+        if type(value) is not dict:
+            raise NotCompiled("not a map")
+        return {key: self.new_value(item, record) for key, item in value.items()}
+
+    def new_value(self, value: Any, record: dict[str, Any]) -> Any:
+        if self.branch is None:
+            kind = next(iter(self.constants))
+        elif value is None:
+            kind = "NULL"
+        elif type(value) in self.accepts:
+            kind = self.branch.upper()
+        else:
+            raise NotCompiled("a union value the compiled walk does not resolve")
+        guard = self.guards[kind]
+        constants = self.constants[kind]
+        if guard is False:
+            return value
+        if guard is None and not self.transform.passes_guard(value, record, constants):
+            return value
+        return self.transform.apply(value, record, constants)
+
+
+class RecordWalk:
+    """The fields of one record a rule applies to, in schema order; nested records recursively."""
+
+    __slots__ = ("copy", "items")
+
+    def __init__(self, items: list[tuple[str, _Field | RecordWalk]], copy: bool) -> None:
+        self.items = items
+        self.copy = copy
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __call__(self, record: Any) -> Any:
+        if type(record) is not dict:
+            raise NotCompiled("not a record")  # the reference path says what it is
+        if self.copy:
+            record = dict(record)
+        for name, item in self.items:
+            if name not in record:
+                continue
+            if isinstance(item, RecordWalk):
+                record[name] = item(record[name])
+            else:
+                record[name] = item(record[name], record)
+        return record
+
+
+def compile_field_rule(
+    transform: CompiledFieldTransform, ctx: RuleContext, parsed_schema: Any, mode: RuleMode
+) -> RecordWalk:
+    """The walk of one CEL_FIELD rule over a record schema (fastavro's parsed form); raises
+    NotCompiled with the reason when the walk depends on more than the schema."""
+    expanded = _serde.expand_avro_schema(parsed_schema)
+    if not isinstance(expanded, dict) or expanded.get("type") != "record":
+        raise NotCompiled("the schema is not a record")
+    inline_tags = _serde.avro_inline_tags(parsed_schema)
+    rule_tags = set(ctx.rule.tags or ())
+    copy = mode in (RuleMode.WRITE, RuleMode.UPGRADE)
+
+    def tags_of(full_name: str) -> set[str]:
+        return set(inline_tags.get(full_name, ())) | ctx.get_tags(full_name)
+
+    def applies(tags: set[str]) -> bool:
+        return not rule_tags or not rule_tags.isdisjoint(tags)
+
+    def walk(record: dict[str, Any]) -> RecordWalk:
+        items: list[tuple[str, _Field | RecordWalk]] = []
+        for field in record["fields"]:
+            name, kind = field["name"], field["type"]
+            full_name = f"{record['name']}.{name}"
+            tags = tags_of(full_name)
+            if isinstance(kind, dict) and kind.get("type") == "record":
+                nested = walk(kind)
+                if nested:
+                    items.append((name, nested))
+                continue
+            if not applies(tags):
+                if _holds_records(kind):
+                    raise NotCompiled(f"field {full_name} holds records inside a collection or union")
+                continue  # the rule's tags are not the field's: the reference leaves it alone
+            item = _field(name, full_name, kind, tags)
+            if item is not None:
+                items.append((name, item))
+        return RecordWalk(items, copy)
+
+    def _field(name: str, full_name: str, kind: Any, tags: set[str]) -> _Field | None:
+        primitive = _primitive(kind)
+        if primitive is not None:
+            return _Field(
+                name, transform, {primitive.upper(): _constants(name, full_name, primitive, tags)}, None
+            )
+        if _type_of(kind) in _NO_OPS:
+            return None
+        if isinstance(kind, dict) and kind.get("type") in ("array", "map"):
+            each = kind["type"]
+            inner = kind.get("items" if each == "array" else "values")
+            primitive = _primitive(inner)
+            if primitive is not None:
+                constants = {primitive.upper(): _constants(name, full_name, primitive, tags)}
+                return _Field(name, transform, constants, None, each)
+            if _type_of(inner) in _NO_OPS:
+                return None
+        if isinstance(kind, list) and len(kind) == 2 and "null" in kind:
+            branch = _primitive(kind[1] if kind[0] == "null" else kind[0])
+            if branch is not None and branch != "null":
+                constants = {
+                    "NULL": _constants(name, full_name, "null", tags),
+                    branch.upper(): _constants(name, full_name, branch, tags),
+                }
+                return _Field(name, transform, constants, branch)
+        raise NotCompiled(f"field {full_name} ({_describe(kind)}) is walked on the reference path")
+
+    try:
+        return walk(expanded)
+    except CelEvaluationError as error:
+        raise NotCompiled(f"a guard does not evaluate ({error})") from None
+
+
+def _type_of(kind: Any) -> Any:
+    return kind.get("type") if isinstance(kind, dict) else kind
+
+
+def _primitive(kind: Any) -> str | None:
+    """The primitive type name of a plain primitive (no logical type), else None."""
+    if isinstance(kind, dict):
+        if "logicalType" in kind:
+            return None
+        kind = kind.get("type")
+    return kind if isinstance(kind, str) and (kind in PRIMITIVES or kind == "null") else None
+
+
+def _holds_records(kind: Any) -> bool:
+    if isinstance(kind, list):
+        return any(_holds_records(branch) for branch in kind)
+    if isinstance(kind, dict):
+        inner = kind.get("type")
+        if inner == "record":
+            return True
+        if inner == "array":
+            return _holds_records(kind.get("items"))
+        if inner == "map":
+            return _holds_records(kind.get("values"))
+    return False
+
+
+def _constants(name: str, full_name: str, primitive: str, tags: set[str]) -> dict[str, Any]:
+    return {"name": name, "fullName": full_name, "typeName": primitive.upper(), "tags": sorted(tags)}
+
+
+def _describe(kind: Any) -> str:
+    if isinstance(kind, list):
+        return "a union"
+    if isinstance(kind, dict):
+        return kind.get("logicalType") or kind.get("type") or "a type"
+    return str(kind)
