@@ -160,6 +160,45 @@ def rename(old: str, new: str) -> str:
     return f"$merge([$sift($, function($v, $k) {{$k != '{old}'}}), {{'{new}': $.'{old}'}}])"
 
 
+# -- the rules' own work: bare cel-expr-python evaluations ---------------------------------------------
+
+CONDITION_EXPR = "size(message.name) < 50"
+FIELD_BODY = "value == '' ? 'unspecified' : value"  # the CEL_FIELD rule's body (its guard: STRING)
+STRING_FIELDS = [name for name, kind in FIELDS if kind == "string"]
+
+
+def bare_rule(fmt: str, variant: str) -> Callable[[], Any] | None:
+    """The evaluations a rule needs per message, on cel-expr-python with nothing around them: one
+    condition (the field it reads converted as ours converts it), or the field transform's body
+    once per string field (its guard is decided by the field's type, once)."""
+    from cel_expr_python import cel as cel_cpp
+
+    from pulsar_external_schema.rules.cel import to_cel
+
+    message = PERSON(**VALUE) if fmt == "protobuf" else None
+    pool = PERSON.DESCRIPTOR.file.pool if fmt == "protobuf" else None
+    env = cel_cpp.NewEnv(
+        descriptor_pool=pool, variables={"message": cel_cpp.Type.DYN, "value": cel_cpp.Type.DYN}
+    )
+    if variant == "CEL condition":
+        program = env.compile(CONDITION_EXPR)
+        if message is not None:
+            return lambda: program.eval(data={"message": message}).value()
+        return lambda: program.eval(data={"message": {"name": to_cel(VALUE["name"])}}).value()
+    if variant == "CEL_FIELD transform":
+        body = env.compile(FIELD_BODY)
+        values = [VALUE[name] for name in STRING_FIELDS]
+        return lambda: [body.eval(data={"value": to_cel(value)}).value() for value in values]
+    return None
+
+
+def with_rule(raw: Callable[[], Any], rule_work: Callable[[], Any] | None) -> Callable[[], Any]:
+    """The work itself: the format library's call and the rule's bare evaluations, in one call."""
+    if rule_work is None:
+        return raw
+    return lambda: (raw(), rule_work())
+
+
 # -- timing ------------------------------------------------------------------------------------------
 
 
@@ -443,10 +482,12 @@ def _confluent(serializer: Any, deserializer: Any, value: Any, ctx: Serializatio
 
 
 def _ours(schema: Any, topic: str, value: Any) -> tuple[Any, Any]:
-    fresh = _fresh(value)
-    encoded = schema.encode(topic, fresh())
-    schema.decode(topic, encoded.data, encoded.schema_id)
-    return (lambda: schema.encode(topic, fresh())), (
+    """Ours is given the value itself: it never changes the caller's value (a WRITE transform
+    copies the records it rewrites), so it needs no fresh copy per call."""
+    for _ in range(2):  # the first message resolves the writer and builds the plans
+        encoded = schema.encode(topic, value)
+        schema.decode(topic, encoded.data, encoded.schema_id)
+    return (lambda: schema.encode(topic, value)), (
         lambda: schema.decode(topic, encoded.data, encoded.schema_id)
     )
 
@@ -462,6 +503,7 @@ def serde_rows(registry_url: str) -> list[Row]:
                 except NotImplementedError as reason:
                     rows.append(Row(f"{fmt} {variant}", note=str(reason)))
                     continue
+                rule_work = bare_rule(fmt, variant)
                 for op in ("encode", "decode"):
                     confluent = getattr(codec, f"confluent_{op}")
                     ours = getattr(codec, f"ours_{op}")
@@ -470,7 +512,7 @@ def serde_rows(registry_url: str) -> list[Row]:
                     rows.append(
                         Row(
                             f"{fmt} {op}, {variant}",
-                            raw=_measure(getattr(codec, f"raw_{op}")),
+                            raw=_measure(with_rule(getattr(codec, f"raw_{op}"), rule_work)),
                             confluent=_measure(confluent),
                             ours=_measure(ours),
                             interpreted=_measure(getattr(codec, f"interpreted_{op}")),
@@ -651,16 +693,20 @@ def render(
     cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: dict[int, int], count: int
 ) -> str:
     lines = [
-        "| measurement (us per call) | raw library | confluent-kafka | ours | ours, cel-python engine "
-        "| ours / confluent-kafka | cel-python / ours |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| measurement (us per call) | the work itself | confluent-kafka | ours | ours, cel-python engine "
+        "| ours / the work itself | ours / confluent-kafka | cel-python / ours |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in cel + serdes:
         if row.ours is None and row.confluent is None and row.interpreted is None:
-            lines.append(f"| {row.name} | | | | | | {row.note} |")
+            lines.append(f"| {row.name} | | | | | | | {row.note} |")
             continue
         cells = [_us(row.raw), _us(row.confluent), _us(row.ours), _us(row.interpreted)]
-        cells += [_ratio(row.ours, row.confluent), _ratio(row.interpreted, row.ours)]
+        cells += [
+            _ratio(row.ours, row.raw),
+            _ratio(row.ours, row.confluent),
+            _ratio(row.interpreted, row.ours),
+        ]
         lines.append(f"| {row.name} | {' | '.join(cells)} |")
     notes = [f"- {row.name}: {row.note}" for row in cel if row.note]
     bytes_rate = e2e[0].both if e2e else None
@@ -686,7 +732,7 @@ def render(
             f"Registry requests (a producer and a consumer factory, encode + decode "
             f"with one CEL rule): {asked}.",
             "",
-            "### Against the targets of issue 5",
+            "### Against the targets of the compiled codecs",
             "",
             *targets(serdes, e2e, requests),
         ]
@@ -700,38 +746,71 @@ def _verdict(met: bool) -> str:
 def targets(serdes: list[Row], e2e: list[Throughput], requests: dict[int, int]) -> list[str]:
     """Each target with the figure this run reached, met or missed."""
     rows = {row.name: row for row in serdes}
-    costs: list[tuple[str, float, float]] = []  # the CEL condition's own cost: with it minus without
-    for fmt in ("avro", "json", "protobuf"):
-        for op in ("encode", "decode"):
-            bare, ruled = rows.get(f"{fmt} {op}, no rule"), rows.get(f"{fmt} {op}, CEL condition")
-            if bare and ruled and bare.ours and ruled.ours and ruled.interpreted:
-                costs.append((f"{fmt} {op}", ruled.ours - bare.ours, ruled.interpreted - bare.ours))
-    overheads = [
-        (row.name.split(",")[0], row.ours / row.confluent)
-        for row in serdes
-        if row.name.endswith("no rule") and row.ours and row.confluent
-    ]
+
+    def figures(
+        variant: str, formats: tuple[str, ...], figure: Callable[[Row], float]
+    ) -> list[tuple[str, float]]:
+        found = []
+        for fmt in formats:
+            for op in ("encode", "decode"):
+                row = rows.get(f"{fmt} {op}, {variant}")
+                if row is not None and row.ours is not None and row.raw is not None:
+                    found.append((f"{fmt} {op}", figure(row)))
+        return found
+
+    def line(text: str, found: list[tuple[str, float]], limit: float, unit: str) -> str:
+        met = bool(found) and all(value <= limit for _, value in found)
+        shown = "; ".join(f"{name} {value:.2f}{unit}" for name, value in found)
+        return f"- {text}: {_verdict(met)} ({shown})."
+
+    ratio = lambda row: row.ours / row.raw  # noqa: E731
     out = [
-        f"- A CEL condition costs at most 1/10 of its cost on cel-python: "
-        f"{_verdict(bool(costs) and all(slow >= 10 * fast for _, fast, slow in costs))} (the rule's own "
-        "cost, with it minus without: "
-        + "; ".join(f"{name} {fast:.1f} us vs {slow:.1f} us" for name, fast, slow in costs)
-        + ").",
-        f"- Without rules, at most 10% over confluent-kafka's serializer: "
-        f"{_verdict(bool(overheads) and max(r for _, r in overheads) <= 1.10)} ("
-        + "; ".join(f"{name} {ratio:.2f}x" for name, ratio in overheads)
-        + ").",
+        line(
+            "Avro and JSON without rules, at most 1.3x the format library alone",
+            figures("no rule", ("avro", "json"), ratio),
+            1.3,
+            "x",
+        ),
+        line(
+            "Protobuf without rules, at most 1 us above the protobuf library alone",
+            figures("no rule", ("protobuf",), lambda row: row.ours - row.raw),
+            1.0,
+            " us",
+        ),
+        line(
+            "One CEL condition, at most 1.3x (format library + one bare cel-expr-python evaluation)",
+            figures("CEL condition", ("avro", "json", "protobuf"), ratio),
+            1.3,
+            "x",
+        ),
+        line(
+            "One CEL_FIELD transform over the record's fields, at most 3x (format library + the "
+            "evaluations it needs)",
+            figures("CEL_FIELD transform", ("avro", "json", "protobuf"), ratio),
+            3.0,
+            "x",
+        ),
     ]
     if len(e2e) == 3:
-        ratio = e2e[2].both / e2e[0].both
+        bytes_ratio = e2e[2].both / e2e[0].both
         out.append(
-            f"- End to end, Avro with one CEL rule at least half the throughput of BYTES: "
-            f"{_verdict(ratio >= 0.5)} ({ratio:.2f}x; pulsar-client's AvroSchema without rules: "
-            f"{e2e[1].both / e2e[0].both:.2f}x)."
+            f"- End to end, Avro with one CEL rule at least 0.6x the BYTES schema: "
+            f"{_verdict(bytes_ratio >= 0.6)} ({bytes_ratio:.2f}x)."
+        )
+        out.append(
+            f"- End to end, Avro with one CEL rule faster than pulsar-client's AvroSchema without rules: "
+            f"{_verdict(e2e[2].both > e2e[1].both)} ({e2e[2].both:,.0f} vs {e2e[1].both:,.0f} msg/s)."
         )
     out.append(
         f"- Registry requests do not grow with the number of messages: "
         f"{_verdict(len(set(requests.values())) == 1)} ({', '.join(map(str, requests.values()))} requests)."
+    )
+    from pulsar_external_schema.codec import PLAN_CACHE_SIZE
+
+    out.append(
+        f"- Memory: plans are kept per schema and side up to {PLAN_CACHE_SIZE:,} "
+        "(tests/unit/test_codec_differential.py decodes 1,200 distinct (topic, id) pairs and finds "
+        f"{PLAN_CACHE_SIZE:,} plans)."
     )
     return out
 

@@ -25,7 +25,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import schema_id as ids
-from .codec import FALLBACK, TRANSPORT_ERRORS, PartCodec
+from .codec import FALLBACK, TRANSPORT_ERRORS, PartCodec, PayloadError
 from .config import ExternalSchemaConfig
 from .errors import (
     DecodeError,
@@ -222,6 +222,10 @@ class _Part:
             return self.deserializer(data if payload is not data else id_bytes + data, ctx)
         except ExternalSchemaError:
             raise
+        except PayloadError as failure:
+            raise self._error(
+                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, failure.error
+            ) from failure.error
         except Exception as error:
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, error
@@ -234,8 +238,10 @@ class _Part:
             return FALLBACK
         try:
             return self.codec.decode(topic, data, id_bytes, None, build=False)
-        except Exception:
-            return FALLBACK  # build=False raises nothing; the reference path would say what failed
+        except PayloadError as failure:
+            raise self._error(
+                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, failure.error
+            ) from failure.error
 
     def _error(
         self,
@@ -436,7 +442,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
                 last, read = schema_id, self._compiled_reader(topic, schema_id)
             value = FALLBACK
             if read is not None and not (properties and RULE_NAME in properties):
-                value = read(data)
+                try:
+                    value = read(data)
+                except PayloadError:
+                    value = FALLBACK  # `decode` raises it as a DecodeError that names the message
             if value is FALLBACK:
                 try:
                     context = self.message_context(topic, dict(properties) if properties else None)

@@ -13,7 +13,7 @@ DLQ copies are theirs. `_serde.py` is the one module that reads their private me
 """
 
 from ._serde import TRANSPORT_ERRORS, is_registry_failure
-from .part import FALLBACK, PartCodec
+from .part import FALLBACK, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "PLAN_CACHE_SIZE",
     "TRANSPORT_ERRORS",
     "PartCodec",
+    "PayloadError",
     "PlanCache",
     "ReadPlan",
     "Reference",

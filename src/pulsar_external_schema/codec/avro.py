@@ -18,6 +18,8 @@ from fastavro import schemaless_reader, schemaless_writer
 from . import _serde
 
 SCHEMA_TYPE = "AVRO"
+#: fastavro's errors reach the caller unwrapped on the reference path too.
+FINAL_ERRORS = True
 
 
 def _is_bytes(parsed: Any) -> bool:

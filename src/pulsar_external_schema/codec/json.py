@@ -15,6 +15,8 @@ from confluent_kafka.schema_registry import Schema
 from . import _serde
 
 SCHEMA_TYPE = "JSON"
+#: The reference wraps validation errors in its own: let it say what failed.
+FINAL_ERRORS = False
 
 
 def _validator(serde: Any, schema: Schema | None, parsed: Any) -> Any:

@@ -36,6 +36,15 @@ log = logging.getLogger(__name__)
 #: Returned by `decode` when the message takes the reference path (a decoded value may be None).
 FALLBACK: Any = object()
 
+
+class PayloadError(Exception):
+    """The format library refused a payload, with the error the reference path would raise."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 FORMATS: dict[str, ModuleType] = {"AVRO": avro, "JSON": json, "PROTOBUF": protobuf}
 
 
@@ -170,8 +179,15 @@ class PartCodec:
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
     ) -> Any:
+        if not payload:
+            return FALLBACK  # the reference refuses a frame without a payload before decoding
         try:
             value = plan.read(payload)
+        except Exception as error:
+            if plan.final_errors:
+                raise PayloadError(error) from error
+            return FALLBACK
+        try:
             for step in plan.steps:
                 value = step(value)
             if self._from_dict is not None:
@@ -231,7 +247,8 @@ class PartCodec:
         )
         if isinstance(steps, str):
             return self._reference(subject, steps, expires)
-        return ReadPlan(subject, steps, self._format.reader(deserializer, writer, reader), expires)
+        read = self._format.reader(deserializer, writer, reader)
+        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS)
 
     def _reference(self, subject: str, reason: str, expires: float) -> Reference:
         self._say(subject, reason)

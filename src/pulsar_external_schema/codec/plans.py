@@ -51,6 +51,9 @@ class ReadPlan:
     steps: Steps
     read: Callable[[bytes], Any]
     expires: float
+    final_errors: bool = False
+    """The format library's errors are the reference's own (the same call on the same schemas,
+    unwrapped): a payload it refuses is not decoded a second time on the reference path."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ from confluent_kafka.schema_registry import Schema
 from . import _serde
 
 SCHEMA_TYPE = "PROTOBUF"
+#: The reference wraps protobuf's DecodeError in its own: let it say what failed.
+FINAL_ERRORS = False
 
 
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:

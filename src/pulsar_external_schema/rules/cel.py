@@ -421,6 +421,7 @@ class ConditionNotMet(CelEvaluationError):
     """A compiled condition did not pass: the reference path runs the rule and its actions."""
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _FIELD_VARIABLES = ("value", "message", "name", "fullName", "typeName", "tags", "now")
 _VARIABLE_WORD = re.compile(r"(?<![\w.])(" + "|".join(_FIELD_VARIABLES) + r")\b")
 
@@ -477,7 +478,10 @@ class CompiledFieldTransform:
         )
         if result.type() == cel_cpp.Type.ERROR:
             raise CelEvaluationError("the field transform failed")  # the reference says why
-        return _to_plain_containers(from_cel(result.plain_value()))
+        value = result.plain_value()
+        if type(value) in _SCALARS:
+            return value  # what from_cel and _to_plain_containers return unchanged
+        return _to_plain_containers(from_cel(value))
 
 
 def _field_data(
