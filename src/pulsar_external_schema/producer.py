@@ -21,6 +21,7 @@ import pulsar
 import pulsar.asyncio
 
 from . import schema_id as ids
+from .rules.context import MessageContext
 from .schema import ExternalSchema
 
 
@@ -36,13 +37,16 @@ def encode_message(
     `options`), the schema id added as the `__schema_id` property. Every sender of external-schema
     messages goes through here: these producers, and Pulsar Functions' `context.publish`."""
     message_properties = dict(properties or {})
-    context = schema.message_context(
-        topic,
-        message_properties,
-        partition_key=options.get("partition_key"),
-        ordering_key=options.get("ordering_key"),
-        event_timestamp=options.get("event_timestamp"),
-    )
+    if message_properties or options:
+        context: MessageContext | None = schema.message_context(
+            topic,
+            message_properties,
+            partition_key=options.get("partition_key"),
+            ordering_key=options.get("ordering_key"),
+            event_timestamp=options.get("event_timestamp"),
+        )
+    else:
+        context = None  # nothing for the rules to see: the schema makes one only if a rule fails
     encoded = schema.encode_for(topic, value, context)
     if encoded.schema_id is not None:
         message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(

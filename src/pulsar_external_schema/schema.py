@@ -237,7 +237,7 @@ class _Part:
         if self.codec is None:
             return FALLBACK
         try:
-            return self.codec.decode(topic, data, id_bytes, None, build=False)
+            return self.codec.decode_planned(topic, data, id_bytes)
         except PayloadError as failure:
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, failure.error
@@ -378,17 +378,20 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if context is not None:
             payload, id_bytes = self._part.encode(topic, value, context)
         else:
-            compiled = self._part.encode_compiled(topic, value, None)
+            codec = self._part.codec
+            compiled = codec.encode(topic, value, None) if codec is not None and value is not None else None
             payload, id_bytes = (
                 compiled
                 if compiled is not None
                 else self._part.encode_reference(topic, value, self.message_context(topic))
             )
-        return _encode_data(payload, None if self._prefix else id_bytes)
+        # EncodeData(payload, id) without the NamedTuple's argument handling (per message)
+        return tuple.__new__(EncodeData, (payload, None if self._prefix else id_bytes))
 
     def _encode_without_topic(self, value: Any) -> bytes:
         if self._config.schema_id_location == "metadata":
@@ -619,11 +622,6 @@ class KeyValueExternalSchema(ExternalSchema):
     def __str__(self) -> str:
         location = self._config.schema_id_location
         return f"KeyValueExternalSchema({self.schema_type}, {location}, {self._registry.url})"
-
-
-def _encode_data(data: bytes, schema_id: bytes | None) -> EncodeData:
-    """`EncodeData(data, schema_id)` without the NamedTuple's argument handling (per message)."""
-    return tuple.__new__(EncodeData, (data, schema_id))
 
 
 def _or_new(

@@ -129,6 +129,7 @@ def from_metadata(metadata_id: bytes) -> tuple[bytes, bool]:
     return metadata_id, False
 
 
+@functools.lru_cache(maxsize=1024)  # per message, and a producer has few distinct ids
 def to_property(schema_id: bytes, *, key_value: bool = False) -> str:
     """The `__schema_id` property value: lowercase hex of the metadata id."""
     return to_metadata(schema_id, key_value=key_value).hex()

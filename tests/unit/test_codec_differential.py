@@ -182,7 +182,7 @@ def plans(both: Both) -> tuple[Any, Any]:
     codec = both.codecs[0]
     assert codec is not None
     write = codec.writes.get(both.topic)
-    reads = list(codec.reads._plans.values())
+    reads = list(codec.reads.plans.values())
     return write, reads[0] if reads else None
 
 

@@ -27,7 +27,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from ..rules.actions import RULE_NAME
 from ..rules.context import MessageContext
-from . import _serde, avro, json, protobuf
+from . import _serde, avro, json, plans, protobuf
 from .plans import PlanCache, ReadPlan, Reference, WritePlan, expiry
 from .steps import compile_rules, encoding_rule
 
@@ -74,6 +74,8 @@ class PartCodec:
         self._from_dict = _serde.from_dict(deserializer) if deserializer is not None else None
         self.writes: PlanCache[str, WritePlan | Reference] = PlanCache()
         self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference] = PlanCache()
+        self._write_plans = self.writes.plans
+        self._read_plans = self.reads.plans
         self._said: set[tuple[str, str]] = set()
 
     # -- encode ---------------------------------------------------------------------------------
@@ -81,8 +83,8 @@ class PartCodec:
     def encode(self, topic: str, value: Any, context: MessageContext | None) -> tuple[bytes, bytes] | None:
         """(payload, Confluent id); the payload is id-prefixed in prefix mode. None: the caller
         takes the reference path (and then calls `learn`)."""
-        plan = self.writes.get(topic)
-        if type(plan) is not WritePlan:
+        plan = self._write_plans.get(topic)
+        if type(plan) is not WritePlan or (plan.expires and plan.expires < plans.monotonic()):
             return None
         if plan.steps and context is not None and RULE_NAME in context:
             return None  # a replayed DLQ copy skips the rule it names: the reference decides
@@ -166,6 +168,14 @@ class PartCodec:
         if plan.steps and context is not None and RULE_NAME in context:
             return FALLBACK
         return self._read(plan, topic, payload, id_bytes, context)
+
+    def decode_planned(self, topic: str, payload: bytes, id_bytes: bytes) -> Any:
+        """`decode(topic, payload, id_bytes, None, build=False)`, with the fewest steps: a message
+        with a metadata id and no properties the rules read, where a plan is built."""
+        plan = self._read_plans.get((topic, id_bytes))
+        if type(plan) is not ReadPlan or (plan.expires and plan.expires < plans.monotonic()):
+            return FALLBACK
+        return self._read(plan, topic, payload, id_bytes, None)
 
     def reader(self, topic: str, id_bytes: bytes) -> Callable[[bytes], Any] | None:
         """`payload -> value or FALLBACK` for messages of (topic, id) with no properties the rules

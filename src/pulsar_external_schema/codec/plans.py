@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from time import monotonic
+from time import monotonic as monotonic  # re-exported: the per-message path checks expiry with it
 from typing import Any, Generic, TypeVar
 
 from .steps import Steps
@@ -76,23 +76,24 @@ class PlanCache(Generic[Key, Plan]):
     """Plans by key, at most `size`; `get` takes no lock (a dict lookup and an expiry check)."""
 
     def __init__(self, size: int = PLAN_CACHE_SIZE) -> None:
-        self._plans: dict[Key, Plan] = {}
+        self.plans: dict[Key, Plan] = {}
+        """The plans by key, for lookups on the per-message path (check `expires`); add with `put`."""
         self._size = size
         self._lock = threading.Lock()
         self.building = threading.Lock()
         """Held while a plan is built, so that each is built once."""
 
     def __len__(self) -> int:
-        return len(self._plans)
+        return len(self.plans)
 
     def get(self, key: Key) -> Plan | None:
-        plan = self._plans.get(key)
+        plan = self.plans.get(key)
         if plan is not None and plan.expires and plan.expires < monotonic():
             return None
         return plan
 
     def put(self, key: Key, plan: Plan) -> None:
-        plans = self._plans
+        plans = self.plans
         with self._lock:
             plans.pop(key, None)
             while len(plans) >= self._size:
