@@ -16,6 +16,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from .factory import SchemaRegistrySchemaFactory
+from .registry import describe, failure_kind
 from .schema import ExternalSchema
 
 
@@ -70,10 +71,16 @@ def registered_schema(
     except ExternalSchemaError:
         raise
     except Exception as error:
-        if getattr(error, "http_status_code", None) == 404:
+        kind = failure_kind(error)
+        if kind == "not found":
             raise ConfigError(
                 f"subject {subject} (topic {topic}) has no registered schema at {config.registry_url}: "
                 f"{error}; register one, or produce with an external schema first"
+            ) from None
+        if kind == "rejected":
+            raise ConfigError(
+                f"the registry at {config.registry_url} refused to give the registered schema of subject "
+                f"{subject} (topic {topic}): {describe(error)}"
             ) from None
         raise RegistryUnavailableError(
             f"could not read the registered schema of subject {subject} from {config.registry_url}: {error}",

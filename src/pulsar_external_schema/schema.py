@@ -25,7 +25,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import schema_id as ids
-from .codec import FALLBACK, TRANSPORT_ERRORS, PartCodec, PayloadError
+from .codec import FALLBACK, PartCodec, PayloadError
 from .config import ExternalSchemaConfig
 from .errors import (
     DecodeError,
@@ -36,6 +36,7 @@ from .errors import (
     SchemaIdError,
     UnknownSchemaIdError,
 )
+from .registry import failure_kind
 from .rules.actions import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
@@ -254,30 +255,29 @@ class _Part:
         """Turn a confluent-kafka, registry or codec error into one that names where it happened."""
         subject = self.subject(topic)
         schema_id = ids.describe(id_bytes) if id_bytes else None
-        if isinstance(error, SchemaRegistryError):
-            if error.http_status_code == 404:
-                detail = f"the registry at {self.registry_url} answered: {error.error_message}"
-                if error.error_code in (40401, 40402, 40403):  # subject, version or schema not found
-                    what = "unknown schema" if id_bytes else "the schema is not registered under this subject"
-                    return UnknownSchemaIdError(
-                        f"{what}: {detail}", topic=topic, subject=subject, schema_id=schema_id
-                    )
-            if error.http_status_code in (-1, 408, 429) or error.http_status_code >= 500:
-                return RegistryUnavailableError(
-                    f"{what}: the registry at {self.registry_url} failed: {error}",
-                    topic=topic,
-                    subject=subject,
-                    schema_id=schema_id,
-                )
-            return kind(
-                f"{what}: the registry rejected the request: {error}",
+        failure = failure_kind(error)
+        if failure == "not found":
+            assert isinstance(error, SchemaRegistryError)
+            what = "unknown schema" if id_bytes else "the schema is not registered under this subject"
+            return UnknownSchemaIdError(
+                f"{what}: the registry at {self.registry_url} answered: {error.error_message}",
                 topic=topic,
                 subject=subject,
                 schema_id=schema_id,
             )
-        if isinstance(error, TRANSPORT_ERRORS):
+        if failure == "unavailable":
+            url = self.registry_url
             return RegistryUnavailableError(
-                f"{what}: cannot reach the registry at {self.registry_url}: {error or type(error).__name__}",
+                f"{what}: the registry at {url} failed: {error}"
+                if isinstance(error, SchemaRegistryError)
+                else f"{what}: cannot reach the registry at {url}: {error or type(error).__name__}",
+                topic=topic,
+                subject=subject,
+                schema_id=schema_id,
+            )
+        if failure == "rejected":
+            return kind(
+                f"{what}: the registry rejected the request: {error}",
                 topic=topic,
                 subject=subject,
                 schema_id=schema_id,

@@ -12,14 +12,13 @@ and they run every message the plan does not compile or that fails, so errors, r
 DLQ copies are theirs. `_serde.py` is the one module that reads their private members.
 """
 
-from ._serde import TRANSPORT_ERRORS, is_registry_failure
+from ._serde import is_registry_failure
 from .part import FALLBACK, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan
 
 __all__ = [
     "FALLBACK",
     "PLAN_CACHE_SIZE",
-    "TRANSPORT_ERRORS",
     "PartCodec",
     "PayloadError",
     "PlanCache",

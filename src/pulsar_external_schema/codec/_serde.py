@@ -15,19 +15,12 @@ from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
 from confluent_kafka.schema_registry.common.avro import get_inline_tags
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import Migration, RuleContext, SchemaId
 from confluent_kafka.serialization import SerializationContext
 from fastavro.schema import expand_schema
 
-try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
-    import httpx2 as _http
-except ImportError:  # pragma: no cover - depends on the environment
-    import httpx as _http  # type: ignore[no-redef]
-
-#: Errors of the registry client's transport: the registry could not be reached or did not answer.
-TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (_http.TransportError, ConnectionError, TimeoutError)
+from ..registry import failure_kind
 
 #: The registry format each schema type's serdes ask for (Protobuf: the serialized descriptor).
 REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
@@ -35,7 +28,7 @@ REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
 
 def is_registry_failure(error: BaseException) -> bool:
     """An error of the registry or of the way to it (not of the schema or the data)."""
-    return isinstance(error, (SchemaRegistryError, *TRANSPORT_ERRORS))
+    return failure_kind(error) is not None
 
 
 def subject(serde: Any, ctx: SerializationContext, record_name: str | None) -> str | None:

@@ -33,12 +33,12 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from ..config import ConfigLike, as_config
 from ..errors import IncompatibleSchemaError
+from ..registry import failure_kind
 from .differences import Difference, Direction
 from .json_diff import incompatibilities
 from .json_model import JsonSchemaError
 
 #: Registry error codes for "not found": subject, version, schema.
-_NOT_FOUND = (40401, 40402, 40403)
 
 #: The kind reported for an object of a producer schema that is not closed.
 OPEN_PRODUCER_SCHEMA = "OPEN_CONTENT_MODEL_IN_PRODUCER_SCHEMA"
@@ -347,7 +347,7 @@ class JsonSchemaEvolution:
                 subject, Schema(text, "JSON"), normalize_schemas=self._normalize
             )
         except SchemaRegistryError as error:
-            if error.error_code in _NOT_FOUND:
+            if failure_kind(error) == "not found":
                 return None
             raise
 
@@ -355,7 +355,7 @@ class JsonSchemaEvolution:
         try:
             return sorted(self._client.get_versions(subject))
         except SchemaRegistryError as error:
-            if error.error_code in _NOT_FOUND:
+            if failure_kind(error) == "not found":
                 return []
             raise
 

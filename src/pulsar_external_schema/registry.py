@@ -1,0 +1,55 @@
+"""What a failed registry request means: the one place that reads confluent-kafka's registry errors.
+
+confluent-kafka's `SchemaRegistryClient` raises `SchemaRegistryError` with the HTTP status and
+the registry's error code, and lets connection errors of its HTTP library through as they are.
+`failure_kind` sorts them into what a caller decides on:
+
+* `"not found"`: the subject, version or schema id does not exist (404 with 40401, 40402, 40403);
+* `"unavailable"`: the registry could not be reached or did not answer (transport errors, -1,
+  408, 429, 5xx): worth retrying, and a consumer redelivers;
+* `"rejected"`: the registry answered no (401, 403, 409, 422, another 404): retrying will not help;
+* None: not a registry failure at all.
+
+Callers turn a kind into their own error (`UnknownSchemaIdError`, `RegistryUnavailableError`,
+a console tool's one-line message), each naming what it was doing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
+    import httpx2 as _http
+except ImportError:  # pragma: no cover - depends on the environment
+    import httpx as _http  # type: ignore[no-redef]
+
+#: Errors of the registry client's transport: the registry could not be reached or did not answer.
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (_http.TransportError, ConnectionError, TimeoutError)
+
+#: Registry error codes for a subject, version or schema that does not exist.
+NOT_FOUND_CODES = (40401, 40402, 40403)
+
+FailureKind = Literal["not found", "unavailable", "rejected"]
+
+
+def failure_kind(error: BaseException) -> FailureKind | None:
+    """What a registry request's error means (see the module docstring); None: not the registry's."""
+    if isinstance(error, SchemaRegistryError):
+        status = error.http_status_code
+        if status == 404 and error.error_code in NOT_FOUND_CODES:
+            return "not found"
+        if status in (-1, 408, 429) or status >= 500:
+            return "unavailable"
+        return "rejected"
+    if isinstance(error, TRANSPORT_ERRORS):
+        return "unavailable"
+    return None
+
+
+def describe(error: BaseException) -> str:
+    """The registry's own words for an error (its message, status and code), or the error's text."""
+    if isinstance(error, SchemaRegistryError):
+        return f"{error.error_message} (HTTP {error.http_status_code}, error {error.error_code})"
+    return str(error) or type(error).__name__

@@ -1,0 +1,53 @@
+"""What a failed registry request means is decided in one place (registry.py), for every caller."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+from contracts import mock_factory
+
+from pulsar_external_schema import ConfigError, RegistryUnavailableError
+from pulsar_external_schema.registered import registered_schema
+from pulsar_external_schema.registry import TRANSPORT_ERRORS, failure_kind
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (SchemaRegistryError(404, 40401, "Subject not found"), "not found"),
+        (SchemaRegistryError(404, 40403, "Schema not found"), "not found"),
+        (SchemaRegistryError(404, 404, "Not Found"), "rejected"),
+        (SchemaRegistryError(401, 40101, "Unauthorized"), "rejected"),
+        (SchemaRegistryError(422, 42201, "Invalid schema"), "rejected"),
+        (SchemaRegistryError(503, 50003, "Unavailable"), "unavailable"),
+        (SchemaRegistryError(429, 429, "Too many requests"), "unavailable"),
+        (SchemaRegistryError(-1, -1, "Unknown"), "unavailable"),
+        (TRANSPORT_ERRORS[0]("refused"), "unavailable"),  # httpx2 (or httpx): the client's own
+        (TimeoutError(), "unavailable"),
+        (ValueError("bad bytes"), None),
+    ],
+)
+def test_each_registry_failure_has_one_meaning(error: BaseException, kind: str | None) -> None:
+    assert failure_kind(error) == kind
+
+
+@pytest.mark.parametrize(
+    ("error", "raised", "says"),
+    [
+        (SchemaRegistryError(404, 40401, "Subject not found"), ConfigError, "has no registered schema"),
+        (SchemaRegistryError(401, 40101, "Unauthorized"), ConfigError, "Unauthorized (HTTP 401"),
+        (SchemaRegistryError(503, 50003, "Unavailable"), RegistryUnavailableError, "could not read"),
+    ],
+)
+def test_the_registered_schema_of_a_topic_reports_each_kind_as_such(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, raised: type[Exception], says: str
+) -> None:
+    """A 401 is a credentials problem, not an outage to wait out (it used to say 'unavailable')."""
+    factory = mock_factory()
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(factory.registry_client, "get_latest_version", fail)
+    with pytest.raises(raised, match=says.replace("(", r"\(")):
+        registered_schema(factory, "persistent://acme/orders/payments")
