@@ -17,6 +17,7 @@ from confluent_kafka.schema_registry import Schema
 from fastavro import schemaless_reader, schemaless_writer
 
 from . import _serde
+from .fields import FieldWalk, avro_walk
 
 SCHEMA_TYPE = "AVRO"
 #: fastavro's errors reach the caller unwrapped on the reference path too.
@@ -82,9 +83,14 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     return read
 
 
-def rule_schema(serde: Any, schema: Schema | None) -> Any:
-    """The parsed schema field rules walk: the registered one's (rules only come with one)."""
-    return None if schema is None else _serde.parsed(serde, schema)
+def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
+    """How field rules walk the registered schema (rules only come with a registered one)."""
+    return None if schema is None else avro_walk(_serde.parsed(serde, schema))
+
+
+def read_check(deserializer: Any, reader_schema: Schema) -> None:
+    """Nothing to check once fastavro has read a value."""
+    return None
 
 
 def pool(serde: Any) -> None:

@@ -1,4 +1,4 @@
-"""CEL_FIELD transforms of Avro records, compiled: which fields a rule touches, decided once.
+"""CEL_FIELD transforms of Avro and JSON records, compiled: which fields a rule touches, decided once.
 
 confluent-kafka walks the whole schema and the whole message for every field rule and every
 message: it builds a field context per field (its full name, type and tags, the inline tags
@@ -12,7 +12,10 @@ What compiles: records, nested records, primitive fields (and `["null", primitiv
 whose type name is NULL or the primitive's, decided per value), arrays and maps of primitives
 (each item is the field's value in turn), enums and fixed (which field rules leave alone). A
 field the rule would reach through another union, a collection of records or a logical type
-keeps the schema's messages on the reference path.
+keeps the schema's messages on the reference path. JSON Schema: objects with `properties`
+(nested too), properties of type string, integer, number and boolean, arrays of those; `enum`,
+`const`, maps (objects without properties) and `null` are left alone, as the reference leaves
+them; `$ref`, `allOf`/`anyOf`/`oneOf` and type lists keep the messages on the reference path.
 
 On WRITE the caller's value is never changed: the records on the way to a rewritten field are
 copied, not the whole value (confluent-kafka deep-copies it). On READ the decoded value is the
@@ -21,6 +24,7 @@ reader's own, and is changed in place, as the reference does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
@@ -50,7 +54,7 @@ class NotCompiled(Exception):
 class _Field:
     """One field a rule applies to: its constants per type name and the guard's verdict."""
 
-    __slots__ = ("accepts", "branch", "constants", "each", "guards", "name", "transform")
+    __slots__ = ("accepts", "branch", "constants", "each", "guards", "name", "skip_none", "transform")
 
     def __init__(
         self,
@@ -59,7 +63,9 @@ class _Field:
         constants: dict[str, dict[str, Any]],
         branch: str | None,
         each: str | None = None,
+        skip_none: bool = False,
     ) -> None:
+        self.skip_none = skip_none  # JSON: a null property is not walked
         self.name = name
         self.transform = transform
         self.constants = constants  # type name -> name, fullName, typeName, tags
@@ -85,6 +91,8 @@ class _Field:
         return {key: self.new_value(item, record) for key, item in value.items()}
 
     def new_value(self, value: Any, record: dict[str, Any]) -> Any:
+        if value is None and self.skip_none:
+            return value  # JSON: a null property or item is not walked
         if self.branch is None:
             kind = next(iter(self.constants))
         elif value is None:
@@ -129,7 +137,21 @@ class RecordWalk:
         return record
 
 
-def compile_field_rule(
+#: How a format compiles one field rule over its schema (`avro_walk`, `json_walk`).
+FieldWalk = Callable[[CompiledFieldTransform, RuleContext, RuleMode], "RecordWalk"]
+
+
+def avro_walk(parsed_schema: Any) -> FieldWalk:
+    """Field rules over this Avro schema (fastavro's parsed form)."""
+    return lambda transform, ctx, mode: compile_avro_walk(transform, ctx, parsed_schema, mode)
+
+
+def json_walk(parsed_schema: Any) -> FieldWalk:
+    """Field rules over this JSON schema (the parsed document)."""
+    return lambda transform, ctx, mode: compile_json_walk(transform, ctx, parsed_schema, mode)
+
+
+def compile_avro_walk(
     transform: CompiledFieldTransform, ctx: RuleContext, parsed_schema: Any, mode: RuleMode
 ) -> RecordWalk:
     """The walk of one CEL_FIELD rule over a record schema (fastavro's parsed form); raises
@@ -171,7 +193,10 @@ def compile_field_rule(
         primitive = _primitive(kind)
         if primitive is not None:
             return _Field(
-                name, transform, {primitive.upper(): _constants(name, full_name, primitive, tags)}, None
+                name,
+                transform,
+                {primitive.upper(): _constants(name, full_name, primitive.upper(), tags)},
+                None,
             )
         if _type_of(kind) in _NO_OPS:
             return None
@@ -180,7 +205,7 @@ def compile_field_rule(
             inner = kind.get("items" if each == "array" else "values")
             primitive = _primitive(inner)
             if primitive is not None:
-                constants = {primitive.upper(): _constants(name, full_name, primitive, tags)}
+                constants = {primitive.upper(): _constants(name, full_name, primitive.upper(), tags)}
                 return _Field(name, transform, constants, None, each)
             if _type_of(inner) in _NO_OPS:
                 return None
@@ -188,8 +213,8 @@ def compile_field_rule(
             branch = _primitive(kind[1] if kind[0] == "null" else kind[0])
             if branch is not None and branch != "null":
                 constants = {
-                    "NULL": _constants(name, full_name, "null", tags),
-                    branch.upper(): _constants(name, full_name, branch, tags),
+                    "NULL": _constants(name, full_name, "NULL", tags),
+                    branch.upper(): _constants(name, full_name, branch.upper(), tags),
                 }
                 return _Field(name, transform, constants, branch)
         raise NotCompiled(f"field {full_name} ({_describe(kind)}) is walked on the reference path")
@@ -198,6 +223,108 @@ def compile_field_rule(
         return walk(expanded)
     except CelEvaluationError as error:
         raise NotCompiled(f"a guard does not evaluate ({error})") from None
+
+
+#: JSON Schema types a field rule transforms, and their type names.
+_JSON_PRIMITIVES = {"string": "STRING", "integer": "INT", "number": "DOUBLE", "boolean": "BOOLEAN"}
+_JSON_UNWALKED = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "patternProperties")
+
+
+def compile_json_walk(
+    transform: CompiledFieldTransform, ctx: RuleContext, schema: Any, mode: RuleMode
+) -> RecordWalk:
+    """The walk of one CEL_FIELD rule over a JSON schema, as confluent-kafka's `transform` walks
+    it (full names `$.a.b`, inline `confluent:tags` and metadata tags); raises NotCompiled."""
+    rule_tags = set(ctx.rule.tags or ())
+    copy = mode in (RuleMode.WRITE, RuleMode.UPGRADE)
+
+    def walk(record: dict[str, Any], path: str) -> RecordWalk:
+        _walkable(record, path)
+        items: list[tuple[str, _Field | RecordWalk]] = []
+        for name, prop in (record.get("properties") or {}).items():
+            if not isinstance(prop, dict):
+                continue
+            full_name = f"{path}.{name}"
+            tags = set(prop.get("confluent:tags") or ()) | ctx.get_tags(full_name)
+            applies = not rule_tags or not rule_tags.isdisjoint(tags)
+            if applies or _json_holds_records(prop):
+                _walkable(prop, full_name)  # the walk reaches it: it must be a shape it follows
+            elif _unwalked(prop):
+                continue  # primitives only, and the rule's tags are not the field's: left alone
+            kind = _json_kind(prop)
+            if kind == "record":
+                nested = walk(prop, full_name)
+                if nested:
+                    items.append((name, nested))
+                continue
+            if kind == "array":
+                element = prop.get("items")
+                if not isinstance(element, dict):
+                    continue
+                _walkable(element, full_name)
+                item_kind = _json_kind(element)
+                if item_kind in _JSON_PRIMITIVES:
+                    if applies:
+                        constants = {
+                            _JSON_PRIMITIVES[item_kind]: _constants(
+                                name, full_name, _JSON_PRIMITIVES[item_kind], tags
+                            )
+                        }
+                        items.append((name, _Field(name, transform, constants, None, "array", True)))
+                    continue
+                if item_kind in ("record", "array"):
+                    raise NotCompiled(f"field {full_name}: a collection of records or arrays")
+                continue
+            if kind in _JSON_PRIMITIVES and applies:
+                type_name = _JSON_PRIMITIVES[kind]
+                constants = {type_name: _constants(name, full_name, type_name, tags)}
+                items.append((name, _Field(name, transform, constants, None, skip_none=True)))
+        return RecordWalk(items, copy)
+
+    if not isinstance(schema, dict) or _json_kind(schema) != "record":
+        raise NotCompiled("the schema is not an object with properties")
+    try:
+        return walk(schema, "$")
+    except CelEvaluationError as error:
+        raise NotCompiled(f"a guard does not evaluate ({error})") from None
+
+
+def _unwalked(schema: dict[str, Any]) -> list[str]:
+    found = [key for key in _JSON_UNWALKED if key in schema]
+    return [*found, "a list of types"] if isinstance(schema.get("type"), list) else found
+
+
+def _walkable(schema: dict[str, Any], where: str) -> None:
+    unwalked = _unwalked(schema)
+    if unwalked:
+        raise NotCompiled(f"{where} uses {', '.join(unwalked)}")
+
+
+def _json_holds_records(schema: Any) -> bool:
+    """Whether a JSON schema may hold objects or arrays (which hold fields a rule may reach)."""
+    if not isinstance(schema, dict):
+        return False
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    return (
+        "object" in kinds
+        or "array" in kinds
+        or "properties" in schema
+        or any(key in schema for key in ("$ref", "allOf", "anyOf", "oneOf", "patternProperties"))
+    )
+
+
+def _json_kind(schema: dict[str, Any]) -> str:
+    """What confluent-kafka's JSON walk does with a schema: `record`, `array`, a primitive type,
+    or `leave` (enum, const, map, null, anything else)."""
+    if schema.get("const") is not None or schema.get("enum") is not None:
+        return "leave"
+    kind = schema.get("type")
+    if kind == "object" or (kind is None and schema.get("properties") is not None):
+        return "record" if schema.get("properties") else "leave"
+    if kind == "array":
+        return "array"
+    return kind if kind in _JSON_PRIMITIVES else "leave"
 
 
 def _type_of(kind: Any) -> Any:
@@ -227,8 +354,8 @@ def _holds_records(kind: Any) -> bool:
     return False
 
 
-def _constants(name: str, full_name: str, primitive: str, tags: set[str]) -> dict[str, Any]:
-    return {"name": name, "fullName": full_name, "typeName": primitive.upper(), "tags": sorted(tags)}
+def _constants(name: str, full_name: str, type_name: str, tags: set[str]) -> dict[str, Any]:
+    return {"name": name, "fullName": full_name, "typeName": type_name, "tags": sorted(tags)}
 
 
 def _describe(kind: Any) -> str:

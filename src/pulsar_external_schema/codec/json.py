@@ -13,6 +13,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 
 from . import _serde
+from .fields import FieldWalk, json_walk
 
 SCHEMA_TYPE = "JSON"
 #: The reference wraps validation errors in its own: let it say what failed.
@@ -44,22 +45,28 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
 
 
 def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
-    _, decode, validate = _serde.json_functions(deserializer)
-    validator = _validator(deserializer, reader_schema, _serde.parsed(deserializer, reader_schema))
-    check = validator.validate if validate and validator is not None else None
+    decode: Callable[[bytes], Any] = _serde.json_functions(deserializer)[1]
+    return decode
 
-    def read(payload: bytes) -> Any:
-        value = decode(payload)
-        if check is not None:
-            check(value)
+
+def read_check(deserializer: Any, reader_schema: Schema) -> Callable[[Any], Any] | None:
+    """The last step of a read: the value, as the READ rules left it, against the reader schema."""
+    validate = _serde.json_functions(deserializer)[2]
+    validator = _validator(deserializer, reader_schema, _serde.parsed(deserializer, reader_schema))
+    if not validate or validator is None:
+        return None
+    check = validator.validate
+
+    def validated(value: Any) -> Any:
+        check(value)
         return value
 
-    return read
+    return validated
 
 
-def rule_schema(serde: Any, schema: Schema | None) -> None:
-    """JSON field rules are walked on the reference path (not compiled yet)."""
-    return None
+def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
+    """How field rules walk the registered schema (rules only come with a registered one)."""
+    return None if schema is None else json_walk(_serde.parsed(serde, schema)[0])
 
 
 def pool(serde: Any) -> None:

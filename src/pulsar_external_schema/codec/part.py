@@ -125,7 +125,7 @@ class PartCodec:
                 RuleMode.WRITE,
                 schema,
                 self._format.pool(self._serializer),
-                self._format.rule_schema(self._serializer, schema),
+                self._format.field_walk(self._serializer, schema),
             )
             if isinstance(steps, str):
                 plan = Reference(steps, expiry(self._ttl))
@@ -253,10 +253,13 @@ class PartCodec:
             RuleMode.READ,
             reader,
             self._format.pool(deserializer),
-            self._format.rule_schema(deserializer, reader),
+            self._format.field_walk(deserializer, reader),
         )
         if isinstance(steps, str):
             return self._reference(subject, steps, expires)
+        check = self._format.read_check(deserializer, reader)
+        if check is not None:
+            steps = (*steps, check)  # as the reference: the READ rules, then the validation
         read = self._format.reader(deserializer, writer, reader)
         return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS)
 

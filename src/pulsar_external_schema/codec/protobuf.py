@@ -32,8 +32,13 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     return from_string
 
 
-def rule_schema(serde: Any, schema: Schema | None) -> None:
+def field_walk(serde: Any, schema: Schema | None) -> None:
     """Protobuf field rules are walked on the reference path (not compiled yet)."""
+    return None
+
+
+def read_check(deserializer: Any, reader_schema: Schema) -> None:
+    """Nothing to check once protobuf has parsed a message."""
     return None
 
 

@@ -37,7 +37,7 @@ from ..rules.cel import (
 )
 from ..rules.registry import rule_executor
 from . import _serde
-from .fields import NotCompiled, compile_field_rule
+from .fields import FieldWalk, NotCompiled
 
 Step = Callable[[Any], Any]
 Steps = tuple[Step, ...]
@@ -69,11 +69,11 @@ def compile_rules(
     mode: RuleMode,
     schema: Schema | None,
     pool: Any = None,
-    avro_schema: Any = None,
+    field_walk: FieldWalk | None = None,
 ) -> Steps | str:
     """The steps of `schema`'s domain rules that run in `mode`, compiled; or, as a string, why
     this schema's messages take the reference path. `pool`: the Protobuf descriptor pool;
-    `avro_schema`: the parsed Avro schema the values have (CEL_FIELD walks it)."""
+    `field_walk`: how a CEL_FIELD rule walks the values' schema (None: not compiled for it)."""
     rule_set = schema.rule_set if schema is not None else None
     if rule_set is None:
         return ()
@@ -110,10 +110,10 @@ def compile_rules(
                 compiled.append(CompiledCondition(cel.compiled, ctx, pool))
             elif shadowed(rule, rules, index, mode):
                 continue  # confluent-kafka runs one field transform per tag set: this one is skipped
-            elif avro_schema is None:
+            elif field_walk is None:
                 return f"{what}: field transforms of this format run on the reference path"
             else:
-                walk = compile_field_rule(CompiledFieldTransform(cel.compiled, ctx), ctx, avro_schema, mode)
+                walk = field_walk(CompiledFieldTransform(cel.compiled, ctx), ctx, mode)
                 if walk:
                     compiled.append(walk)
         except CelEvaluationError as error:
