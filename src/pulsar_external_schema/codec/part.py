@@ -47,6 +47,16 @@ class PayloadError(Exception):
 
 FORMATS: dict[str, ModuleType] = {"AVRO": avro, "JSON": json, "PROTOBUF": protobuf}
 
+#: Whether any key part exists in this process. confluent-kafka's serdes hand a message's key to
+#: the value's DLQ action through a context variable, which the value serde clears when done; with
+#: no key part anywhere it is never set, and the per-message clearing is skipped.
+_key_parts = False
+
+
+def _note_key_part() -> None:
+    global _key_parts
+    _key_parts = True
+
 
 class PartCodec:
     """Plans and the per-message path for one serializer/deserializer pair (`None`: that side
@@ -68,6 +78,8 @@ class PartCodec:
         self._deserializer = deserializer
         self._field = field
         self._key = field == MessageField.KEY
+        if self._key:
+            _note_key_part()
         self._prefix = prefix
         self._ttl = latest_ttl
         self._to_dict = _serde.to_dict(serializer) if serializer is not None else None
@@ -98,7 +110,7 @@ class PartCodec:
             return None
         if self._key:
             set_original_key(value)  # as the reference serializer: a value's DLQ copy keeps its key
-        else:
+        elif _key_parts:
             clear_original_key()  # type: ignore[no-untyped-call]
         if context is not None:
             context.schema_id = plan.schema_id
@@ -206,7 +218,7 @@ class PartCodec:
             return FALLBACK
         if self._key:
             set_original_key(id_bytes + payload)
-        else:
+        elif _key_parts:
             clear_original_key()  # type: ignore[no-untyped-call]
         return value
 
