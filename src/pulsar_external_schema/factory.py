@@ -19,6 +19,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField
 
+from . import _confluent
 from .codec import PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
@@ -228,8 +229,8 @@ class SchemaRegistrySchemaFactory:
             serializer = ContractProtobufSerializer(message_type, client, conf=conf, **self._writer_args())
             # Register `.proto` text, as the Java serializer does, instead of confluent-kafka's base64
             # descriptor that only Confluent Schema Registry parses (see protobuf_text.py).
-            serializer._schema = schema or Schema(
-                render_proto(file_descriptor_proto(message_type)), "PROTOBUF"
+            _confluent.set_local_schema(
+                serializer, schema or Schema(render_proto(file_descriptor_proto(message_type)), "PROTOBUF")
             )
             deconf = {**self._deserializer_conf(), "use.deprecated.format": False}
             deserializer = ContractProtobufDeserializer(

@@ -14,6 +14,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from . import _confluent
 from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from .factory import SchemaRegistrySchemaFactory
 from .registry import describe, failure_kind
@@ -100,9 +101,6 @@ def registry_message_class(
     FileDescriptorProto, loaded with confluent-kafka's own pool helpers (well-known and Confluent
     types, references). The message is `message_name` (full or short name), else the file's first,
     as Confluent's console producer picks it."""
-    from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
-    from confluent_kafka.schema_registry.common.protobuf import _init_pool, _str_to_proto
-    from google.protobuf.descriptor_pool import DescriptorPool
     from google.protobuf.message_factory import GetMessageClass
 
     client = factory.registry_client
@@ -110,15 +108,14 @@ def registry_message_class(
     try:
         # Past the client's cache: it keys schemas by id whatever their format, so a text copy
         # cached by an earlier lookup would come back instead of the descriptor.
-        answer = client._rest_client.get(
-            f"schemas/ids/{registered.schema_id}", {"subject": registered.subject, "format": "serialized"}
+        answer = _confluent.rest_get(
+            client,
+            f"schemas/ids/{registered.schema_id}",
+            {"subject": registered.subject, "format": "serialized"},
         )
-        serialized = Schema.from_dict(answer)
-        pool = DescriptorPool()
-        _init_pool(pool)
-        _resolve_named_schema(serialized, client, pool)
-        file_proto = _str_to_proto(f"{registered.subject}.proto", serialized.schema_str or "")
-        pool.Add(file_proto)
+        pool, file_proto = _confluent.protobuf_pool(
+            Schema.from_dict(answer), client, f"{registered.subject}.proto"
+        )
     except Exception as error:
         raise ConfigError(
             f"could not load the Protobuf descriptor of {where} from {factory.config.registry_url} "

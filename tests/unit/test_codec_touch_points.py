@@ -1,4 +1,4 @@
-"""Each private member of confluent-kafka's serdes that the codec reads (codec/_serde.py), held to
+"""Each use of confluent-kafka's private API (the functions of `_confluent.py`), held to
 the installed confluent-kafka: a release that renames or reshapes one fails here, by name, before
 any message is decoded wrongly. pyproject.toml bounds confluent-kafka to the tested minor line."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from contracts import contract, mock_factory, rule
 from schemas import order_message_class
 
-from pulsar_external_schema.codec import _serde
+from pulsar_external_schema import _confluent
 from pulsar_external_schema.protobuf_text import file_descriptor_proto
 
 TOPIC = "persistent://acme/orders/touch"
@@ -37,15 +38,15 @@ def _avro(**conf: Any) -> Any:
 
 def test_subject() -> None:
     schema, _ = _avro()
-    assert _serde.subject(schema._part.serializer, CTX, None) == SUBJECT
-    assert _serde.subject(schema._part.deserializer, CTX, None) == SUBJECT
+    assert _confluent.subject(schema._part.serializer, CTX, None) == SUBJECT
+    assert _confluent.subject(schema._part.deserializer, CTX, None) == SUBJECT
 
 
 def test_pinned_schema() -> None:
     schema, _ = _avro()
-    assert _serde.pinned_schema(schema._part.deserializer, SUBJECT, None) is None
+    assert _confluent.pinned_schema(schema._part.deserializer, SUBJECT, None) is None
     pinned, encoded = _avro(**{"use.latest.version": True})
-    found = _serde.pinned_schema(pinned._part.deserializer, SUBJECT, None)
+    found = _confluent.pinned_schema(pinned._part.deserializer, SUBJECT, None)
     assert isinstance(found, RegisteredSchema) and found.schema_id is not None
     assert encoded.schema_id == b"\x00" + found.schema_id.to_bytes(4, "big")
 
@@ -53,9 +54,9 @@ def test_pinned_schema() -> None:
 def test_writer_schema_and_parsed() -> None:
     schema, encoded = _avro()
     deserializer = schema._part.deserializer
-    writer = _serde.writer_schema(deserializer, "AVRO", encoded.schema_id, SUBJECT, None)
+    writer = _confluent.writer_schema(deserializer, "AVRO", encoded.schema_id, SUBJECT, None)
     assert isinstance(writer, Schema) and json.loads(writer.schema_str or "")["name"] == "R"
-    assert _serde.parsed(deserializer, writer)["type"] == "record"
+    assert _confluent.parsed(deserializer, writer)["type"] == "record"
 
 
 def test_migrations() -> None:
@@ -63,27 +64,27 @@ def test_migrations() -> None:
     deserializer = schema._part.deserializer
     registry = deserializer._registry
     registry.register_schema(SUBJECT, Schema(json.dumps(RECORD), "AVRO"))
-    writer = _serde.writer_schema(deserializer, "AVRO", encoded.schema_id, SUBJECT, None)
-    latest = _serde.pinned_schema(deserializer, SUBJECT, None)
+    writer = _confluent.writer_schema(deserializer, "AVRO", encoded.schema_id, SUBJECT, None)
+    latest = _confluent.pinned_schema(deserializer, SUBJECT, None)
     assert latest is not None
-    assert _serde.migrations(deserializer, SUBJECT, writer, latest) == []
+    assert _confluent.migrations(deserializer, SUBJECT, writer, latest) == []
 
 
 def test_local_schema() -> None:
     schema, _ = _avro()
-    local, parsed = _serde.local_schema(schema._part.serializer)
+    local, parsed = _confluent.local_schema(schema._part.serializer)
     assert isinstance(local, Schema) and parsed["type"] == "record"
     json_schema = mock_factory().json(json.dumps({"type": "object"}))
-    local, (parsed_json, refs) = _serde.local_schema(json_schema._part.serializer)
+    local, (parsed_json, refs) = _confluent.local_schema(json_schema._part.serializer)
     assert isinstance(local, Schema) and parsed_json == {"type": "object"} and refs is not None
-    assert _serde.local_schema(mock_factory().avro(json.dumps(RECORD))._part.deserializer)[0] is None
+    assert _confluent.local_schema(mock_factory().avro(json.dumps(RECORD))._part.deserializer)[0] is None
 
 
 def test_rule_registry_disabled_and_actions() -> None:
     schema, _ = _avro()
     serializer = schema._part.serializer
-    assert _serde.rule_registry(serializer).get_executor("CEL") is not None
-    assert _serde.validation_enabled(serializer) is False
+    assert _confluent.rule_registry(serializer).get_executor("CEL") is not None
+    assert _confluent.validation_enabled(serializer) is False
     for extra, mode, disabled, action in (
         ({}, RuleMode.WRITE, False, "NONE"),
         ({"onSuccess": "NONE,ERROR"}, RuleMode.READ, False, "ERROR"),
@@ -95,46 +96,89 @@ def test_rule_registry_disabled_and_actions() -> None:
         assert target.rule_set is not None and target.rule_set.domain_rules
         parsed = target.rule_set.domain_rules[0]
         ctx = RuleContext(None, CTX, None, target, SUBJECT, mode, parsed, 0, [parsed], None, None)
-        assert _serde.rule_is_disabled(serializer, ctx) is disabled
-        assert _serde.on_success_action(serializer, ctx, mode) == action
+        assert _confluent.rule_is_disabled(serializer, ctx) is disabled
+        assert _confluent.on_success_action(serializer, ctx, mode) == action
 
 
 def test_avro_options_and_dict_hooks() -> None:
     schema, _ = _avro()
-    assert _serde.avro_options(schema._part.serializer) == {
+    assert _confluent.avro_options(schema._part.serializer) == {
         "strict": False,
         "strict_allow_default": False,
         "return_record_name": False,
     }
-    assert _serde.to_dict(schema._part.serializer) is None
-    assert _serde.from_dict(schema._part.deserializer) is None
+    assert _confluent.to_dict(schema._part.serializer) is None
+    assert _confluent.from_dict(schema._part.deserializer) is None
 
 
 def test_json_functions_and_validator() -> None:
     text = json.dumps({"type": "object", "properties": {"a": {"type": "string"}}})
     serializer = mock_factory().json(text)._part.serializer
-    encode, _, validate = _serde.json_functions(serializer)
+    encode, _, validate = _confluent.json_functions(serializer)
     assert json.loads(encode({"a": "x"})) == {"a": "x"} and validate is True
-    local, parsed = _serde.local_schema(serializer)
+    local, parsed = _confluent.local_schema(serializer)
     assert local is not None
-    validator = _serde.json_validator(serializer, local, *parsed)
+    validator = _confluent.json_validator(serializer, local, *parsed)
     with pytest.raises(Exception, match="is not of type"):
         validator.validate({"a": 1})
     deserializer = mock_factory().json(text)._part.deserializer
-    assert _serde.json_functions(deserializer)[1](b'{"a": "y"}') == {"a": "y"}
+    assert _confluent.json_functions(deserializer)[1](b'{"a": "y"}') == {"a": "y"}
 
 
 def test_protobuf_message_class() -> None:
     order = order_message_class()
     serialized = base64.b64encode(file_descriptor_proto(order).SerializeToString()).decode()
     schema = mock_factory().protobuf(order, schema=contract(serialized, "PROTOBUF"))
-    assert _serde.protobuf_message_class(schema._part.serializer) is order
-    assert _serde.protobuf_message_class(schema._part.deserializer).DESCRIPTOR.full_name == "acme.Order"
+    assert _confluent.protobuf_message_class(schema._part.serializer) is order
+    assert _confluent.protobuf_message_class(schema._part.deserializer).DESCRIPTOR.full_name == "acme.Order"
 
 
 def test_registry_failures_are_told_apart_from_data_errors() -> None:
     from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-    assert _serde.is_registry_failure(SchemaRegistryError(500, 50001, "down"))
-    assert _serde.is_registry_failure(ConnectionError("refused"))
-    assert not _serde.is_registry_failure(ValueError("bad bytes"))
+    assert _confluent.is_registry_failure(SchemaRegistryError(500, 50001, "down"))
+    assert _confluent.is_registry_failure(ConnectionError("refused"))
+    assert not _confluent.is_registry_failure(ValueError("bad bytes"))
+
+
+def test_set_local_schema_and_pin_schema_id() -> None:
+    schema, _ = _avro()
+    replacement = Schema(json.dumps({**RECORD, "doc": "registered instead"}), "AVRO")
+    _confluent.set_local_schema(schema._part.serializer, replacement)
+    assert _confluent.local_schema(schema._part.serializer)[0] is replacement
+    pinned, _ = _avro(**{"use.latest.version": True})
+    _confluent.pin_schema_id(pinned._part.deserializer, 1)
+    found = _confluent.pinned_schema(pinned._part.deserializer, SUBJECT, None)
+    assert found is not None and found.schema_id == 1
+
+
+def test_rest_calls_go_through_the_clients_own_rest_client() -> None:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    from pulsar_external_schema.registry import failure_kind
+
+    client = SchemaRegistryClient({"url": "http://127.0.0.1:9", "max.retries": 0})
+    calls: tuple[Callable[[], Any], ...] = (
+        lambda: _confluent.rest_get(client, "schemas/ids/1", {"format": "serialized"}),
+        lambda: _confluent.rest_post(client, "subjects/x/versions", {"schema": "{}"}),
+    )
+    for call in calls:
+        with pytest.raises(Exception) as raised:  # nothing listens on port 9: a transport error
+            call()
+        assert failure_kind(raised.value) == "unavailable"
+
+
+def test_protobuf_pool_loads_a_serialized_descriptor() -> None:
+    order = order_message_class()
+    serialized = base64.b64encode(file_descriptor_proto(order).SerializeToString()).decode()
+    pool, file_proto = _confluent.protobuf_pool(
+        Schema(serialized, "PROTOBUF"), mock_factory().registry_client, "o.proto"
+    )
+    assert pool.FindMessageTypeByName("acme.Order").name == "Order"
+    assert [message.name for message in file_proto.message_type] == ["Order"]
+
+
+def test_cel_helpers() -> None:
+    assert _confluent.to_plain_containers({"a": [1, 2]}) == {"a": [1, 2]}
+    assert _confluent.validate_hostname("example.com") is True
+    assert _confluent.validate_hostname("-bad-") is False

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from confluent_kafka.schema_registry import Schema, SchemaReference, ServerConfig
 from confluent_kafka.serialization import MessageField
 
+from .. import _confluent
 from ..errors import ConfigError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import value_subject
@@ -316,7 +317,7 @@ def run_check(args: argparse.Namespace, registry: _Registry) -> int:
     # response, so the request is made through its REST client (same auth, same retries).
     answer = registry.call(
         f"checking a schema against {subject}",
-        lambda: registry.client._rest_client.post(f"{path}?verbose=true", body=schema.to_dict()),
+        lambda: _confluent.rest_post(registry.client, f"{path}?verbose=true", schema.to_dict()),
         subject,
     )
     against = "every version the level covers" if args.version == "all" else f"version {args.version}"

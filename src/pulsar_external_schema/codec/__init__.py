@@ -9,10 +9,10 @@ actions it has. This package does that once per (topic, writer schema, reader sc
 
 confluent-kafka's serdes stay the reference: they resolve a topic's writer on its first message,
 and they run every message the plan does not compile or that fails, so errors, rule actions and
-DLQ copies are theirs. `_serde.py` is the one module that reads their private members.
+DLQ copies are theirs. `_confluent.py` is the one module that reads their private members.
 """
 
-from ._serde import is_registry_failure
+from .._confluent import is_registry_failure
 from .part import FALLBACK, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan
 

@@ -16,7 +16,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 from fastavro import schemaless_reader, schemaless_writer
 
-from . import _serde
+from .. import _confluent
 from .fields import FieldWalk, avro_walk
 
 SCHEMA_TYPE = "AVRO"
@@ -45,11 +45,13 @@ def _is_bytes(parsed: Any) -> bool:
 
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
     """value -> Avro binary, with `schema` (the registered writer) or the serializer's own."""
-    parsed = _serde.local_schema(serializer)[1] if schema is None else _serde.parsed(serializer, schema)
+    parsed = (
+        _confluent.local_schema(serializer)[1] if schema is None else _confluent.parsed(serializer, schema)
+    )
     parsed = _interned(parsed)
     if _is_bytes(parsed):
         return lambda value: value if isinstance(value, bytes) else value.encode()
-    options = _serde.avro_options(serializer)
+    options = _confluent.avro_options(serializer)
     strict, allow_default = options["strict"], options["strict_allow_default"]
 
     def write(value: Any) -> bytes:
@@ -67,15 +69,15 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
 
 def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
     """Avro binary of `writer_schema` -> a value of `reader_schema` (schema resolution)."""
-    parsed_writer = _interned(_serde.parsed(deserializer, writer_schema))
+    parsed_writer = _interned(_confluent.parsed(deserializer, writer_schema))
     if _is_bytes(parsed_writer):
         return bytes
     parsed_reader = (
-        None if reader_schema is writer_schema else _interned(_serde.parsed(deserializer, reader_schema))
+        None if reader_schema is writer_schema else _interned(_confluent.parsed(deserializer, reader_schema))
     )
     if parsed_reader == parsed_writer:
         parsed_reader = None  # fastavro makes the same decision, per message
-    record_name = _serde.avro_options(deserializer)["return_record_name"]
+    record_name = _confluent.avro_options(deserializer)["return_record_name"]
 
     def read(payload: bytes) -> Any:
         return schemaless_reader(io.BytesIO(payload), parsed_writer, parsed_reader, record_name)
@@ -85,7 +87,7 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
 
 def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
     """How field rules walk the registered schema (rules only come with a registered one)."""
-    return None if schema is None else avro_walk(_serde.parsed(serde, schema))
+    return None if schema is None else avro_walk(_confluent.parsed(serde, schema))
 
 
 def read_check(deserializer: Any, reader_schema: Schema) -> None:

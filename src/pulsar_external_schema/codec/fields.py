@@ -30,8 +30,8 @@ from typing import Any
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import RuleContext
 
+from .. import _confluent
 from ..rules.cel import CelEvaluationError, CompiledFieldTransform
-from . import _serde
 
 #: Avro primitives, with the Python types fastavro gives and takes for them (a value of another
 #: type in a `["null", primitive]` union takes the reference path, which resolves the branch).
@@ -156,10 +156,10 @@ def compile_avro_walk(
 ) -> RecordWalk:
     """The walk of one CEL_FIELD rule over a record schema (fastavro's parsed form); raises
     NotCompiled with the reason when the walk depends on more than the schema."""
-    expanded = _serde.expand_avro_schema(parsed_schema)
+    expanded = _confluent.expand_avro_schema(parsed_schema)
     if not isinstance(expanded, dict) or expanded.get("type") != "record":
         raise NotCompiled("the schema is not a record")
-    inline_tags = _serde.avro_inline_tags(parsed_schema)
+    inline_tags = _confluent.avro_inline_tags(parsed_schema)
     rule_tags = set(ctx.rule.tags or ())
     copy = mode in (RuleMode.WRITE, RuleMode.UPGRADE)
 

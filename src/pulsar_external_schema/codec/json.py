@@ -12,7 +12,7 @@ from typing import Any
 
 from confluent_kafka.schema_registry import Schema
 
-from . import _serde
+from .. import _confluent
 from .fields import FieldWalk, json_walk
 
 SCHEMA_TYPE = "JSON"
@@ -24,15 +24,15 @@ def _validator(serde: Any, schema: Schema | None, parsed: Any) -> Any:
     parsed_schema, refs = parsed
     if schema is None or parsed_schema is None or refs is None:
         return None
-    return _serde.json_validator(serde, schema, parsed_schema, refs)
+    return _confluent.json_validator(serde, schema, parsed_schema, refs)
 
 
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
-    encode, _, validate = _serde.json_functions(serializer)
+    encode, _, validate = _confluent.json_functions(serializer)
     if schema is None:
-        validator = _validator(serializer, *_serde.local_schema(serializer))
+        validator = _validator(serializer, *_confluent.local_schema(serializer))
     else:
-        validator = _validator(serializer, schema, _serde.parsed(serializer, schema))
+        validator = _validator(serializer, schema, _confluent.parsed(serializer, schema))
     check = validator.validate if validate and validator is not None else None
 
     def write(value: Any) -> bytes:
@@ -45,14 +45,14 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
 
 
 def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
-    decode: Callable[[bytes], Any] = _serde.json_functions(deserializer)[1]
+    decode: Callable[[bytes], Any] = _confluent.json_functions(deserializer)[1]
     return decode
 
 
 def read_check(deserializer: Any, reader_schema: Schema) -> Callable[[Any], Any] | None:
     """The last step of a read: the value, as the READ rules left it, against the reader schema."""
-    validate = _serde.json_functions(deserializer)[2]
-    validator = _validator(deserializer, reader_schema, _serde.parsed(deserializer, reader_schema))
+    validate = _confluent.json_functions(deserializer)[2]
+    validator = _validator(deserializer, reader_schema, _confluent.parsed(deserializer, reader_schema))
     if not validate or validator is None:
         return None
     check = validator.validate
@@ -66,7 +66,7 @@ def read_check(deserializer: Any, reader_schema: Schema) -> Callable[[Any], Any]
 
 def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
     """How field rules walk the registered schema (rules only come with a registered one)."""
-    return None if schema is None else json_walk(_serde.parsed(serde, schema)[0])
+    return None if schema is None else json_walk(_confluent.parsed(serde, schema)[0])
 
 
 def pool(serde: Any) -> None:

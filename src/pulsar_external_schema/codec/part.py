@@ -25,9 +25,10 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import clear_original_key, set_original_key
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from .. import _confluent
 from ..rules.actions import RULE_NAME
 from ..rules.context import MessageContext
-from . import _serde, avro, json, plans, protobuf
+from . import avro, json, plans, protobuf
 from .plans import PlanCache, ReadPlan, Reference, WritePlan, expiry
 from .steps import compile_rules, encoding_rule
 
@@ -82,8 +83,8 @@ class PartCodec:
             _note_key_part()
         self._prefix = prefix
         self._ttl = latest_ttl
-        self._to_dict = _serde.to_dict(serializer) if serializer is not None else None
-        self._from_dict = _serde.from_dict(deserializer) if deserializer is not None else None
+        self._to_dict = _confluent.to_dict(serializer) if serializer is not None else None
+        self._from_dict = _confluent.from_dict(deserializer) if deserializer is not None else None
         self.writes: PlanCache[str, WritePlan | Reference] = PlanCache()
         self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference] = PlanCache()
         self._write_plans = self.writes.plans
@@ -128,7 +129,7 @@ class PartCodec:
         with self.writes.building:
             plan: WritePlan | Reference
             reason = encoding_rule(schema, RuleMode.WRITE)
-            if reason is None and _serde.validation_enabled(self._serializer):
+            if reason is None and _confluent.validation_enabled(self._serializer):
                 reason = "confluent-kafka's inline validation rules are on"
             steps = reason or compile_rules(
                 self._serializer,
@@ -233,7 +234,7 @@ class PartCodec:
             try:
                 plan = self._build_read(topic, id_bytes)
             except Exception as error:
-                if _serde.is_registry_failure(error):
+                if _confluent.is_registry_failure(error):
                     raise
                 log.debug("no plan for %s, schema id %s: %s", topic, id_bytes.hex(), error)
                 return None
@@ -243,18 +244,18 @@ class PartCodec:
     def _build_read(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference:
         deserializer = self._deserializer
         ser_ctx = SerializationContext(topic, self._field)
-        subject = _serde.subject(deserializer, ser_ctx, None)
+        subject = _confluent.subject(deserializer, ser_ctx, None)
         expires = expiry(self._ttl)
         if subject is None:
             return Reference("the subject name strategy needs the writer's record name", expires)
-        fmt = _serde.REGISTRY_FORMAT[self._type]
-        pinned = _serde.pinned_schema(deserializer, subject, fmt)
-        writer = _serde.writer_schema(deserializer, self._type, id_bytes, subject, fmt)
-        if _serde.local_schema(deserializer)[0] is not None:
+        fmt = _confluent.REGISTRY_FORMAT[self._type]
+        pinned = _confluent.pinned_schema(deserializer, subject, fmt)
+        writer = _confluent.writer_schema(deserializer, self._type, id_bytes, subject, fmt)
+        if _confluent.local_schema(deserializer)[0] is not None:
             return Reference("the deserializer has a reader schema of its own", expires)
         reader = writer
         if pinned is not None:
-            if _serde.migrations(deserializer, subject, writer, pinned):
+            if _confluent.migrations(deserializer, subject, writer, pinned):
                 return self._reference(subject, "migration rules run on the reference path", expires)
             reader = pinned.schema
         reason = encoding_rule(writer, RuleMode.READ)

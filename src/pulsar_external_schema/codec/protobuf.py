@@ -8,7 +8,7 @@ from typing import Any
 
 from confluent_kafka.schema_registry import Schema
 
-from . import _serde
+from .. import _confluent
 
 SCHEMA_TYPE = "PROTOBUF"
 #: The reference wraps protobuf's DecodeError in its own: let it say what failed.
@@ -16,7 +16,7 @@ FINAL_ERRORS = False
 
 
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
-    message_class = _serde.protobuf_message_class(serializer)
+    message_class = _confluent.protobuf_message_class(serializer)
 
     def write(message: Any) -> bytes:
         if not isinstance(message, message_class):
@@ -28,7 +28,7 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
 
 
 def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
-    from_string: Callable[[bytes], Any] = _serde.protobuf_message_class(deserializer).FromString
+    from_string: Callable[[bytes], Any] = _confluent.protobuf_message_class(deserializer).FromString
     return from_string
 
 
@@ -43,4 +43,4 @@ def read_check(deserializer: Any, reader_schema: Schema) -> None:
 
 
 def pool(serde: Any) -> Any:
-    return _serde.protobuf_message_class(serde).DESCRIPTOR.file.pool
+    return _confluent.protobuf_message_class(serde).DESCRIPTOR.file.pool

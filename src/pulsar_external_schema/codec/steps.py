@@ -3,7 +3,7 @@
 The rule engine of confluent-kafka decides, for every message and every rule, whether the rule is
 disabled, whether its mode applies, which executor and which actions it has; and it builds a
 `RuleContext` to ask. None of that depends on the message. `compile_rules` asks those questions
-once, with the serde's own answers (`_serde.py`), and keeps only what depends on the message: the
+once, with the serde's own answers (`_confluent.py`), and keeps only what depends on the message: the
 compiled CEL conditions that apply, in the order the engine runs them (reversed on READ).
 
 A step is `value -> value`: a CEL condition returns the value it passed, a CEL_FIELD
@@ -26,6 +26,7 @@ from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMod
 from confluent_kafka.schema_registry.serde import FieldRuleExecutor, RuleContext
 from confluent_kafka.serialization import SerializationContext
 
+from .. import _confluent
 from ..rules.cel import (
     COMPILED,
     CelEvaluationError,
@@ -36,7 +37,6 @@ from ..rules.cel import (
     rule_engine,
 )
 from ..rules.registry import rule_executor
-from . import _serde
 from .fields import FieldWalk, NotCompiled
 
 Step = Callable[[Any], Any]
@@ -87,7 +87,7 @@ def compile_rules(
         ctx = RuleContext(
             rule_set.enable_at, ser_ctx, None, schema, subject, mode, rule, index, rules, None, None
         )
-        if _serde.rule_is_disabled(serde, ctx):
+        if _confluent.rule_is_disabled(serde, ctx):
             continue
         what = f"rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
         rule_type = (rule.type or "").upper()
@@ -95,14 +95,14 @@ def compile_rules(
         field_transform = rule.kind == RuleKind.TRANSFORM and rule_type == "CEL_FIELD"
         if not (condition or field_transform):
             return f"{what} runs on the reference path"
-        executor = rule_executor(_serde.rule_registry(serde), ctx)
+        executor = rule_executor(_confluent.rule_registry(serde), ctx)
         expected = CelExecutor if condition else CelFieldExecutor
         if type(executor) is not expected:
             return f"{what} has a custom executor ({type(executor).__name__})"
         cel: CelExecutor = executor if isinstance(executor, CelExecutor) else executor.executor
         if rule_engine(ctx, cel.engine) != COMPILED:
             return f"{what} runs on cel-python"
-        action = _serde.on_success_action(serde, ctx, mode)
+        action = _confluent.on_success_action(serde, ctx, mode)
         if action != "NONE":
             return f"{what} runs the action {action!r} when it passes"
         try:

@@ -50,14 +50,11 @@ from confluent_kafka.schema_registry.rules.cel import extra_func, protobuf_resul
 from confluent_kafka.schema_registry.rules.cel.cel_executor import (
     CelExecutor as ConfluentCelExecutor,
 )
-from confluent_kafka.schema_registry.rules.cel.cel_executor import (
-    _to_plain_containers,
-    field_value_to_cel,
-    msg_to_cel,
-)
+from confluent_kafka.schema_registry.rules.cel.cel_executor import field_value_to_cel, msg_to_cel
 from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecutor, FieldTransform, RuleContext
 from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 
+from .._confluent import to_plain_containers, validate_hostname
 from ..config import CEL_ENGINES
 from ..errors import ConfigError
 
@@ -228,7 +225,7 @@ def _is_uri_ref(text: str) -> bool:
 
 _BUILTINS: dict[str, Callable[[str], bool]] = {
     "isEmail": extra_func.validate_email,
-    "isHostname": extra_func._validate_hostname,
+    "isHostname": validate_hostname,
     "isIpv4": lambda text: extra_func.validate_ip(text, 4),
     "isIpv6": lambda text: extra_func.validate_ip(text, 6),
     "isUri": _is_uri,
@@ -480,8 +477,8 @@ class CompiledFieldTransform:
             raise CelEvaluationError("the field transform failed")  # the reference says why
         value = result.plain_value()
         if type(value) in _SCALARS:
-            return value  # what from_cel and _to_plain_containers return unchanged
-        return _to_plain_containers(from_cel(value))
+            return value  # what from_cel and to_plain_containers return unchanged
+        return to_plain_containers(from_cel(value))
 
 
 def _field_data(
@@ -559,7 +556,7 @@ class CelExecutor(ConfluentCelExecutor):
             if isinstance(result, message.Message) and type(result) is not type(msg):
                 result = type(msg).FromString(result.SerializeToString())
             return protobuf_result_writer.convert(result, msg)
-        return _to_plain_containers(result)
+        return to_plain_containers(result)
 
     def evaluate(self, ctx: RuleContext, text: str, activation: Activation, field_rule: bool) -> Any:
         """The value of one expression, on the engine this rule uses."""

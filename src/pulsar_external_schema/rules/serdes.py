@@ -37,6 +37,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.schema_registry.serde import NoneAction, RuleAction, RuleContext
 from confluent_kafka.serialization import SerializationContext
 
+from .. import _confluent
 from .. import schema_id as ids
 from .actions import ErrorAction
 from .context import MessageContext
@@ -249,11 +250,11 @@ class _TextLookups:
             cached = self._found.get(key)
         if cached is not None:
             return cached
-        rest = self._client._rest_client
-        text = Schema.from_dict(rest.get(f"schemas/ids/{schema_id}", {"subject": subject_name}))
+        path = f"schemas/ids/{schema_id}"
+        text = Schema.from_dict(_confluent.rest_get(self._client, path, {"subject": subject_name}))
         query = f"normalize={normalize_schemas}&deleted={deleted}"
-        response = rest.post(
-            f"subjects/{urllib.parse.quote(subject_name, safe='')}?{query}", body=text.to_dict()
+        response = _confluent.rest_post(
+            self._client, f"subjects/{urllib.parse.quote(subject_name, safe='')}?{query}", text.to_dict()
         )
         found = RegisteredSchema.from_dict(response)
         with self._lock:

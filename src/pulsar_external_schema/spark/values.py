@@ -9,6 +9,7 @@ from typing import Any
 import fastavro
 from pyspark.sql.types import DataType
 
+from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
@@ -73,8 +74,7 @@ def make_schema(
             # Read into the version the driver resolved, not whatever is latest when this task
             # runs: the column type was fixed from it, and so are the rules that run.
             # confluent-kafka's deserializers take no `use.schema.id`, but read it from here.
-            deserializer: Any = schema._part.deserializer
-            deserializer._use_schema_id = reader.schema_id
+            _confluent.pin_schema_id(schema._part.deserializer, reader.schema_id)
         return factory, schema
     message_class = (
         protobuf_class(options, f"subject {reader.subject}") if reader.schema_type == "PROTOBUF" else None

@@ -1,11 +1,16 @@
-"""What a plan reads of confluent-kafka's serializer and deserializer objects: the one place.
+"""Every use of confluent-kafka's private API, in one module.
 
-A plan is built from the reference serde it replaces on the per-message path, so that both agree
-by construction: the same subject name function, the same registry calls (and caches), the same
-parsed schemas, the same decisions on disabled rules and rule actions. Those are confluent-kafka's
-private members (`_get_reader_schema`, `_parsed_schema`, `_get_on_success`, ...); every use of them
-by the codec is in this module, and tests/unit/test_codec_touch_points.py holds each one to the
-installed confluent-kafka (whose version pyproject.toml bounds).
+The package builds on confluent-kafka's schema registry client and serdes, and some of what it
+needs is not public there: the codec (`codec/`) builds each plan from the reference serde it
+replaces on the per-message path, so that both agree by construction (the same subject name
+function, registry calls and caches, parsed schemas, decisions on disabled rules and actions);
+the registry client's REST calls reach what its methods do not (a Protobuf schema's serialized
+descriptor past a cache that keys by id only); the CEL executors reuse confluent-kafka's value
+conversions and validators. Each touch is a function here, and
+tests/unit/test_codec_touch_points.py holds each one to the installed confluent-kafka, whose
+version pyproject.toml bounds. The other half is `rules/serdes.py`: its serde subclasses
+override three private methods (`_get_reader_schema`, `_get_rule_action`, `_get_writer_schema`)
+and read the attributes their base classes set, which its tests cover.
 """
 
 from __future__ import annotations
@@ -14,13 +19,17 @@ import io
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
+from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
 from confluent_kafka.schema_registry.common.avro import get_inline_tags
+from confluent_kafka.schema_registry.common.protobuf import _init_pool, _str_to_proto
+from confluent_kafka.schema_registry.rules.cel import extra_func
+from confluent_kafka.schema_registry.rules.cel.cel_executor import _to_plain_containers
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import Migration, RuleContext, SchemaId
 from confluent_kafka.serialization import SerializationContext
 from fastavro.schema import expand_schema
 
-from ..registry import failure_kind
+from .registry import failure_kind
 
 #: The registry format each schema type's serdes ask for (Protobuf: the serialized descriptor).
 REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
@@ -136,3 +145,51 @@ def json_validator(serde: Any, schema: Schema, parsed_schema: Any, refs: Any) ->
 
 def protobuf_message_class(serde: Any) -> Any:
     return serde._msg_class
+
+
+# -- outside the codec ---------------------------------------------------------------------------
+
+
+def set_local_schema(serializer: Any, schema: Schema) -> None:
+    """Make a serializer register `schema` instead of the one it derived (Protobuf: `.proto` text
+    instead of confluent-kafka's base64 descriptor, see protobuf_text.py)."""
+    serializer._schema = schema
+
+
+def pin_schema_id(deserializer: Any, schema_id: int) -> None:
+    """Read into this registered schema id, as `use.schema.id` does for serializers (confluent-kafka's
+    deserializers take no such key, but read the attribute)."""
+    deserializer._use_schema_id = schema_id
+
+
+def rest_get(client: Any, path: str, query: dict[str, Any] | None = None) -> Any:
+    """A GET on the registry past the client's caches (they key schemas by id, whatever the format)."""
+    return client._rest_client.get(path, query)
+
+
+def rest_post(client: Any, path: str, body: Any) -> Any:
+    """A POST on the registry past the client's methods (for query parameters they do not send)."""
+    return client._rest_client.post(path, body=body)
+
+
+def protobuf_pool(serialized: Schema, client: Any, file_name: str) -> tuple[Any, Any]:
+    """(descriptor pool, FileDescriptorProto) of a Protobuf schema in the registry's serialized form,
+    with the well-known and Confluent types and its references loaded, as confluent-kafka does."""
+    from google.protobuf.descriptor_pool import DescriptorPool
+
+    pool = DescriptorPool()
+    _init_pool(pool)
+    _resolve_named_schema(serialized, client, pool)
+    file_proto = _str_to_proto(file_name, serialized.schema_str or "")
+    pool.Add(file_proto)
+    return pool, file_proto
+
+
+def to_plain_containers(value: Any) -> Any:
+    """A CEL result's containers as plain lists and dicts, as confluent-kafka's executor returns them."""
+    return _to_plain_containers(value)
+
+
+def validate_hostname(text: str) -> bool:
+    """Confluent's `isHostname` CEL built-in, as confluent-kafka's executor implements it."""
+    return bool(extra_func._validate_hostname(text))  # type: ignore[no-untyped-call]
