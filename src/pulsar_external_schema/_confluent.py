@@ -21,7 +21,19 @@ from typing import Any
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
 from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
 from confluent_kafka.schema_registry.common.avro import get_inline_tags
-from confluent_kafka.schema_registry.common.protobuf import _init_pool, _str_to_proto
+from confluent_kafka.schema_registry.common.protobuf import (
+    _init_pool,
+    _is_repeated,
+    _str_to_proto,
+    is_cel_leaf_message,
+    is_map_field,
+)
+from confluent_kafka.schema_registry.common.protobuf import (
+    get_inline_tags as protobuf_field_tags,
+)
+from confluent_kafka.schema_registry.common.protobuf import (
+    get_type as protobuf_field_type,
+)
 from confluent_kafka.schema_registry.rules.cel import extra_func
 from confluent_kafka.schema_registry.rules.cel.cel_executor import _to_plain_containers
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
@@ -92,6 +104,26 @@ def avro_inline_tags(parsed_schema: Any) -> dict[str, set[str]]:
     """Tags declared in the Avro schema (`confluent:tags`), by field full name."""
     tags: dict[str, set[str]] = get_inline_tags(parsed_schema)
     return tags
+
+
+def protobuf_schema_descriptor(serde: Any, schema: Schema, message_name: str) -> Any:
+    """The descriptor of `message_name` in a registered Protobuf schema, as the serde parsed it
+    (None if the schema has no such message)."""
+    file_proto, pool = serde._get_parsed_schema(schema)
+    return pool.FindFileByName(file_proto.name).message_types_by_name.get(message_name)
+
+
+def protobuf_field(fd: Any) -> tuple[str, bool, bool, bool, set[str]]:
+    """How confluent-kafka's field walk sees a Protobuf field: (type name, repeated, map, a message
+    bound to CEL as one value (Decimal, Timestamp), its inline tags)."""
+    leaf = fd.message_type is not None and is_cel_leaf_message(fd.message_type)
+    return (
+        protobuf_field_type(fd).name,
+        bool(_is_repeated(fd)),
+        bool(is_map_field(fd)),
+        leaf,
+        set(protobuf_field_tags(fd)),
+    )
 
 
 def rule_registry(serde: Any) -> Any:

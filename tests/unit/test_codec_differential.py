@@ -963,3 +963,46 @@ def test_json_field_transforms_agree(case: str, person: dict[str, Any]) -> None:
     )
     refused = case == "a transform the read validation refuses"  # the reference says why
     check_field_case(both, JSON_SAMPLE, person, plan, compiled=plan == "compiled" and not refused)
+
+
+# -- CEL_FIELD transforms (Protobuf) -------------------------------------------------------------------
+
+PROTO_FIELD_CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
+    "every string, repeated, nested and oneof ones": (
+        [field_rule("typeName == 'STRING' ; value + '!'")],
+        {},
+    ),
+    "a tagged field": (
+        [field_rule("typeName == 'STRING' ; value + '?'", tags=["PII"])],
+        {"metadata": {"tags": {"acme.Payment.name": ["PII"], "acme.Address.*": ["PII"]}}},
+    ),
+    "longs and unsigned ints": (
+        [field_rule("typeName == 'LONG' || typeName == 'INT' ; value + 1", tags=["N"])],
+        {"metadata": {"tags": {"acme.Payment.id": ["N"], "acme.Payment.count": ["N"]}}},
+    ),
+    "a guard that reads the message": (
+        [field_rule("message.amount < 1000.0 && typeName == 'STRING' ; value + '<'", "WRITE")],
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PROTO_FIELD_CASES))
+@given(message=payments)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_protobuf_field_transforms_agree(case: str, message: Any) -> None:
+    rules, parts = PROTO_FIELD_CASES[case]
+    serialized = base64.b64encode(file_descriptor_proto(PAYMENT).SerializeToString()).decode()
+    both = once(
+        f"protobuf fields {case}",
+        lambda: Both(
+            mock_factory().protobuf(
+                PAYMENT, schema=contract(serialized, "PROTOBUF", ruleSet={"domainRules": rules}, **parts)
+            )
+        ),
+    )
+    warm(both, PAYMENT(id=1, name="n"))
+    before = message.SerializeToString()
+    both.check(message, compiled=message.id < 2**63 - 1)
+    assert message.SerializeToString() == before, "the message was changed"
+    assert type(plans(both)[0]) is WritePlan

@@ -364,3 +364,138 @@ def _describe(kind: Any) -> str:
     if isinstance(kind, dict):
         return kind.get("logicalType") or kind.get("type") or "a type"
     return str(kind)
+
+
+# -- Protobuf --------------------------------------------------------------------------------------
+
+
+class _ProtoField:
+    """A scalar field (or repeated scalars) of a Protobuf message a rule applies to."""
+
+    __slots__ = ("constants", "guard", "name", "presence", "repeated", "transform")
+
+    def __init__(
+        self,
+        name: str,
+        transform: CompiledFieldTransform,
+        constants: dict[str, Any],
+        presence: bool,
+        repeated: bool,
+    ) -> None:
+        self.name = name  # the runtime field's name (what the message answers to)
+        self.transform = transform
+        self.constants = constants
+        self.guard = transform.guard_for(constants)
+        self.presence = presence
+        self.repeated = repeated
+
+    def __call__(self, message: Any) -> None:
+        if self.guard is False or (self.presence and not message.HasField(self.name)):
+            return
+        if self.repeated:
+            values = [self._new(item, message) for item in getattr(message, self.name)]
+            message.ClearField(self.name)
+            getattr(message, self.name).extend(values)
+        else:
+            setattr(message, self.name, self._new(getattr(message, self.name), message))
+
+    def _new(self, value: Any, message: Any) -> Any:
+        if self.guard is None and not self.transform.passes_guard(value, message, self.constants):
+            return value
+        return self.transform.apply(value, message, self.constants)
+
+
+class MessageWalk:
+    """The fields of one Protobuf message a rule applies to; nested messages recursively. On
+    WRITE the caller's message is copied once (protobuf messages are not copied by parts)."""
+
+    __slots__ = ("copy", "items")
+
+    def __init__(self, items: list[Any], copy: bool) -> None:
+        self.items = items
+        self.copy = copy
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __call__(self, message: Any) -> Any:
+        if self.copy:
+            original, message = message, type(message)()
+            message.CopyFrom(original)
+        self.walk(message)
+        return message
+
+    def walk(self, message: Any) -> None:
+        for item in self.items:
+            item(message)
+
+
+class _ProtoNested:
+    """A message-valued field (or repeated messages): walk what it holds."""
+
+    __slots__ = ("name", "repeated", "walk")
+
+    def __init__(self, name: str, walk: MessageWalk, repeated: bool) -> None:
+        self.name, self.walk, self.repeated = name, walk, repeated
+
+    def __call__(self, message: Any) -> None:
+        if self.repeated:
+            for item in getattr(message, self.name):
+                self.walk.walk(item)
+        elif message.HasField(self.name):
+            self.walk.walk(getattr(message, self.name))
+
+
+def protobuf_walk(schema_descriptor: Any, runtime_descriptor: Any) -> FieldWalk:
+    """Field rules over Protobuf messages of `runtime_descriptor` (the generated class), with the
+    names and tags of `schema_descriptor` (the registered schema's), fields paired by number."""
+    return lambda transform, ctx, mode: compile_protobuf_walk(
+        transform, ctx, schema_descriptor, runtime_descriptor, mode
+    )
+
+
+def compile_protobuf_walk(
+    transform: CompiledFieldTransform, ctx: RuleContext, schema: Any, runtime: Any, mode: RuleMode
+) -> Any:
+    """The walk of one CEL_FIELD rule over a Protobuf message type, as confluent-kafka's
+    `transform` walks it; raises NotCompiled (maps and Decimal/Timestamp fields the rule reaches,
+    recursive types)."""
+    rule_tags = set(ctx.rule.tags or ())
+
+    def walk(schema_desc: Any, runtime_desc: Any, seen: frozenset[str]) -> MessageWalk:
+        if runtime_desc.full_name in seen:
+            raise NotCompiled(f"{runtime_desc.full_name} is recursive")
+        seen = seen | {runtime_desc.full_name}
+        items: list[Any] = []
+        for fd in runtime_desc.fields:
+            schema_fd = schema_desc.fields_by_number.get(fd.number)
+            if schema_fd is None:
+                continue  # no schema field, no tags: the reference leaves it alone
+            type_name, repeated, is_map, leaf, _ = _confluent.protobuf_field(fd)
+            tags = set(_confluent.protobuf_field(schema_fd)[4]) | ctx.get_tags(schema_fd.full_name)
+            applies = not rule_tags or not rule_tags.isdisjoint(tags)
+            if is_map:
+                if applies or fd.message_type.fields_by_name["value"].message_type is not None:
+                    raise NotCompiled(f"field {schema_fd.full_name} is a map")
+                continue
+            if type_name == "RECORD":
+                nested = walk(schema_fd.message_type, fd.message_type, seen)
+                if nested:
+                    items.append(_ProtoNested(fd.name, nested, repeated))
+                continue
+            if leaf:
+                if applies:
+                    raise NotCompiled(f"field {schema_fd.full_name} is a {fd.message_type.full_name}")
+                continue
+            if not applies or type_name in ("ENUM", "NULL"):
+                continue  # enums are not primitive: the rule returns them as they are
+            constants = _constants(schema_fd.name, schema_fd.full_name, type_name, tags)
+            items.append(_ProtoField(fd.name, transform, constants, fd.has_presence, repeated))
+        return MessageWalk(items, False)
+
+    try:
+        compiled = walk(schema, runtime, frozenset())
+    except CelEvaluationError as error:
+        raise NotCompiled(f"a guard does not evaluate ({error})") from None
+    compiled.copy = mode in (RuleMode.WRITE, RuleMode.UPGRADE)
+    return compiled

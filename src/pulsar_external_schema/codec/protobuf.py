@@ -9,6 +9,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 
 from .. import _confluent
+from .fields import FieldWalk, protobuf_walk
 
 SCHEMA_TYPE = "PROTOBUF"
 #: The reference wraps protobuf's DecodeError in its own: let it say what failed.
@@ -32,9 +33,14 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     return from_string
 
 
-def field_walk(serde: Any, schema: Schema | None) -> None:
-    """Protobuf field rules are walked on the reference path (not compiled yet)."""
-    return None
+def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
+    """How field rules walk messages of the serde's class, named as the registered schema names
+    them (rules only come with a registered schema)."""
+    if schema is None:
+        return None
+    runtime = _confluent.protobuf_message_class(serde).DESCRIPTOR
+    described = _confluent.protobuf_schema_descriptor(serde, schema, runtime.name)
+    return None if described is None else protobuf_walk(described, runtime)
 
 
 def read_check(deserializer: Any, reader_schema: Schema) -> None:

@@ -113,7 +113,7 @@ def compile_rules(
             elif field_walk is None:
                 return f"{what}: field transforms of this format run on the reference path"
             else:
-                walk = field_walk(CompiledFieldTransform(cel.compiled, ctx), ctx, mode)
+                walk = field_walk(CompiledFieldTransform(cel.compiled, ctx, pool), ctx, mode)
                 if walk:
                     compiled.append(walk)
         except CelEvaluationError as error:

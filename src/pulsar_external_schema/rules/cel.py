@@ -444,14 +444,14 @@ class CompiledFieldTransform:
 
     __slots__ = ("_body", "_body_reads", "_guard", "_guard_reads")
 
-    def __init__(self, compiled: CompiledCel, ctx: RuleContext) -> None:
+    def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any = None) -> None:
         text = ctx.rule.expr
         if text is None:
             raise CelEvaluationError(f"rule {ctx.rule.name!r} has no expression")
         guard, body = split_guard(text, ctx)
-        self._guard = None if guard is None else compiled.program(guard, True, None)
+        self._guard = None if guard is None else compiled.program(guard, True, pool)
         self._guard_reads = variables(guard) if guard is not None else frozenset()
-        self._body = compiled.program(body, True, None)
+        self._body = compiled.program(body, True, pool)
         self._body_reads = variables(body)
 
     def guard_for(self, constants: dict[str, Any]) -> bool | None:
