@@ -1,4 +1,4 @@
-"""CEL_FIELD transforms of Avro and JSON records, compiled: which fields a rule touches, decided once.
+"""CEL_FIELD transforms compiled (Avro, JSON Schema, Protobuf): which fields a rule touches, decided once.
 
 confluent-kafka walks the whole schema and the whole message for every field rule and every
 message: it builds a field context per field (its full name, type and tags, the inline tags
@@ -16,10 +16,14 @@ keeps the schema's messages on the reference path. JSON Schema: objects with `pr
 (nested too), properties of type string, integer, number and boolean, arrays of those; `enum`,
 `const`, maps (objects without properties) and `null` are left alone, as the reference leaves
 them; `$ref`, `allOf`/`anyOf`/`oneOf` and type lists keep the messages on the reference path.
+Protobuf: the runtime message's fields, paired by number with the registered schema's (whose
+names and tags the rule sees); scalars, repeated scalars, nested and repeated messages, oneof
+members and optional fields only when set; maps and Decimal/Timestamp fields the rule reaches,
+and recursive types, keep the messages on the reference path.
 
 On WRITE the caller's value is never changed: the records on the way to a rewritten field are
-copied, not the whole value (confluent-kafka deep-copies it). On READ the decoded value is the
-reader's own, and is changed in place, as the reference does.
+copied, not the whole value (confluent-kafka deep-copies it); a Protobuf message is copied once.
+On READ the decoded value is the reader's own, and is changed in place, as the reference does.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ compiled CEL conditions that apply, in the order the engine runs them (reversed 
 
 A step is `value -> value`: a CEL condition returns the value it passed, a CEL_FIELD
 transform the value with its fields rewritten (`fields.py`). What compiles: CEL conditions and
-CEL_FIELD transforms (Avro) on the compiled engine whose passing action is NONE. A step that
+CEL_FIELD transforms on the compiled engine whose passing action is NONE. A step that
 does not pass, or fails to evaluate, raises, and the message goes back to the reference path,
 which evaluates it again and runs the actions (ERROR, DLQ, a custom one): so every failure's
 outcome, error text and DLQ copy is the reference's own. Anything else in a rule set that
