@@ -34,6 +34,7 @@ from confluent_kafka.schema_registry.common.protobuf import (
 from confluent_kafka.schema_registry.common.protobuf import (
     get_type as protobuf_field_type,
 )
+from confluent_kafka.schema_registry.common.serde import ParsedSchemaCache
 from confluent_kafka.schema_registry.rules.cel import extra_func
 from confluent_kafka.schema_registry.rules.cel.cel_executor import _to_plain_containers
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
@@ -124,6 +125,30 @@ def protobuf_field(fd: Any) -> tuple[str, bool, bool, bool, set[str]]:
         leaf,
         set(protobuf_field_tags(fd)),
     )
+
+
+class _BoundedParsedSchemas(ParsedSchemaCache):
+    """confluent-kafka's cache of parsed schemas, which keeps every schema a serde ever saw, with
+    a bound: full, it drops the oldest (a later use parses it again)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self._size = size
+
+    def set(self, schema: Schema, parsed_schema: Any) -> None:
+        with self.lock:
+            parsed = self.parsed_schemas
+            if schema not in parsed:
+                while len(parsed) >= self._size:
+                    del parsed[next(iter(parsed))]
+            parsed[schema] = parsed_schema
+
+
+def bound_parsed_schemas(serde: Any, size: int) -> None:
+    """Keep at most `size` parsed schemas in a serde (a consumer of many schema ids would
+    otherwise hold all of them)."""
+    if isinstance(getattr(serde, "_parsed_schemas", None), ParsedSchemaCache):
+        serde._parsed_schemas = _BoundedParsedSchemas(size)
 
 
 def rule_registry(serde: Any) -> Any:

@@ -223,14 +223,11 @@ class _Part:
             return self.deserializer(data if payload is not data else id_bytes + data, ctx)
         except ExternalSchemaError:
             raise
-        except PayloadError as failure:
-            raise self._error(
-                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, failure.error
-            ) from failure.error
         except Exception as error:
+            cause = error.error if isinstance(error, PayloadError) else error
             raise self._error(
-                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, error
-            ) from error
+                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
+            ) from cause
 
     def decode_compiled(self, topic: str, data: bytes, id_bytes: bytes) -> Any:
         """The codec's value of a message with a metadata id and no properties the rules read,
@@ -238,11 +235,12 @@ class _Part:
         if self.codec is None:
             return FALLBACK
         try:
-            return self.codec.decode_planned(topic, data, id_bytes)
+            return self.codec.decode(topic, data, id_bytes, None, build=False)
         except PayloadError as failure:
+            cause = failure.error  # the format library's own error: the same text as `decode` gives
             raise self._error(
-                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, failure.error
-            ) from failure.error
+                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
+            ) from cause
 
     def _error(
         self,
@@ -378,18 +376,13 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
-        if self._closed:
-            self._check_open()
-        if context is not None:
-            payload, id_bytes = self._part.encode(topic, value, context)
-        else:
-            codec = self._part.codec
-            compiled = codec.encode(topic, value, None) if codec is not None and value is not None else None
-            payload, id_bytes = (
-                compiled
-                if compiled is not None
-                else self._part.encode_reference(topic, value, self.message_context(topic))
-            )
+        self._check_open()
+        compiled = self._part.encode_compiled(topic, value, context)
+        payload, id_bytes = (
+            compiled
+            if compiled is not None
+            else self._part.encode_reference(topic, value, _or_new(context, self, topic))
+        )
         # EncodeData(payload, id) without the NamedTuple's argument handling (per message)
         return tuple.__new__(EncodeData, (payload, None if self._prefix else id_bytes))
 

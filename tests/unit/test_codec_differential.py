@@ -619,12 +619,30 @@ def test_a_consumer_of_many_schema_ids_keeps_a_bounded_number_of_plans() -> None
     )
     reader = sharing(factory).avro(EMPTY)
     encoded = writer.encode(TOPIC, {"a": 1})
-    for number in range(PLAN_CACHE_SIZE + 200):  # a plan per (topic, id): as many as 1,200 ids
+    for number in range(PLAN_CACHE_SIZE + 200):  # a plan per (topic, id): 1,200 topics, one id
         topic = f"persistent://acme/orders/t{number}"
         assert reader.decode(topic, encoded.data, encoded.schema_id) == {"a": 1}
     codec = reader._part.codec
     assert codec is not None
     assert len(codec.reads) == PLAN_CACHE_SIZE
+
+
+def test_a_consumer_of_many_distinct_schemas_keeps_a_bounded_number_of_them() -> None:
+    """1,200 schema ids, each a schema of its own: the plans and the deserializer's parsed schemas
+    (confluent-kafka keeps every one it parsed, unbounded) stay at PLAN_CACHE_SIZE."""
+    factory = mock_factory()
+    reader = sharing(factory).avro(EMPTY)
+    for number in range(PLAN_CACHE_SIZE + 200):
+        fields = [{"name": f"f{number}", "type": "long"}]
+        writer = factory.avro(json.dumps({"type": "record", "name": f"R{number}", "fields": fields}))
+        encoded = writer.encode(TOPIC, {f"f{number}": number})
+        assert reader.decode(TOPIC, encoded.data, encoded.schema_id) == {f"f{number}": number}
+        writer.close()
+    codec = reader._part.codec
+    assert codec is not None
+    assert len({schema_id for _, schema_id in codec.reads.plans}) == PLAN_CACHE_SIZE
+    deserializer: Any = reader._part.deserializer
+    assert len(deserializer._parsed_schemas.parsed_schemas) == PLAN_CACHE_SIZE
 
 
 def test_plans_expire_with_the_latest_cache_ttl(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -182,3 +182,12 @@ def test_cel_helpers() -> None:
     assert _confluent.to_plain_containers({"a": [1, 2]}) == {"a": [1, 2]}
     assert _confluent.validate_hostname("example.com") is True
     assert _confluent.validate_hostname("-bad-") is False
+
+
+def test_bound_parsed_schemas() -> None:
+    schema, _ = _avro()
+    deserializer = schema._part.deserializer
+    _confluent.bound_parsed_schemas(deserializer, 2)
+    for number in range(5):
+        _confluent.parsed(deserializer, Schema(json.dumps({**RECORD, "name": f"R{number}"}), "AVRO"))
+    assert len(deserializer._parsed_schemas.parsed_schemas) == 2

@@ -28,8 +28,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from .. import _confluent
 from ..rules.actions import RULE_NAME
 from ..rules.context import MessageContext
-from . import avro, json, plans, protobuf
-from .plans import PlanCache, ReadPlan, Reference, WritePlan, expiry
+from . import avro, json, protobuf
+from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan, expiry
 from .steps import compile_rules, encoding_rule
 
 log = logging.getLogger(__name__)
@@ -83,12 +83,12 @@ class PartCodec:
             _note_key_part()
         self._prefix = prefix
         self._ttl = latest_ttl
+        for serde in (serializer, deserializer):
+            _confluent.bound_parsed_schemas(serde, PLAN_CACHE_SIZE)
         self._to_dict = _confluent.to_dict(serializer) if serializer is not None else None
         self._from_dict = _confluent.from_dict(deserializer) if deserializer is not None else None
         self.writes: PlanCache[str, WritePlan | Reference] = PlanCache()
         self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference] = PlanCache()
-        self._write_plans = self.writes.plans
-        self._read_plans = self.reads.plans
         self._said: set[tuple[str, str]] = set()
 
     # -- encode ---------------------------------------------------------------------------------
@@ -96,8 +96,8 @@ class PartCodec:
     def encode(self, topic: str, value: Any, context: MessageContext | None) -> tuple[bytes, bytes] | None:
         """(payload, Confluent id); the payload is id-prefixed in prefix mode. None: the caller
         takes the reference path (and then calls `learn`)."""
-        plan = self._write_plans.get(topic)
-        if type(plan) is not WritePlan or (plan.expires and plan.expires < plans.monotonic()):
+        plan = self.writes.get(topic)
+        if type(plan) is not WritePlan:
             return None
         if plan.steps and context is not None and RULE_NAME in context:
             return None  # a replayed DLQ copy skips the rule it names: the reference decides
@@ -127,6 +127,8 @@ class PartCodec:
         subject, registered = context.writer
         schema = registered.schema if registered is not None else None
         with self.writes.building:
+            if self.writes.get(topic) is not None:
+                return  # another thread learnt it meanwhile
             plan: WritePlan | Reference
             reason = encoding_rule(schema, RuleMode.WRITE)
             if reason is None and _confluent.validation_enabled(self._serializer):
@@ -141,8 +143,7 @@ class PartCodec:
                 self._format.field_walk(self._serializer, schema),
             )
             if isinstance(steps, str):
-                plan = Reference(steps, expiry(self._ttl))
-                self._say(subject, steps)
+                plan = self._reference(subject, steps, expiry(self._ttl))
             else:
                 plan = WritePlan(
                     subject,
@@ -168,7 +169,8 @@ class PartCodec:
     ) -> Any:
         """The decoded value of `payload` (the bytes after any id prefix); FALLBACK: the caller
         takes the reference path. `build=False`: only with a plan built before (so the id was
-        checked then). Raises only registry errors (building a plan)."""
+        checked then). Raises registry errors (building a plan), and PayloadError where the
+        format library's refusal is final."""
         if prefixed and self._format is protobuf:
             return FALLBACK  # a prefixed Protobuf payload starts with message indexes
         plan = self.reads.get((topic, id_bytes))
@@ -181,14 +183,6 @@ class PartCodec:
         if plan.steps and context is not None and RULE_NAME in context:
             return FALLBACK
         return self._read(plan, topic, payload, id_bytes, context)
-
-    def decode_planned(self, topic: str, payload: bytes, id_bytes: bytes) -> Any:
-        """`decode(topic, payload, id_bytes, None, build=False)`, with the fewest steps: a message
-        with a metadata id and no properties the rules read, where a plan is built."""
-        plan = self._read_plans.get((topic, id_bytes))
-        if type(plan) is not ReadPlan or (plan.expires and plan.expires < plans.monotonic()):
-            return FALLBACK
-        return self._read(plan, topic, payload, id_bytes, None)
 
     def reader(self, topic: str, id_bytes: bytes) -> Callable[[bytes], Any] | None:
         """`payload -> value or FALLBACK` for messages of (topic, id) with no properties the rules

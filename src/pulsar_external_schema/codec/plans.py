@@ -9,8 +9,9 @@ with the deserializer's own calls: subject, pinned reader version, writer schema
 Either is a `Reference` instead when something in the schema's rule set does not compile
 (`steps.py`): its messages then take the reference path, and the plan says why once in the log.
 
-Plans are kept in a `PlanCache` of bounded size (`PLAN_CACHE_SIZE` per schema and side), so a
-consumer that sees 100k schema ids holds at most that many. With `latest.cache.ttl.sec`, a plan
+Plans are kept in a `PlanCache` of bounded size (`PLAN_CACHE_SIZE` per schema and side), and so
+are the serdes' parsed schemas (`part.py` bounds confluent-kafka's cache, which keeps every one),
+so a consumer that sees 100k schema ids holds at most that many. With `latest.cache.ttl.sec`, a plan
 expires after that many seconds, as the registry client's cache of latest versions does, and the
 next message resolves it again.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from time import monotonic as monotonic  # re-exported: the per-message path checks expiry with it
+from time import monotonic
 from typing import Any, Generic, TypeVar
 
 from .steps import Steps

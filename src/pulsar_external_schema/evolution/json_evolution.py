@@ -38,8 +38,6 @@ from .differences import Difference, Direction
 from .json_diff import incompatibilities
 from .json_model import JsonSchemaError
 
-#: Registry error codes for "not found": subject, version, schema.
-
 #: The kind reported for an object of a producer schema that is not closed.
 OPEN_PRODUCER_SCHEMA = "OPEN_CONTENT_MODEL_IN_PRODUCER_SCHEMA"
 

@@ -382,7 +382,7 @@ def rule_engine(ctx: RuleContext, default: str) -> str:
 
 
 class CompiledCondition:
-    """A CEL condition compiled for the per-message path (`codec/`): `passes(message)` is True
+    """A CEL condition compiled for the per-message path (`codec/`): calling it returns the message
     when the guard is false or the body is true, as `CelExecutor.run` decides.
 
     Anything else (a false body, an error, a value the compiled engine cannot represent) raises,
@@ -399,14 +399,9 @@ class CompiledCondition:
         self._guard = None if guard is None else compiled.program(guard, False, pool)
         self._body = compiled.program(body, False, pool)
 
-    def passes(self, message: Any) -> bool:
-        # A guard that is not true (false, not a bool, or an error) skips the rule: it passes.
-        if self._guard is not None and _value(self._guard, message) is not True:
-            return True
-        return _value(self._body, message) is True
-
     def __call__(self, message: Any) -> Any:
         """A rule step (`codec/steps.py`): the message, if it passes; else ConditionNotMet."""
+        # A guard that is not true (false, not a bool, or an error) skips the rule: it passes.
         if self._guard is not None and _value(self._guard, message) is not True:
             return message
         if _value(self._body, message) is True:
