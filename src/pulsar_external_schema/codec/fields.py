@@ -58,7 +58,7 @@ class NotCompiled(Exception):
 class _Field:
     """One field a rule applies to: its constants per type name and the guard's verdict."""
 
-    __slots__ = ("accepts", "branch", "constants", "each", "guards", "name", "skip_none", "transform")
+    __slots__ = ("accepts", "branch", "constants", "each", "guards", "kind", "name", "skip_none", "transform")
 
     def __init__(
         self,
@@ -75,17 +75,19 @@ class _Field:
         self.constants = constants  # type name -> name, fullName, typeName, tags
         self.guards = {kind: transform.guard_for(values) for kind, values in constants.items()}
         self.branch = branch  # the primitive of a ["null", primitive] union
+        self.kind = next(iter(constants)) if branch is None else ""  # the type name, when fixed
         self.accepts = PRIMITIVES[branch] if branch is not None else ()
         self.each = each  # "array" / "map": the rule sees each item of the collection
-        if each is not None and not any(guard is not False for guard in self.guards.values()):
-            self.each = "skip"  # the guard is false for every item: the collection stays as it is
+
+    @property
+    def idle(self) -> bool:
+        """The guard is false whatever the value: the rule leaves the field as it is."""
+        return all(guard is False for guard in self.guards.values())
 
     def __call__(self, value: Any, record: dict[str, Any]) -> Any:
         each = self.each
         if each is None:
             return self.new_value(value, record)
-        if each == "skip":
-            return value
         if each == "array":
             if type(value) is not list:
                 raise NotCompiled("not a list")
@@ -98,20 +100,24 @@ class _Field:
         if value is None and self.skip_none:
             return value  # JSON: a null property or item is not walked
         if self.branch is None:
-            kind = next(iter(self.constants))
+            kind = self.kind
         elif value is None:
             kind = "NULL"
         elif type(value) in self.accepts:
             kind = self.branch.upper()
         else:
             raise NotCompiled("a union value the compiled walk does not resolve")
-        guard = self.guards[kind]
-        constants = self.constants[kind]
-        if guard is False:
-            return value
-        if guard is None and not self.transform.passes_guard(value, record, constants):
-            return value
-        return self.transform.apply(value, record, constants)
+        return _rewritten(self.transform, self.guards[kind], value, record, self.constants[kind])
+
+
+def _rewritten(
+    transform: CompiledFieldTransform, guard: bool | None, value: Any, record: Any, constants: dict[str, Any]
+) -> Any:
+    """A field's value after the rule: unchanged where the guard (decided, or None: evaluated now)
+    is not true, else the body's result."""
+    if guard is False or (guard is None and not transform.passes_guard(value, record, constants)):
+        return value
+    return transform.apply(value, record, constants)
 
 
 class RecordWalk:
@@ -120,7 +126,8 @@ class RecordWalk:
     __slots__ = ("copy", "items")
 
     def __init__(self, items: list[tuple[str, _Field | RecordWalk]], copy: bool) -> None:
-        self.items = items
+        # A field whose guard is false for every value is left out: the walk has nothing to do there
+        self.items = [(name, item) for name, item in items if not (isinstance(item, _Field) and item.idle)]
         self.copy = copy
 
     def __bool__(self) -> bool:
@@ -404,9 +411,7 @@ class _ProtoField:
             setattr(message, self.name, self._new(getattr(message, self.name), message))
 
     def _new(self, value: Any, message: Any) -> Any:
-        if self.guard is None and not self.transform.passes_guard(value, message, self.constants):
-            return value
-        return self.transform.apply(value, message, self.constants)
+        return _rewritten(self.transform, self.guard, value, message, self.constants)
 
 
 class MessageWalk:
@@ -416,7 +421,7 @@ class MessageWalk:
     __slots__ = ("copy", "items")
 
     def __init__(self, items: list[Any], copy: bool) -> None:
-        self.items = items
+        self.items = [item for item in items if not (isinstance(item, _ProtoField) and item.guard is False)]
         self.copy = copy
 
     def __bool__(self) -> bool:
