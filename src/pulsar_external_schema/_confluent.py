@@ -69,7 +69,9 @@ def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema
     return found
 
 
-def writer_schema(serde: Any, schema_type: str, id_bytes: bytes, subject: str, fmt: str | None) -> Schema:
+def writer_schema(
+    serde: Any, schema_type: str, id_bytes: bytes, subject: str | None, fmt: str | None
+) -> Schema:
     """The schema a Confluent id (0x00 + id, or 0x01 + GUID, + Protobuf indexes) names."""
     schema_id = SchemaId(schema_type)
     schema_id.from_bytes(io.BytesIO(id_bytes))

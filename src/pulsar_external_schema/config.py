@@ -36,6 +36,11 @@ def _serde(kind: Any, doc: str, target: str = "") -> _Key:
     return _Key(kind, "serde", target, doc)
 
 
+#: `decode.max.bytes` default: 64 MiB of decoded objects per message (codec/limits.py).
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+#: `decode.max.depth` default: as the Protobuf runtime's own recursion limit.
+DEFAULT_MAX_DEPTH = 100
+
 #: Every key the config accepts; docs/configuration.md lists each (a test keeps them in step).
 KEYS: dict[str, _Key] = {
     # -- registry connection (confluent-kafka SchemaRegistryClient) --------------------------
@@ -135,6 +140,15 @@ KEYS: dict[str, _Key] = {
         "",
         "`registry` (default: the registry checks compatibility) or `producer-consumer` (JSON schemas: "
         "closed producer schemas checked client-side, open consumer schemas; docs/evolution.md).",
+    ),
+    "decode.max.bytes": _Key(
+        "int",
+        "ours",
+        "",
+        "Most bytes of objects one decoded message may take, checked before decoding (default 64 MiB).",
+    ),
+    "decode.max.depth": _Key(
+        "int", "ours", "", "Deepest records, arrays and maps may nest in one decoded message (default 100)."
     ),
     "json.evolution.checks": _Key(
         "str",
@@ -315,6 +329,9 @@ class ExternalSchemaConfig:
     json_evolution: str = "registry"
     """`producer-consumer`: JSON schemas follow `evolution.JsonSchemaEvolution` (docs/evolution.md)."""
     json_evolution_checks: str = "full"
+    decode_max_bytes: int = DEFAULT_MAX_BYTES
+    """`decode.max.bytes`: see `codec/limits.py`."""
+    decode_max_depth: int = DEFAULT_MAX_DEPTH
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -347,6 +364,9 @@ class ExternalSchemaConfig:
                 ours[key] = parsed
         if "url" not in registry:
             raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
+        for key in ("decode.max.bytes", "decode.max.depth"):
+            if key in ours and ours[key] < 1:
+                raise ConfigError(f"config key {key!r} takes a positive number, not {ours[key]!r}")
         for key, allowed in (
             ("json.evolution", JSON_EVOLUTION_MODES),
             ("json.evolution.checks", JSON_EVOLUTION_CHECKS),
@@ -373,6 +393,8 @@ class ExternalSchemaConfig:
             rules=_parse_rule_settings(rule_keys, components),
             json_evolution=ours.get("json.evolution", "registry"),
             json_evolution_checks=ours.get("json.evolution.checks", "full"),
+            decode_max_bytes=ours.get("decode.max.bytes", DEFAULT_MAX_BYTES),
+            decode_max_depth=ours.get("decode.max.depth", DEFAULT_MAX_DEPTH),
         )
 
     @property

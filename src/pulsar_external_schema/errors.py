@@ -73,6 +73,24 @@ class DecodeError(ExternalSchemaError, ValueError):
     """A payload could not be deserialized with its writer schema (truncated, corrupt, wrong format)."""
 
 
+class DecodeLimitError(DecodeError):
+    """A payload would decode into more than `decode.max.bytes` or nest deeper than
+    `decode.max.depth`; `key` names the config key that raises the limit. Refused before the
+    decoder allocates anything."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        key: str,
+        topic: str | None = None,
+        subject: str | None = None,
+        schema_id: str | None = None,
+    ) -> None:
+        self.key = key
+        super().__init__(message, topic=topic, subject=subject, schema_id=schema_id)
+
+
 class RuleViolationError(ExternalSchemaError, SerializationError):
     """A data-contract rule failed (or its action said so): raised by the ERROR action, and by DLQ.
 

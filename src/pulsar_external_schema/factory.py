@@ -20,7 +20,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField
 
 from . import _confluent
-from .codec import PartCodec
+from .codec import DecodeLimits, PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError
 from .evolution.json_evolution import JsonSchemaEvolution
@@ -304,6 +304,7 @@ class SchemaRegistrySchemaFactory:
             field,
             prefix=self._config.schema_id_location == "prefix",
             latest_ttl=self._config.registry.get("cache.latest.ttl.sec"),
+            limits=DecodeLimits(self._config.decode_max_bytes, self._config.decode_max_depth),
         )
         return _Part(
             serializer,

@@ -25,10 +25,11 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import schema_id as ids
-from .codec import FALLBACK, PartCodec, PayloadError
+from .codec import FALLBACK, LimitExceeded, PartCodec, PayloadError, recursion_error
 from .config import ExternalSchemaConfig
 from .errors import (
     DecodeError,
+    DecodeLimitError,
     EncodeError,
     ExternalSchemaError,
     MissingSchemaIdError,
@@ -223,8 +224,12 @@ class _Part:
             return self.deserializer(data if payload is not data else id_bytes + data, ctx)
         except ExternalSchemaError:
             raise
+        except LimitExceeded as error:
+            raise self._limit_error(error, len(data), topic, id_bytes) from None
         except Exception as error:
             cause = error.error if isinstance(error, PayloadError) else error
+            if isinstance(cause, RecursionError):
+                raise self._limit_error(recursion_error(), len(data), topic, id_bytes) from None
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
             ) from cause
@@ -236,11 +241,22 @@ class _Part:
             return FALLBACK
         try:
             return self.codec.decode(topic, data, id_bytes, None, build=False)
+        except LimitExceeded as error:
+            raise self._limit_error(error, len(data), topic, id_bytes) from None
         except PayloadError as failure:
             cause = failure.error  # the format library's own error: the same text as `decode` gives
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
             ) from cause
+
+    def _limit_error(self, error: LimitExceeded, size: int, topic: str, id_bytes: bytes) -> DecodeLimitError:
+        return DecodeLimitError(
+            f"refused to decode {size} bytes: {error}",
+            key=error.key,
+            topic=topic,
+            subject=self.subject(topic),
+            schema_id=ids.describe(id_bytes),
+        )
 
     def _error(
         self,
@@ -440,7 +456,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             if read is not None and not (properties and RULE_NAME in properties):
                 try:
                     value = read(data)
-                except PayloadError:
+                except (PayloadError, LimitExceeded):
                     value = FALLBACK  # `decode` raises it as a DecodeError that names the message
             if value is FALLBACK:
                 try:

@@ -6,6 +6,8 @@ tags, build a rule context per rule and decide again whether each rule is disabl
 actions it has. This package does that once per (topic, writer schema, reader schema), in a
 *plan* (`plans.py`), and per message runs only the format library's own call (`avro.py`,
 `json.py`, `protobuf.py`) and the compiled rule steps that apply (`steps.py`), in `part.py`.
+Before either path reads a payload, it passes the decoding limits of its writer schema
+(`limits.py`): no payload makes a decoder allocate more than `decode.max.bytes`.
 
 confluent-kafka's serdes stay the reference: they resolve a topic's writer on its first message,
 and they run every message the plan does not compile or that fails, so errors, rule actions and
@@ -13,12 +15,16 @@ DLQ copies are theirs. `_confluent.py` is the one module that reads their privat
 """
 
 from .._confluent import is_registry_failure
+from .limits import DEFAULT_LIMITS, DecodeLimits, LimitExceeded, recursion_error
 from .part import FALLBACK, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "FALLBACK",
     "PLAN_CACHE_SIZE",
+    "DecodeLimits",
+    "LimitExceeded",
     "PartCodec",
     "PayloadError",
     "PlanCache",
@@ -26,4 +32,5 @@ __all__ = [
     "Reference",
     "WritePlan",
     "is_registry_failure",
+    "recursion_error",
 ]

@@ -18,6 +18,7 @@ from fastavro import schemaless_reader, schemaless_writer
 
 from .. import _confluent
 from .fields import FieldWalk, avro_walk
+from .limits import DecodeLimits, Guard, avro_guard
 
 SCHEMA_TYPE = "AVRO"
 #: fastavro's errors reach the caller unwrapped on the reference path too.
@@ -98,3 +99,8 @@ def read_check(deserializer: Any, reader_schema: Schema) -> None:
 def pool(serde: Any) -> None:
     """Avro values carry no descriptor pool (CEL sees them as plain values)."""
     return None
+
+
+def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Guard:
+    """What a payload of `writer_schema` must pass before fastavro reads it (`limits.py`)."""
+    return avro_guard(_confluent.parsed(deserializer, writer_schema), limits)

@@ -14,6 +14,7 @@ from confluent_kafka.schema_registry import Schema
 
 from .. import _confluent
 from .fields import FieldWalk, json_walk
+from .limits import DecodeLimits, Guard, json_guard
 
 SCHEMA_TYPE = "JSON"
 #: The reference wraps validation errors in its own: let it say what failed.
@@ -71,3 +72,8 @@ def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
 
 def pool(serde: Any) -> None:
     return None
+
+
+def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Guard:
+    """What a payload must pass before `json.loads` reads it (`limits.py`)."""
+    return json_guard(limits)

@@ -29,6 +29,7 @@ from .. import _confluent
 from ..rules.actions import RULE_NAME
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
+from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
 from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan, expiry
 from .steps import compile_rules, encoding_rule
 
@@ -72,6 +73,7 @@ class PartCodec:
         *,
         prefix: bool,
         latest_ttl: float | None = None,
+        limits: DecodeLimits = DEFAULT_LIMITS,
     ) -> None:
         self._format = FORMATS[schema_type]
         self._type = schema_type
@@ -83,6 +85,8 @@ class PartCodec:
             _note_key_part()
         self._prefix = prefix
         self._ttl = latest_ttl
+        self._limits = limits
+        self._prefixed_protobuf_guard = protobuf_guard(limits)
         for serde in (serializer, deserializer):
             _confluent.bound_parsed_schemas(serde, PLAN_CACHE_SIZE)
         self._to_dict = _confluent.to_dict(serializer) if serializer is not None else None
@@ -169,9 +173,11 @@ class PartCodec:
     ) -> Any:
         """The decoded value of `payload` (the bytes after any id prefix); FALLBACK: the caller
         takes the reference path. `build=False`: only with a plan built before (so the id was
-        checked then). Raises registry errors (building a plan), and PayloadError where the
-        format library's refusal is final."""
+        checked then). Raises registry errors (building a plan), LimitExceeded for a payload over
+        the decoding limits (on either path), and PayloadError where the format library's refusal
+        is final."""
         if prefixed and self._format is protobuf:
+            self._prefixed_protobuf_guard(payload)
             return FALLBACK  # a prefixed Protobuf payload starts with message indexes
         plan = self.reads.get((topic, id_bytes))
         if plan is None:
@@ -179,6 +185,8 @@ class PartCodec:
                 return FALLBACK
             plan = self._read_plan(topic, id_bytes)
         if type(plan) is not ReadPlan:
+            if plan is not None and plan.guard is not None:
+                plan.guard(payload)  # the reference path reads with the same library
             return FALLBACK
         if plan.steps and context is not None and RULE_NAME in context:
             return FALLBACK
@@ -198,6 +206,8 @@ class PartCodec:
     ) -> Any:
         if not payload:
             return FALLBACK  # the reference refuses a frame without a payload before decoding
+        if plan.guard is not None:
+            plan.guard(payload)
         try:
             value = plan.read(payload)
         except Exception as error:
@@ -236,21 +246,42 @@ class PartCodec:
             return plan
 
     def _build_read(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference:
+        """The writer schema and its decoding limits, then the compiled plan. Raises when the
+        writer cannot be resolved; a plan that then fails to compile is a Reference that keeps
+        the limits, so that every path checks them."""
         deserializer = self._deserializer
         ser_ctx = SerializationContext(topic, self._field)
         subject = _confluent.subject(deserializer, ser_ctx, None)
         expires = expiry(self._ttl)
-        if subject is None:
-            return Reference("the subject name strategy needs the writer's record name", expires)
         fmt = _confluent.REGISTRY_FORMAT[self._type]
-        pinned = _confluent.pinned_schema(deserializer, subject, fmt)
+        pinned = None if subject is None else _confluent.pinned_schema(deserializer, subject, fmt)
         writer = _confluent.writer_schema(deserializer, self._type, id_bytes, subject, fmt)
+        guard = self._format.guard(deserializer, writer, self._limits)
+        if subject is None:
+            return Reference("the subject name strategy needs the writer's record name", expires, guard)
+        try:
+            return self._compile_read(ser_ctx, subject, writer, pinned, guard, expires)
+        except Exception as error:
+            if _confluent.is_registry_failure(error):
+                raise
+            return self._reference(subject, f"the plan did not compile: {error}", expires, guard)
+
+    def _compile_read(
+        self,
+        ser_ctx: SerializationContext,
+        subject: str,
+        writer: Any,
+        pinned: Any,
+        guard: Guard,
+        expires: float,
+    ) -> ReadPlan | Reference:
+        deserializer = self._deserializer
         if _confluent.local_schema(deserializer)[0] is not None:
-            return Reference("the deserializer has a reader schema of its own", expires)
+            return Reference("the deserializer has a reader schema of its own", expires, guard)
         reader = writer
         if pinned is not None:
             if _confluent.migrations(deserializer, subject, writer, pinned):
-                return self._reference(subject, "migration rules run on the reference path", expires)
+                return self._reference(subject, "migration rules run on the reference path", expires, guard)
             reader = pinned.schema
         reason = encoding_rule(writer, RuleMode.READ)
         steps = reason or compile_rules(
@@ -263,16 +294,16 @@ class PartCodec:
             self._format.field_walk(deserializer, reader),
         )
         if isinstance(steps, str):
-            return self._reference(subject, steps, expires)
+            return self._reference(subject, steps, expires, guard)
         check = self._format.read_check(deserializer, reader)
         if check is not None:
             steps = (*steps, check)  # as the reference: the READ rules, then the validation
         read = self._format.reader(deserializer, writer, reader)
-        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS)
+        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard)
 
-    def _reference(self, subject: str, reason: str, expires: float) -> Reference:
+    def _reference(self, subject: str, reason: str, expires: float, guard: Guard | None = None) -> Reference:
         self._say(subject, reason)
-        return Reference(reason, expires)
+        return Reference(reason, expires, guard)
 
     def _say(self, subject: str, reason: str) -> None:
         if (subject, reason) not in self._said:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Any, Generic, TypeVar
 
+from .limits import Guard
 from .steps import Steps
 
 #: Plans kept per schema and side (encode: one per topic; decode: one per topic and writer id).
@@ -55,6 +56,8 @@ class ReadPlan:
     final_errors: bool = False
     """The format library's errors are the reference's own (the same call on the same schemas,
     unwrapped): a payload it refuses is not decoded a second time on the reference path."""
+    guard: Guard | None = None
+    """Checks a payload against the decoding limits before anything reads it (`limits.py`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,8 @@ class Reference:
 
     reason: str
     expires: float = 0.0
+    guard: Guard | None = None
+    """A read plan's decoding limits: the reference path reads with the same library."""
 
 
 Key = TypeVar("Key", bound=Hashable)

@@ -10,6 +10,7 @@ from confluent_kafka.schema_registry import Schema
 
 from .. import _confluent
 from .fields import FieldWalk, protobuf_walk
+from .limits import DecodeLimits, Guard, protobuf_guard
 
 SCHEMA_TYPE = "PROTOBUF"
 #: The reference wraps protobuf's DecodeError in its own: let it say what failed.
@@ -50,3 +51,8 @@ def read_check(deserializer: Any, reader_schema: Schema) -> None:
 
 def pool(serde: Any) -> Any:
     return _confluent.protobuf_message_class(serde).DESCRIPTOR.file.pool
+
+
+def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Guard:
+    """What a payload must pass before protobuf parses it (`limits.py`)."""
+    return protobuf_guard(limits)
