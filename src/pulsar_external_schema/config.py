@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._secrets import masked, shown, split_userinfo
 from .errors import ConfigError
 from .subjects import SubjectNameStrategy, resolve_strategy
 
@@ -40,6 +41,11 @@ def _serde(kind: Any, doc: str, target: str = "") -> _Key:
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 #: `decode.max.depth` default: as the Protobuf runtime's own recursion limit.
 DEFAULT_MAX_DEPTH = 100
+
+#: `http.connect.timeout.ms` / `http.read.timeout.ms` defaults (confluent-kafka's client waits
+#: forever): a hung registry fails each attempt after this long, and a request after
+#: `max.retries` + 1 attempts.
+DEFAULT_REGISTRY_TIMEOUT_MS = 10_000
 
 #: Every key the config accepts; docs/configuration.md lists each (a test keeps them in step).
 KEYS: dict[str, _Key] = {
@@ -83,6 +89,12 @@ KEYS: dict[str, _Key] = {
     "retries.wait.ms": _registry("int", "retries.wait.ms", "First retry back-off (client default 1000)."),
     "retries.max.wait.ms": _registry(
         "int", "retries.max.wait.ms", "Largest retry back-off (client default 20000)."
+    ),
+    "http.connect.timeout.ms": _Key(
+        "int", "ours", "", "Longest wait to connect to the registry, per attempt (default 10000)."
+    ),
+    "http.read.timeout.ms": _Key(
+        "int", "ours", "", "Longest wait for a registry response, per attempt (default 10000)."
     ),
     "cache.capacity": _registry(
         "int", "cache.capacity", "Schemas kept in the client cache (client default 1000)."
@@ -169,7 +181,7 @@ def _parse_bool(key: str, value: Any) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise ConfigError(f"config key {key!r} takes a boolean (true/false), not {value!r}")
+    raise ConfigError(f"config key {key!r} takes a boolean (true/false), not {shown(key, value)}")
 
 
 def _parse_int(key: str, value: Any) -> int:
@@ -180,7 +192,7 @@ def _parse_int(key: str, value: Any) -> int:
             return int(value.strip())
         except ValueError:
             pass
-    raise ConfigError(f"config key {key!r} takes an integer, not {value!r}")
+    raise ConfigError(f"config key {key!r} takes an integer, not {shown(key, value)}")
 
 
 def _parse_metadata(key: str, value: Any) -> dict[str, str]:
@@ -188,7 +200,7 @@ def _parse_metadata(key: str, value: Any) -> dict[str, str]:
     if isinstance(value, Mapping):
         if all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             return dict(value)
-        raise ConfigError(f"config key {key!r} takes string keys and values, not {value!r}")
+        raise ConfigError(f"config key {key!r} takes string keys and values, not {shown(key, value)}")
     if isinstance(value, str):
         pairs = [item for item in value.split(",") if item.strip()]
         parsed = {}
@@ -199,14 +211,14 @@ def _parse_metadata(key: str, value: Any) -> dict[str, str]:
             parsed[name.strip()] = val.strip()
         if parsed:
             return parsed
-    raise ConfigError(f"config key {key!r} takes a dict or 'name=value,...', not {value!r}")
+    raise ConfigError(f"config key {key!r} takes a dict or 'name=value,...', not {shown(key, value)}")
 
 
 def _parse(key: str, spec: _Key, value: Any) -> Any:
     if spec.kind == "str":
         if isinstance(value, str) and value:
             return value
-        raise ConfigError(f"config key {key!r} takes a non-empty string, not {value!r}")
+        raise ConfigError(f"config key {key!r} takes a non-empty string, not {shown(key, value)}")
     if spec.kind == "int":
         return _parse_int(key, value)
     if spec.kind == "bool":
@@ -216,23 +228,25 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
     if spec.kind == "mapping":
         if isinstance(value, Mapping):
             return dict(value)
-        raise ConfigError(f"config key {key!r} takes a dict, not {value!r}")
+        raise ConfigError(f"config key {key!r} takes a dict, not {shown(key, value)}")
     if spec.kind == "callable":
         if callable(value):
             return value
-        raise ConfigError(f"config key {key!r} takes a callable, not {value!r}")
+        raise ConfigError(f"config key {key!r} takes a callable, not {shown(key, value)}")
     if spec.kind == "names":
         if isinstance(value, str):
             return [name.strip() for name in value.split(",") if name.strip()]
         if isinstance(value, list | tuple) and all(isinstance(name, str) for name in value):
             return list(value)
-        raise ConfigError(f"config key {key!r} takes a comma-separated list of names, not {value!r}")
+        raise ConfigError(
+            f"config key {key!r} takes a comma-separated list of names, not {shown(key, value)}"
+        )
     if spec.kind == "strategy":
         if isinstance(value, str) or callable(value):
             return resolve_strategy(value)
-        raise ConfigError(f"config key {key!r} takes a strategy name or a callable, not {value!r}")
+        raise ConfigError(f"config key {key!r} takes a strategy name or a callable, not {shown(key, value)}")
     if value not in ("metadata", "prefix"):
-        raise ConfigError(f"config key {key!r} takes 'metadata' or 'prefix', not {value!r}")
+        raise ConfigError(f"config key {key!r} takes 'metadata' or 'prefix', not {shown(key, value)}")
     return value
 
 
@@ -251,7 +265,10 @@ class RuleComponent:
 
     name: str
     class_name: str
-    params: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return f"RuleComponent({self.name!r}, {self.class_name!r}, params={masked(self.params)!r})"
 
 
 @dataclass(frozen=True)
@@ -260,9 +277,13 @@ class RuleSettings:
 
     executors: dict[str, RuleComponent] = field(default_factory=dict)
     actions: dict[str, RuleComponent] = field(default_factory=dict)
-    conf: dict[str, Any] = field(default_factory=dict)
+    conf: dict[str, Any] = field(default_factory=dict, repr=False)
     """What every executor and action is configured with: `dlq.*`, `cel.*`, `jsonata.*` keys and
     `_default_` params."""
+
+    def __repr__(self) -> str:
+        conf = masked(self.conf)
+        return f"RuleSettings(executors={self.executors!r}, actions={self.actions!r}, conf={conf!r})"
 
 
 def _parse_rule_settings(rule_keys: dict[str, Any], components: dict[str, Any]) -> RuleSettings:
@@ -283,7 +304,7 @@ def _parse_rule_settings(rule_keys: dict[str, Any], components: dict[str, Any]) 
         section, name, param = match.group(1), match.group(2), match.group(4)
         entry = found[section].setdefault(name, {"params": {}})
         if not isinstance(value, str | int | float | bool):
-            raise ConfigError(f"config key {key!r} takes a string, not {value!r}")
+            raise ConfigError(f"config key {key!r} takes a string, not {shown(key, value)}")
         if param is None:
             entry["class"] = str(value)
         else:
@@ -315,7 +336,29 @@ def _parse_rule_settings(rule_keys: dict[str, Any], components: dict[str, Any]) 
     return RuleSettings(settings["executors"], settings["actions"], conf)
 
 
-@dataclass(frozen=True)
+def _registry_url_and_timeouts(registry: dict[str, Any], ours: dict[str, Any]) -> None:
+    """Move the URL's user-info into `basic.auth.user.info` (so no URL shown anywhere carries a
+    password), and give the client its timeouts (confluent-kafka hands `timeout` to its httpx
+    client, which takes a (connect, read, write, pool) tuple)."""
+    url, userinfo = split_userinfo(registry["url"])
+    if userinfo is not None:
+        if "basic.auth.user.info" in registry:
+            raise ConfigError(
+                "config key 'schema.registry.url' carries credentials (user:password@) and "
+                "'basic.auth.user.info' is set too: give them once"
+            )
+        registry["url"], registry["basic.auth.user.info"] = url, userinfo
+    seconds = {}
+    for key in ("http.connect.timeout.ms", "http.read.timeout.ms"):
+        value = ours.pop(key, DEFAULT_REGISTRY_TIMEOUT_MS)
+        if value < 1:
+            raise ConfigError(f"config key {key!r} takes a positive number of milliseconds, not {value!r}")
+        seconds[key] = value / 1000
+    read, connect = seconds["http.read.timeout.ms"], seconds["http.connect.timeout.ms"]
+    registry["timeout"] = (connect, read, read, connect)  # httpx: (connect, read, write, pool)
+
+
+@dataclass(frozen=True, repr=False)
 class ExternalSchemaConfig:
     """The validated configuration of a schema factory and the schemas it makes."""
 
@@ -364,6 +407,7 @@ class ExternalSchemaConfig:
                 ours[key] = parsed
         if "url" not in registry:
             raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
+        _registry_url_and_timeouts(registry, ours)
         for key in ("decode.max.bytes", "decode.max.depth"):
             if key in ours and ours[key] < 1:
                 raise ConfigError(f"config key {key!r} takes a positive number, not {ours[key]!r}")
@@ -400,6 +444,15 @@ class ExternalSchemaConfig:
     @property
     def registry_url(self) -> str:
         return str(self.registry["url"])
+
+    def __repr__(self) -> str:
+        """Secrets masked (`_secrets.py`): a config may be logged or shown in a traceback."""
+        return (
+            f"ExternalSchemaConfig(registry={masked(self.registry)!r}, serde={self.serde!r}, "
+            f"schema_id_location={self.schema_id_location!r}, rules={self.rules!r}, "
+            f"json_evolution={self.json_evolution!r}, decode_max_bytes={self.decode_max_bytes}, "
+            f"decode_max_depth={self.decode_max_depth})"
+        )
 
     @property
     def pins_a_version(self) -> bool:

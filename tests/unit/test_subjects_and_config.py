@@ -65,7 +65,8 @@ def test_malformed_topics_are_rejected(topic: str) -> None:
 def test_minimal_config_and_defaults() -> None:
     config = ExternalSchemaConfig.from_dict(URL)
 
-    assert config.registry == {"url": "http://127.0.0.1:1"}
+    # confluent-kafka's client waits forever by default; ours gives up after 10 s per attempt.
+    assert config.registry == {"url": "http://127.0.0.1:1", "timeout": (10.0, 10.0, 10.0, 10.0)}
     assert config.serde == {}
     assert config.schema_id_location == "metadata"
     assert config.subject_name_strategy is topic_name_strategy
@@ -91,6 +92,7 @@ def test_keys_are_routed_to_the_registry_client_and_the_serdes() -> None:
         "basic.auth.user.info": "u:p",
         "cache.latest.ttl.sec": 30,
         "ssl.ca.location": "/ca.pem",
+        "timeout": (10.0, 10.0, 10.0, 10.0),
     }
     assert config.serde == {
         "auto.register.schemas": False,
