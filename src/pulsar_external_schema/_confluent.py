@@ -19,6 +19,7 @@ import io
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
+from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
 from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
 from confluent_kafka.schema_registry.common.avro import get_inline_tags
 from confluent_kafka.schema_registry.common.protobuf import (
@@ -61,6 +62,22 @@ def subject(serde: Any, ctx: SerializationContext, record_name: str | None) -> s
     else:
         name = strategy(ctx, record_name)
     return name
+
+
+def subjects_of(serde: Any, schema_id: int) -> list[str]:
+    """The subjects a schema id is registered under (`GET /schemas/ids/{id}/subjects`; the mock
+    registry, which has no such call, answers from its subjects' versions)."""
+    client = serde._registry
+    store = getattr(client, "_client", client)  # rules/serdes.py's Protobuf wrapper holds it
+    if isinstance(store, MockSchemaRegistryClient):
+        client = store
+        return [
+            name
+            for name in client.get_subjects()
+            if any(client.get_version(name, v).schema_id == schema_id for v in client.get_versions(name))
+        ]
+    found: list[str] = client.get_subjects_by_schema_id(schema_id)
+    return found
 
 
 def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema | None:

@@ -143,6 +143,12 @@ KEYS: dict[str, _Key] = {
         "",
         "`metadata` (default: PIP-420 `__schema_id` property) or `prefix` (Confluent).",
     ),
+    "schema.id.subject.check": _Key(
+        "bool",
+        "ours",
+        "",
+        "Refuse a message whose schema id is not registered under its topic's subject (default true).",
+    ),
     "subject.name.strategy": _Key(
         "strategy", "ours", "", "`topic` (default), `short-topic`, `record`, `topic-record`, or a callable."
     ),
@@ -375,6 +381,8 @@ class ExternalSchemaConfig:
     decode_max_bytes: int = DEFAULT_MAX_BYTES
     """`decode.max.bytes`: see `codec/limits.py`."""
     decode_max_depth: int = DEFAULT_MAX_DEPTH
+    schema_id_subject_check: bool = True
+    """`schema.id.subject.check`: a message's id must be registered under its topic's subject."""
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -439,6 +447,7 @@ class ExternalSchemaConfig:
             json_evolution_checks=ours.get("json.evolution.checks", "full"),
             decode_max_bytes=ours.get("decode.max.bytes", DEFAULT_MAX_BYTES),
             decode_max_depth=ours.get("decode.max.depth", DEFAULT_MAX_DEPTH),
+            schema_id_subject_check=ours.get("schema.id.subject.check", True),
         )
 
     @property

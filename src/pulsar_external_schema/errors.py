@@ -57,6 +57,12 @@ class MissingSchemaIdError(SchemaIdError):
     """A message carries no `__schema_id` property and no Confluent prefix."""
 
 
+class ForeignSchemaIdError(SchemaIdError):
+    """A message's schema id is registered, but not under the subject its topic's strategy names:
+    decoding with it could turn the payload into another subject's record without an error
+    (`schema.id.subject.check`)."""
+
+
 class UnknownSchemaIdError(ExternalSchemaError, LookupError):
     """The registry has no schema with this id (or not under this subject)."""
 

@@ -305,6 +305,7 @@ class SchemaRegistrySchemaFactory:
             prefix=self._config.schema_id_location == "prefix",
             latest_ttl=self._config.registry.get("cache.latest.ttl.sec"),
             limits=DecodeLimits(self._config.decode_max_bytes, self._config.decode_max_depth),
+            check_subject=self._config.schema_id_subject_check,
         )
         return _Part(
             serializer,

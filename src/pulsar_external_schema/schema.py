@@ -25,13 +25,14 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import schema_id as ids
-from .codec import FALLBACK, LimitExceeded, PartCodec, PayloadError, recursion_error
+from .codec import FALLBACK, LimitExceeded, PartCodec, PayloadError, WrongSubject, recursion_error
 from .config import ExternalSchemaConfig
 from .errors import (
     DecodeError,
     DecodeLimitError,
     EncodeError,
     ExternalSchemaError,
+    ForeignSchemaIdError,
     MissingSchemaIdError,
     RegistryUnavailableError,
     SchemaIdError,
@@ -226,6 +227,8 @@ class _Part:
             raise
         except LimitExceeded as error:
             raise self._limit_error(error, len(data), topic, id_bytes) from None
+        except WrongSubject as error:
+            raise self._foreign_id_error(error, topic, id_bytes) from None
         except Exception as error:
             cause = error.error if isinstance(error, PayloadError) else error
             if isinstance(cause, RecursionError):
@@ -243,11 +246,18 @@ class _Part:
             return self.codec.decode(topic, data, id_bytes, None, build=False)
         except LimitExceeded as error:
             raise self._limit_error(error, len(data), topic, id_bytes) from None
+        except WrongSubject as error:
+            raise self._foreign_id_error(error, topic, id_bytes) from None
         except PayloadError as failure:
             cause = failure.error  # the format library's own error: the same text as `decode` gives
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
             ) from cause
+
+    def _foreign_id_error(self, error: WrongSubject, topic: str, id_bytes: bytes) -> ForeignSchemaIdError:
+        return ForeignSchemaIdError(
+            str(error), topic=topic, subject=self.subject(topic), schema_id=ids.describe(id_bytes)
+        )
 
     def _limit_error(self, error: LimitExceeded, size: int, topic: str, id_bytes: bytes) -> DecodeLimitError:
         return DecodeLimitError(

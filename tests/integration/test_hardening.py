@@ -59,3 +59,60 @@ def test_payloads_over_the_decoding_limits_are_dead_lettered_and_the_consumer_go
     ]
     assert all("decode.max" in copy.properties()["__rule.exception"] for copy in copies)
     assert SCHEMA_ID_PROPERTY in copies[0].properties()
+
+
+REFUND = {
+    "type": "record",
+    "name": "Refund",
+    "namespace": "acme.hardening",
+    "fields": [{"name": "code", "type": "long"}, {"name": "label", "type": "string"}],
+}
+ORDER = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "acme.hardening",
+    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
+}
+
+
+def test_a_message_with_another_subjects_schema_id_is_dead_lettered_not_misread(
+    make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    factory = make_factory()
+    orders = factory.avro(json.dumps(ORDER))
+    producer = create_producer(pulsar_client, topic, orders)
+    producer.send({"id": 1, "item": "A1"})
+    # The refunds topic's schema has the same shape; its id on the orders topic is what a
+    # registry that lost its store (and handed the ids out again) would leave behind.
+    refund = factory.avro(json.dumps(REFUND)).encode(f"{topic}-refunds", {"code": -2, "label": "A2"})
+    pulsar_client.create_producer(topic).send(
+        refund.data, properties={SCHEMA_ID_PROPERTY: refund.schema_id.hex()}
+    )
+    producer.send({"id": 3, "item": "A3"})
+
+    errors: list[Any] = []
+    handled: list[Any] = []
+    result = consume(
+        subscribe(pulsar_client, topic, orders),
+        lambda msg, value: handled.append(value),
+        timeout_millis=3_000,
+        dead_letter_topic=f"{topic}-poison",
+        on_error=lambda msg, error: errors.append(error),
+    )
+    assert handled == [{"id": 1, "item": "A1"}, {"id": 3, "item": "A3"}]
+    assert (result.processed, result.dead_lettered) == (2, 1)
+    [error] = errors
+    assert type(error).__name__ == "ForeignSchemaIdError"
+    assert f"not under {error.subject}" in str(error) and "-refunds-value" in str(error)
+    [copy] = drain(subscribe(pulsar_client, f"{topic}-poison"))
+    assert copy.data() == refund.data
+
+
+def test_the_same_schema_registered_under_two_subjects_decodes_on_both(
+    make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    schema = make_factory().avro(json.dumps(ORDER))
+    other = f"{topic}-copy"
+    first = schema.encode(other, {"id": 1, "item": "x"})
+    assert schema.encode(topic, {"id": 1, "item": "x"}).schema_id == first.schema_id  # one id
+    assert schema.decode(topic, first.data, first.schema_id) == {"id": 1, "item": "x"}

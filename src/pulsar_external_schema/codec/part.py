@@ -30,13 +30,27 @@ from ..rules.actions import RULE_NAME
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
-from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan, expiry
+from .plans import (
+    PLAN_CACHE_SIZE,
+    REFUSAL_TTL,
+    PlanCache,
+    ReadPlan,
+    Reference,
+    Refused,
+    WritePlan,
+    expiry,
+)
 from .steps import compile_rules, encoding_rule
 
 log = logging.getLogger(__name__)
 
 #: Returned by `decode` when the message takes the reference path (a decoded value may be None).
 FALLBACK: Any = object()
+
+
+class WrongSubject(Exception):
+    """The message's schema id is registered, but not under the topic's subject (the reason says
+    under which)."""
 
 
 class PayloadError(Exception):
@@ -74,6 +88,7 @@ class PartCodec:
         prefix: bool,
         latest_ttl: float | None = None,
         limits: DecodeLimits = DEFAULT_LIMITS,
+        check_subject: bool = True,
     ) -> None:
         self._format = FORMATS[schema_type]
         self._type = schema_type
@@ -86,13 +101,14 @@ class PartCodec:
         self._prefix = prefix
         self._ttl = latest_ttl
         self._limits = limits
+        self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
         for serde in (serializer, deserializer):
             _confluent.bound_parsed_schemas(serde, PLAN_CACHE_SIZE)
         self._to_dict = _confluent.to_dict(serializer) if serializer is not None else None
         self._from_dict = _confluent.from_dict(deserializer) if deserializer is not None else None
         self.writes: PlanCache[str, WritePlan | Reference] = PlanCache()
-        self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference] = PlanCache()
+        self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference | Refused] = PlanCache()
         self._said: set[tuple[str, str]] = set()
 
     # -- encode ---------------------------------------------------------------------------------
@@ -184,8 +200,10 @@ class PartCodec:
             if not build or self._deserializer is None:
                 return FALLBACK
             plan = self._read_plan(topic, id_bytes)
+        if isinstance(plan, Refused):
+            raise WrongSubject(plan.reason)
         if type(plan) is not ReadPlan:
-            if plan is not None and plan.guard is not None:
+            if isinstance(plan, Reference) and plan.guard is not None:
                 plan.guard(payload)  # the reference path reads with the same library
             return FALLBACK
         if plan.steps and context is not None and RULE_NAME in context:
@@ -227,7 +245,7 @@ class PartCodec:
             clear_original_key()  # type: ignore[no-untyped-call]
         return value
 
-    def _read_plan(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference | None:
+    def _read_plan(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference | Refused | None:
         """Build, cache and return the plan of (topic, id); None when building failed for a reason
         the reference path will report itself. Registry failures raise."""
         with self.reads.building:
@@ -245,7 +263,7 @@ class PartCodec:
             self.reads.put(key, plan)
             return plan
 
-    def _build_read(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference:
+    def _build_read(self, topic: str, id_bytes: bytes) -> ReadPlan | Reference | Refused:
         """The writer schema and its decoding limits, then the compiled plan. Raises when the
         writer cannot be resolved; a plan that then fails to compile is a Reference that keeps
         the limits, so that every path checks them."""
@@ -256,6 +274,20 @@ class PartCodec:
         fmt = _confluent.REGISTRY_FORMAT[self._type]
         pinned = None if subject is None else _confluent.pinned_schema(deserializer, subject, fmt)
         writer = _confluent.writer_schema(deserializer, self._type, id_bytes, subject, fmt)
+        if self._check_subject and subject is not None and id_bytes[0] == 0:
+            # A numeric id is global: after a registry lost its store, or with a producer on
+            # another subject, it may name another subject's schema, which would decode into the
+            # wrong record without an error. (GUIDs are unique by construction.)
+            schema_id = int.from_bytes(id_bytes[1:5], "big")
+            subjects = _confluent.subjects_of(deserializer, schema_id)
+            if subject not in subjects:
+                under = ", ".join(sorted(subjects)) or "no subject"
+                return Refused(
+                    f"schema id {schema_id} is registered under {under}, not under {subject}, the "
+                    "subject of this topic; set 'schema.id.subject.check' to false if its writers "
+                    "use other subjects",
+                    expiry(min(self._ttl or REFUSAL_TTL, REFUSAL_TTL)),
+                )
         guard = self._format.guard(deserializer, writer, self._limits)
         if subject is None:
             return Reference("the subject name strategy needs the writer's record name", expires, guard)

@@ -70,8 +70,22 @@ class Reference:
     """A read plan's decoding limits: the reference path reads with the same library."""
 
 
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Messages of this (topic, schema id) are refused, for `reason`: the id is registered, but
+    not under the subject the topic's strategy names (`schema.id.subject.check`)."""
+
+    reason: str
+    expires: float
+
+
+#: How long a refusal is kept (unless `latest.cache.ttl.sec` is shorter): the id may be
+#: registered under the topic's subject later, and a storm of refused messages must not ask the
+#: registry once each.
+REFUSAL_TTL = 60.0
+
 Key = TypeVar("Key", bound=Hashable)
-Plan = TypeVar("Plan", WritePlan | Reference, ReadPlan | Reference)
+Plan = TypeVar("Plan", WritePlan | Reference, ReadPlan | Reference | Refused)
 
 
 def expiry(ttl: float | None) -> float:

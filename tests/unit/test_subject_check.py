@@ -1,0 +1,86 @@
+"""`schema.id.subject.check`: a schema id is global, so a message may carry the id of another
+subject's schema (a producer with another strategy, or a registry that lost its store and handed
+the ids out again). Decoding it would turn the payload into the wrong record, silently; the check
+refuses it once per (topic, id), with an error that says where the id is registered."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from contracts import mock_factory
+
+from pulsar_external_schema import ForeignSchemaIdError, SchemaIdError, _confluent
+
+ORDERS = "persistent://acme/shop/orders"
+REFUNDS = "persistent://acme/shop/refunds"
+ORDER = {
+    "type": "record",
+    "name": "Order",
+    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
+}
+REFUND = {
+    "type": "record",
+    "name": "Refund",
+    "fields": [{"name": "code", "type": "long"}, {"name": "label", "type": "string"}],
+}
+
+
+def test_an_id_of_another_subject_is_refused_not_decoded_into_the_wrong_record() -> None:
+    factory = mock_factory()
+    factory.avro(json.dumps(ORDER)).encode(ORDERS, {"id": 1, "item": "x"})  # orders' schema: id 1
+    refunds = factory.avro(json.dumps(REFUND))
+    refund = refunds.encode(REFUNDS, {"code": -2, "label": "A2"})  # refunds' schema: id 2
+    orders = factory.avro(json.dumps(ORDER))
+    with pytest.raises(ForeignSchemaIdError) as raised:
+        orders.decode(ORDERS, refund.data, refund.schema_id)
+    error = raised.value
+    assert isinstance(error, SchemaIdError)
+    assert (error.topic, error.subject, error.schema_id) == (ORDERS, "acme.shop.orders-value", "2")
+    assert "registered under acme.shop.refunds-value, not under acme.shop.orders-value" in str(error)
+    assert "'schema.id.subject.check'" in str(error)
+    assert refunds.decode(REFUNDS, refund.data, refund.schema_id) == {"code": -2, "label": "A2"}
+
+
+def test_the_check_asks_the_registry_once_per_topic_and_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    factory = mock_factory()
+    refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})
+    orders = factory.avro(json.dumps(ORDER))
+    asked: list[int] = []
+    real = _confluent.subjects_of
+
+    def counting(serde: Any, schema_id: int) -> list[str]:
+        asked.append(schema_id)
+        return real(serde, schema_id)
+
+    monkeypatch.setattr(_confluent, "subjects_of", counting)
+    for _ in range(50):
+        with pytest.raises(ForeignSchemaIdError):
+            orders.decode(ORDERS, refund.data, refund.schema_id)
+    refunds = factory.avro(json.dumps(REFUND))
+    for _ in range(50):
+        refunds.decode(REFUNDS, refund.data, refund.schema_id)
+    assert refund.schema_id is not None
+    refund_id = int.from_bytes(refund.schema_id[1:], "big")
+    assert asked == [refund_id, refund_id]  # one per (topic, id), not one per message
+
+
+def test_the_check_can_be_turned_off_for_writers_on_other_subjects() -> None:
+    factory = mock_factory(**{"schema.id.subject.check": "false"})
+    refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 3, "label": "c"})
+    assert factory.avro(json.dumps(REFUND)).decode(ORDERS, refund.data, refund.schema_id) == {
+        "code": 3,
+        "label": "c",
+    }
+
+
+def test_decode_batch_reports_a_foreign_id_in_place() -> None:
+    factory = mock_factory()
+    order = factory.avro(json.dumps(ORDER)).encode(ORDERS, {"id": 1, "item": "x"})
+    refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})
+    results = factory.avro(json.dumps(ORDER)).decode_batch(
+        ORDERS, [(order.data, order.schema_id, None), (refund.data, refund.schema_id, None)]
+    )
+    assert results[0] == {"id": 1, "item": "x"}
+    assert isinstance(results[1], ForeignSchemaIdError)
