@@ -25,7 +25,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import schema_id as ids
-from .codec import FALLBACK, LimitExceeded, PartCodec, PayloadError, WrongSubject, recursion_error
+from .codec import FALLBACK, ForeignSchema, LimitExceeded, PartCodec, PayloadError, recursion_error
 from .config import ExternalSchemaConfig
 from .errors import (
     DecodeError,
@@ -227,7 +227,7 @@ class _Part:
             raise
         except LimitExceeded as error:
             raise self._limit_error(error, len(data), topic, id_bytes) from None
-        except WrongSubject as error:
+        except ForeignSchema as error:
             raise self._foreign_id_error(error, topic, id_bytes) from None
         except Exception as error:
             cause = error.error if isinstance(error, PayloadError) else error
@@ -246,7 +246,7 @@ class _Part:
             return self.codec.decode(topic, data, id_bytes, None, build=False)
         except LimitExceeded as error:
             raise self._limit_error(error, len(data), topic, id_bytes) from None
-        except WrongSubject as error:
+        except ForeignSchema as error:
             raise self._foreign_id_error(error, topic, id_bytes) from None
         except PayloadError as failure:
             cause = failure.error  # the format library's own error: the same text as `decode` gives
@@ -254,7 +254,7 @@ class _Part:
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
             ) from cause
 
-    def _foreign_id_error(self, error: WrongSubject, topic: str, id_bytes: bytes) -> ForeignSchemaIdError:
+    def _foreign_id_error(self, error: ForeignSchema, topic: str, id_bytes: bytes) -> ForeignSchemaIdError:
         return ForeignSchemaIdError(
             str(error), topic=topic, subject=self.subject(topic), schema_id=ids.describe(id_bytes)
         )

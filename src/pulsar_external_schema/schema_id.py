@@ -122,6 +122,11 @@ def from_metadata(metadata_id: bytes) -> tuple[bytes, bool]:
     if not metadata_id:
         raise SchemaIdError("the schema id in the message metadata is empty")
     magic = metadata_id[0]
+    if len(metadata_id) == 1 and magic in (VALUE_MAGIC, KEY_VALUE_MAGIC):
+        raise SchemaIdError(
+            f"the schema id in the message metadata is only its magic byte 0x{magic:02x}, with no id "
+            "after it (truncated)"
+        )
     if magic == VALUE_MAGIC:
         return metadata_id[1:], False
     if magic == KEY_VALUE_MAGIC:

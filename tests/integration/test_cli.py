@@ -126,9 +126,37 @@ def test_produce_reports_each_bad_line_and_sends_the_others(
     assert result.returncode == 1
     reported = errors(result)
     assert [line.split(":")[0] for line in reported] == ["line 2", "line 5", "line 6"]
-    assert reported[0] == 'line 2: not valid JSON: Expecting value at column 8: {"f1":'
+    assert reported[0] == "line 2: not valid JSON: Expecting value at column 8"
     assert "could not serialize the value as AVRO" in reported[1] and "subject public.default." in reported[1]
     assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "two"}]
+
+
+def test_any_single_bad_line_is_that_lines_error_and_the_lines_after_it_are_sent(
+    services: Services, topic: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "hostile.jsonl"
+    source.write_bytes(
+        b'{"f1": "one"}\n'
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"\n"  # deeper than json's recursion limit
+        + b'{"f1": "caf\xe9"}\n'  # latin-1, not UTF-8
+        + b"\x00\x01\x02\xff binary\n"
+        + b'{"f1": "two", "ssn": "987-65-4321"\n'  # cut short, with a personal value in it
+        + b'{"f1": "three"}\n'
+    )
+    result = cli(
+        services, "produce", "--topic", topic, "--value-schema", QUICK_START_SCHEMA, "--input", str(source)
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    reported = errors(result)
+    assert [line.split(":")[0] for line in reported] == ["line 2", "line 3", "line 4", "line 5"]
+    assert "nested deeper than Python's recursion limit" in reported[0]
+    assert reported[1] == "line 3: not UTF-8 text: byte 0xe9 at byte 15 (invalid continuation byte)"
+    assert reported[2].startswith("line 4: not UTF-8 text: byte 0xff")
+    assert "987-65-4321" not in result.stderr
+    assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "three"}]
 
 
 def test_produce_with_the_registered_schema_and_its_rules(services: Services, topic: str) -> None:

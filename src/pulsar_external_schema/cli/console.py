@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import pulsar
 
@@ -37,7 +37,7 @@ from .common import (
     schema_text,
 )
 from .progress import Progress
-from .records import RecordError, dumps
+from .records import RecordError, decode_line, dumps
 from .schemas import SCHEMA_TYPES, Resolved, SchemaArguments, for_consume, for_produce
 
 PRODUCE_EXAMPLE = """\
@@ -208,7 +208,7 @@ def run_produce(args: argparse.Namespace) -> int:
         return fail("produce", str(error))
     finally:
         client.close()
-        if source is not sys.stdin:
+        if source is not sys.stdin.buffer:
             source.close()
 
 
@@ -228,7 +228,7 @@ class _Delivery:
         return done
 
 
-def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, source: TextIO) -> int:
+def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, source: BinaryIO) -> int:
     resolved = for_produce(schema_config(args), client, args.topic, given)
     try:
         producer = _pulsar_call(
@@ -240,11 +240,12 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
         sent = rejected = 0
         stopped: str | None = None
         try:
-            for number, line in enumerate(source, 1):
-                if not line.strip():
+            for number, raw in enumerate(source, 1):
+                if not raw.strip():
                     continue
                 try:
-                    producer.send_async(resolved.records.read(line), delivery.callback(number))
+                    record = resolved.records.read(decode_line(raw))
+                    producer.send_async(record, delivery.callback(number))
                     sent += 1
                 except (RegistryUnavailableError, ConfigError) as error:
                     stopped = (
@@ -453,11 +454,12 @@ def _schema_arguments(args: argparse.Namespace, *, producing: bool) -> SchemaArg
     )
 
 
-def _open_input(path: str) -> TextIO:
+def _open_input(path: str) -> BinaryIO:
+    """Bytes, not text: a line that is not UTF-8 is that line's error, not the end of the input."""
     if path == "-":
-        return sys.stdin
+        return sys.stdin.buffer
     try:
-        return open(path, encoding="utf-8")  # closed by run_produce
+        return open(path, "rb")  # closed by run_produce
     except OSError as error:
         raise CommandError(f"--input: cannot read {path}: {error.strerror or error}") from None
 

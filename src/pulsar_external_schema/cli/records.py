@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import sys
 import uuid
 from typing import Any
 
@@ -24,15 +25,26 @@ class RecordError(Exception):
 
 
 def parse_json(line: str) -> Any:
+    """The line's JSON document. An error names the column, never the line's text: a record that
+    is not valid JSON may still hold a field's secret or personal value."""
     try:
         return json.loads(line.rstrip("\r\n"))
     except json.JSONDecodeError as error:
-        raise RecordError(f"not valid JSON: {error.msg} at column {error.colno}: {_excerpt(line)}") from None
+        raise RecordError(f"not valid JSON: {error.msg} at column {error.colno}") from None
+    except RecursionError:
+        raise RecordError(
+            f"nested deeper than Python's recursion limit ({sys.getrecursionlimit()} levels)"
+        ) from None
 
 
-def _excerpt(line: str, limit: int = 60) -> str:
-    line = line.strip()
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+def decode_line(raw: bytes) -> str:
+    """A line of input as text; an error names the first byte that is not UTF-8, not the text."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RecordError(
+            f"not UTF-8 text: byte 0x{raw[error.start]:02x} at byte {error.start + 1} ({error.reason})"
+        ) from None
 
 
 class PlainCodec:

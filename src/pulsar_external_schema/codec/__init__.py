@@ -16,7 +16,7 @@ DLQ copies are theirs. `_confluent.py` is the one module that reads their privat
 
 from .._confluent import is_registry_failure
 from .limits import DEFAULT_LIMITS, DecodeLimits, LimitExceeded, recursion_error
-from .part import FALLBACK, PartCodec, PayloadError, WrongSubject
+from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE, PlanCache, ReadPlan, Reference, WritePlan
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "FALLBACK",
     "PLAN_CACHE_SIZE",
     "DecodeLimits",
+    "ForeignSchema",
     "LimitExceeded",
     "PartCodec",
     "PayloadError",
@@ -31,7 +32,6 @@ __all__ = [
     "ReadPlan",
     "Reference",
     "WritePlan",
-    "WrongSubject",
     "is_registry_failure",
     "recursion_error",
 ]

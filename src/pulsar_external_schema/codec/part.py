@@ -26,6 +26,7 @@ from confluent_kafka.schema_registry.serde import clear_original_key, set_origin
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .. import _confluent
+from .. import schema_id as ids
 from ..rules.actions import RULE_NAME
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
@@ -48,9 +49,9 @@ log = logging.getLogger(__name__)
 FALLBACK: Any = object()
 
 
-class WrongSubject(Exception):
-    """The message's schema id is registered, but not under the topic's subject (the reason says
-    under which)."""
+class ForeignSchema(Exception):
+    """The message's schema id names a schema this part cannot read: of another format, or not
+    registered under the topic's subject (the reason says which)."""
 
 
 class PayloadError(Exception):
@@ -201,7 +202,7 @@ class PartCodec:
                 return FALLBACK
             plan = self._read_plan(topic, id_bytes)
         if isinstance(plan, Refused):
-            raise WrongSubject(plan.reason)
+            raise ForeignSchema(plan.reason)
         if type(plan) is not ReadPlan:
             if isinstance(plan, Reference) and plan.guard is not None:
                 plan.guard(payload)  # the reference path reads with the same library
@@ -274,13 +275,23 @@ class PartCodec:
         fmt = _confluent.REGISTRY_FORMAT[self._type]
         pinned = None if subject is None else _confluent.pinned_schema(deserializer, subject, fmt)
         writer = _confluent.writer_schema(deserializer, self._type, id_bytes, subject, fmt)
+        kind = writer.schema_type or "AVRO"
+        if kind != self._type:
+            article = "an" if kind == "AVRO" else "a"
+            return Refused(
+                f"schema id {ids.describe(id_bytes)} names {article} {kind} schema, and this schema "
+                f"reads {self._type}",
+                expires,
+            )
         if self._check_subject and subject is not None and id_bytes[0] == 0:
             # A numeric id is global: after a registry lost its store, or with a producer on
             # another subject, it may name another subject's schema, which would decode into the
             # wrong record without an error. (GUIDs are unique by construction.)
             schema_id = int.from_bytes(id_bytes[1:5], "big")
             subjects = _confluent.subjects_of(deserializer, schema_id)
-            if subject not in subjects:
+            if subject not in subjects and _confluent.has_versions(deserializer, subject):
+                # A topic whose subject has no versions (a validated copy of another topic, which
+                # keeps its source's ids) has nothing to compare with: its ids are read as given.
                 under = ", ".join(sorted(subjects)) or "no subject"
                 return Refused(
                     f"schema id {schema_id} is registered under {under}, not under {subject}, the "

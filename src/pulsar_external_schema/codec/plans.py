@@ -72,8 +72,9 @@ class Reference:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """Messages of this (topic, schema id) are refused, for `reason`: the id is registered, but
-    not under the subject the topic's strategy names (`schema.id.subject.check`)."""
+    """Messages of this (topic, schema id) are refused, for `reason`: the id names a schema of
+    another format, or is not registered under the subject the topic's strategy names
+    (`schema.id.subject.check`)."""
 
     reason: str
     expires: float

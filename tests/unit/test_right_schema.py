@@ -47,6 +47,7 @@ def test_the_check_asks_the_registry_once_per_topic_and_id(monkeypatch: pytest.M
     factory = mock_factory()
     refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})
     orders = factory.avro(json.dumps(ORDER))
+    orders.encode(ORDERS, {"id": 1, "item": "x"})
     asked: list[int] = []
     real = _confluent.subjects_of
 
@@ -66,8 +67,20 @@ def test_the_check_asks_the_registry_once_per_topic_and_id(monkeypatch: pytest.M
     assert asked == [refund_id, refund_id]  # one per (topic, id), not one per message
 
 
+def test_a_topic_whose_subject_has_no_versions_reads_the_ids_it_is_given() -> None:
+    # A validated copy of another topic keeps its source's ids, and has no subject of its own.
+    factory = mock_factory()
+    refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 4, "label": "d"})
+    copy = f"{REFUNDS}-valid"
+    assert factory.avro(json.dumps(REFUND)).decode(copy, refund.data, refund.schema_id) == {
+        "code": 4,
+        "label": "d",
+    }
+
+
 def test_the_check_can_be_turned_off_for_writers_on_other_subjects() -> None:
     factory = mock_factory(**{"schema.id.subject.check": "false"})
+    factory.avro(json.dumps(ORDER)).encode(ORDERS, {"id": 1, "item": "x"})
     refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 3, "label": "c"})
     assert factory.avro(json.dumps(REFUND)).decode(ORDERS, refund.data, refund.schema_id) == {
         "code": 3,
@@ -84,3 +97,37 @@ def test_decode_batch_reports_a_foreign_id_in_place() -> None:
     )
     assert results[0] == {"id": 1, "item": "x"}
     assert isinstance(results[1], ForeignSchemaIdError)
+
+
+def test_an_id_of_another_format_says_so() -> None:
+    factory = mock_factory(**{"schema.id.subject.check": False})
+    json_id = factory.json(json.dumps({"type": "object"})).encode(ORDERS, {"a": 1})
+    with pytest.raises(ForeignSchemaIdError, match="names a JSON schema, and this schema reads AVRO"):
+        factory.avro(json.dumps(ORDER)).decode(ORDERS, json_id.data, json_id.schema_id)
+    avro_id = factory.avro(json.dumps(ORDER)).encode(REFUNDS, {"id": 1, "item": "x"})
+    with pytest.raises(ForeignSchemaIdError, match="names an AVRO schema, and this schema reads JSON"):
+        factory.json(json.dumps({"type": "object"})).decode(REFUNDS, avro_id.data, avro_id.schema_id)
+
+
+class _Message:
+    def __init__(self, properties: dict[str, str]) -> None:
+        self._properties = properties
+
+    def properties(self) -> dict[str, str]:
+        return self._properties
+
+    def topic_name(self) -> str:
+        return ORDERS
+
+    def data(self) -> bytes:
+        return b"\x02\x02x"
+
+    def message_id(self) -> str:
+        return "(1,2,-1,0)"
+
+
+def test_a_schema_id_property_of_only_its_magic_byte_is_reported_as_truncated() -> None:
+    schema = mock_factory().avro(json.dumps(ORDER))
+    with pytest.raises(SchemaIdError, match=r"only its magic byte 0xff.*truncated") as raised:
+        schema.decode_message(_Message({"__schema_id": "ff"}))
+    assert "no __schema_id" not in str(raised.value)
