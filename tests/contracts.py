@@ -57,3 +57,33 @@ def mock_factory(factory_args: dict[str, Any] | None = None, /, **conf: Any) -> 
     """A factory on a fresh in-memory registry; `factory_args` go to the factory, `conf` to its config."""
     url = f"mock://{uuid.uuid4().hex}"
     return SchemaRegistrySchemaFactory({"schema.registry.url": url, **conf}, **(factory_args or {}))
+
+
+class FakeProducer:
+    def __init__(self, sent: list[dict[str, Any]], topic: str) -> None:
+        self._sent, self._topic = sent, topic
+
+    def send(self, message: Any) -> str:
+        self._sent.append(
+            {
+                "topic": self._topic,
+                "data": message.data(),
+                "properties": message.properties(),
+                "key": message.partition_key(),
+            }
+        )
+        return "fake-id"  # one id: the error text names it, and both paths must say the same
+
+    def close(self) -> None:
+        return None
+
+
+class FakePulsarClient:
+    """What the DLQ action needs of a `_pulsar.Client`: producers whose sends are recorded.
+    Attach it with `schema._pulsar_client = FakePulsarClient()`."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def create_producer(self, topic: str, conf: Any) -> FakeProducer:
+        return FakeProducer(self.sent, topic)

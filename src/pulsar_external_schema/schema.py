@@ -24,6 +24,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from . import _confluent
 from . import schema_id as ids
 from .codec import FALLBACK, ForeignSchema, LimitExceeded, PartCodec, PayloadError, recursion_error
 from .config import ExternalSchemaConfig
@@ -38,6 +39,7 @@ from .errors import (
     SchemaIdError,
     UnknownSchemaIdError,
 )
+from .redaction import redact, scrub, sensitive_fields, sensitive_values
 from .registry import failure_kind
 from .rules.actions import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .rules.context import MessageContext
@@ -176,7 +178,10 @@ class _Part:
         except ExternalSchemaError:
             raise
         except Exception as error:
-            raise self._error(EncodeError, "could not serialize the value", topic, None, error) from error
+            values = self._sensitive_values(value, context)
+            scrub(error, values)
+            failure = self._error(EncodeError, "could not serialize the value", topic, None, error, values)
+            raise failure from error
         if payload is None:
             raise EncodeError(
                 "a None value cannot be sent with an external schema",
@@ -268,6 +273,14 @@ class _Part:
             schema_id=ids.describe(id_bytes),
         )
 
+    def _sensitive_values(self, value: Any, context: MessageContext) -> list[str]:
+        """What `value` holds in fields its schema marks sensitive (`redaction.py`): the registered
+        writer's tags and rules where the serializer resolved it, else the local schema's."""
+        schema = context.writer[1].schema if context.writer and context.writer[1] else None
+        if schema is None:
+            schema = _confluent.local_schema(self.serializer)[0]
+        return sensitive_values(value, sensitive_fields(schema))
+
     def _error(
         self,
         kind: type[ExternalSchemaError],
@@ -275,6 +288,7 @@ class _Part:
         topic: str,
         id_bytes: bytes | None,
         error: Exception,
+        sensitive: list[str] | None = None,
     ) -> ExternalSchemaError:
         """Turn a confluent-kafka, registry or codec error into one that names where it happened."""
         subject = self.subject(topic)
@@ -306,7 +320,7 @@ class _Part:
                 subject=subject,
                 schema_id=schema_id,
             )
-        cause = str(error) or type(error).__name__
+        cause = redact(str(error), sensitive or ()) or type(error).__name__
         return kind(
             f"{what} as {self.schema_type}: {cause}", topic=topic, subject=subject, schema_id=schema_id
         )

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import Schema
-from contracts import contract, mock_factory, rule
+from contracts import FakePulsarClient, contract, mock_factory, rule
 from google.protobuf import descriptor_pb2
 from google.protobuf.message_factory import GetMessageClass
 from hypothesis import HealthCheck, given, settings
@@ -41,35 +41,6 @@ EXAMPLES = settings(
 )
 
 # -- running one case both ways ---------------------------------------------------------------------
-
-
-class FakeProducer:
-    def __init__(self, sent: list[dict[str, Any]], topic: str) -> None:
-        self._sent, self._topic = sent, topic
-
-    def send(self, message: Any) -> str:
-        self._sent.append(
-            {
-                "topic": self._topic,
-                "data": message.data(),
-                "properties": message.properties(),
-                "key": message.partition_key(),
-            }
-        )
-        return "fake-id"  # one id: the error text names it, and both paths must say the same
-
-    def close(self) -> None:
-        return None
-
-
-class FakePulsarClient:
-    """What the DLQ action needs of a `_pulsar.Client`: producers whose sends are recorded."""
-
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def create_producer(self, topic: str, conf: Any) -> FakeProducer:
-        return FakeProducer(self.sent, topic)
 
 
 class Counting:

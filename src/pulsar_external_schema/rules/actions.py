@@ -17,6 +17,7 @@ from confluent_kafka.schema_registry.serde import RuleAction, RuleContext
 
 from .. import schema_id as ids
 from ..errors import DeadLetteredError, RuleViolationError
+from ..redaction import redact, scrub, sensitive_fields, sensitive_values
 from ..subjects import TopicName
 from .context import MessageContext
 
@@ -46,13 +47,17 @@ def describe_rule(ctx: RuleContext) -> str:
 
 
 def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> str:
-    """Why the action runs: the executor's error, or what the rule engine decided without one."""
+    """Why the action runs: the executor's error, or what the rule engine decided without one.
+    Values of sensitive fields are redacted (`redaction.py`), in the text and in the error."""
     if error is not None:
+        fields = sensitive_fields(ctx.target, ctx.inline_tags)
+        values = sensitive_values([message, ctx.original_value], fields) if fields else []
+        scrub(error, values)
         text = _short(str(error)) or type(error).__name__
         cause = _short(str(error.__cause__)) if error.__cause__ is not None else ""
         if cause and cause not in text:
             text = f"{text}: {cause}"
-        return text
+        return redact(text, values)
     if message is None:
         return "the transform returned no value"
     return "the rule passed and its action is ERROR"

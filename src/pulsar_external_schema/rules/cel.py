@@ -57,8 +57,10 @@ from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 from .._confluent import to_plain_containers, validate_hostname
 from ..config import CEL_ENGINES
 from ..errors import ConfigError
+from ..redaction import quiet_cel_python_debug
 
 log = logging.getLogger(__name__)
+quiet_cel_python_debug()  # its DEBUG traces carry the values of the fields a rule reads
 
 #: Config key and rule parameter choosing the engine.
 ENGINE_KEY = "cel.engine"
