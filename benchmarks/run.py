@@ -10,7 +10,8 @@ Every figure is measured in the same run as its baseline, on the same machine:
    own library (fastavro, json + jsonschema, protobuf) vs confluent-kafka's serializer vs ours,
    and ours with `cel.engine=cel-python`.
 3. End to end through the real broker: produce + consume messages/s with ours (Avro + one CEL
-   rule) vs a BYTES schema vs pulsar-client's native AvroSchema.
+   rule) vs a BYTES schema vs pulsar-client's native AvroSchema; and a dead-letter storm (every
+   message fails: `consume` copies each to its DLQ topic) vs that topic's produce rate.
 4. Registry requests per 1k and per 100k messages encoded and decoded.
 
 Needs the services (scripts/services up; eval "$(scripts/services env)"). Usage:
@@ -61,8 +62,10 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 
-from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+from pulsar_external_schema import ExternalSchemaError, SchemaRegistrySchemaFactory, consume, create_producer
+from pulsar_external_schema.consumer import copy_to_dead_letter_topic
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
+from pulsar_external_schema.rules.actions import DeadLetterPublisher, raw_client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -617,6 +620,59 @@ def end_to_end(service_url: str, registry_url: str, count: int) -> list[Throughp
     return results
 
 
+@dataclass
+class Storm:
+    count: int
+    produce: float
+    """BYTES produce msg/s of the same payloads: the DLQ topic's produce rate."""
+    one_by_one: float
+    """consume msg/s when each DLQ copy is sent and awaited in turn (how `consume` worked before)."""
+    ours: float
+    """`consume(..., dead_letter_topic=...)` msg/s."""
+
+
+def dead_letter_storm(service_url: str, registry_url: str, count: int) -> Storm:
+    """Every message fails to decode (no schema id): how fast `consume` dead-letters them."""
+    client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    batching = {"batching_enabled": True, "batching_max_publish_delay_ms": 5, "block_if_queue_full": True}
+    payload = _raw_avro()[0]()
+    factory = SchemaRegistrySchemaFactory({"schema.registry.url": registry_url})
+    schema = factory.avro(json.dumps(avro_schema()))
+    rates = []
+    try:
+        for variant in ("one-by-one", "ours"):
+            topic = f"persistent://public/default/bench-storm-{variant}-{RUN}"
+            consumer = client.subscribe(topic, "bench", schema=schema)
+            producer = client.create_producer(topic, **batching)
+            started = time.perf_counter()
+            for _ in range(count):
+                producer.send_async(payload, _sent)
+            producer.flush()
+            rates.append(count / (time.perf_counter() - started))
+            producer.close()
+            started = time.perf_counter()
+            if variant == "ours":
+                consume(
+                    consumer, lambda msg, value: None, max_messages=count, dead_letter_topic=f"{topic}-dlq"
+                )
+            else:
+                publisher = DeadLetterPublisher(raw_client(client))
+                for _ in range(count):
+                    msg = consumer.receive(timeout_millis=30_000)
+                    try:
+                        msg.value()
+                    except ExternalSchemaError as error:
+                        copy_to_dead_letter_topic(publisher, f"{topic}-dlq", msg, error)
+                    consumer.acknowledge(msg)
+                publisher.close()
+            rates.append(count / (time.perf_counter() - started))
+            consumer.close()
+    finally:
+        factory.close()
+        client.close()
+    return Storm(count, max(rates[0], rates[2]), rates[1], rates[3])
+
+
 # -- 4. registry requests ----------------------------------------------------------------------------
 
 
@@ -690,7 +746,12 @@ def machine() -> str:
 
 
 def render(
-    cel: list[Row], serdes: list[Row], e2e: list[Throughput], requests: dict[int, int], count: int
+    cel: list[Row],
+    serdes: list[Row],
+    e2e: list[Throughput],
+    requests: dict[int, int],
+    count: int,
+    storm: Storm | None = None,
 ) -> str:
     lines = [
         "| measurement (us per call) | the work itself | confluent-kafka | ours | ours, cel-python engine "
@@ -720,6 +781,19 @@ def render(
             f"| {result.name} | {result.produce:,.0f} | {result.consume:,.0f} | {result.both:,.0f} "
             f"| {_ratio(result.both, bytes_rate)} |"
         )
+    if storm is not None:
+        flow += [
+            "",
+            f"| dead-letter storm: {storm.count:,} messages, every one failing | msg/s | vs the DLQ "
+            "topic's produce rate |",
+            "|---|---:|---:|",
+            f"| BYTES produce of the same payloads (the DLQ topic's produce rate) | {storm.produce:,.0f} "
+            "| 1.00x |",
+            f"| each copy sent and awaited in turn (`consume` before) | {storm.one_by_one:,.0f} "
+            f"| {_ratio(storm.one_by_one, storm.produce)} |",
+            f"| `consume(..., dead_letter_topic=...)`: copies sent together, originals acknowledged "
+            f"on persistence | {storm.ours:,.0f} | {_ratio(storm.ours, storm.produce)} |",
+        ]
     asked = ", ".join(f"{n:,} messages: {total} requests" for n, total in requests.items())
     return "\n".join(
         [
@@ -837,9 +911,11 @@ def main() -> None:
     serdes = serde_rows(registry_url)
     print("end to end ...", file=sys.stderr)
     e2e = end_to_end(service_url, registry_url, count)
+    print("dead-letter storm ...", file=sys.stderr)
+    storm = dead_letter_storm(service_url, registry_url, 2_000 if args.quick else 10_000)
     print("registry requests ...", file=sys.stderr)
     requests = registry_requests(registry_url, (1_000, 10_000 if args.quick else 100_000))
-    table = render(cel, serdes, e2e, requests, count)
+    table = render(cel, serdes, e2e, requests, count, storm)
     header = f"Measured {started:%Y-%m-%d} on {machine()}.\n\nVersions: {versions()}.\n"
     print(header)
     print(table)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 import uuid
 from typing import Any
 
+import _pulsar
 import pulsar
 from confluent_kafka.schema_registry import Schema
 
@@ -60,8 +63,8 @@ def mock_factory(factory_args: dict[str, Any] | None = None, /, **conf: Any) -> 
 
 
 class FakeProducer:
-    def __init__(self, sent: list[dict[str, Any]], topic: str) -> None:
-        self._sent, self._topic = sent, topic
+    def __init__(self, sent: list[dict[str, Any]], topic: str, client: FakePulsarClient) -> None:
+        self._sent, self._topic, self._client = sent, topic, client
 
     def send(self, message: Any) -> str:
         self._sent.append(
@@ -74,6 +77,20 @@ class FakeProducer:
         )
         return "fake-id"  # one id: the error text names it, and both paths must say the same
 
+    def send_async(self, message: Any, callback: Any) -> None:
+        """Answered on another thread, as the client's IO thread answers, after `answer_delay`."""
+        result = _pulsar.Result.Timeout if self._client.fail_sends else _pulsar.Result.Ok
+        if result == _pulsar.Result.Ok:
+            self.send(message)
+        self._client.in_flight(+1)
+
+        def answer() -> None:
+            time.sleep(self._client.answer_delay)
+            self._client.in_flight(-1)
+            callback(result, "fake-id")
+
+        threading.Thread(target=answer, daemon=True).start()
+
     def close(self) -> None:
         return None
 
@@ -82,8 +99,75 @@ class FakePulsarClient:
     """What the DLQ action needs of a `_pulsar.Client`: producers whose sends are recorded.
     Attach it with `schema._pulsar_client = FakePulsarClient()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, fail_sends: bool = False, answer_delay: float = 0.0) -> None:
         self.sent: list[dict[str, Any]] = []
+        self.fail_sends = fail_sends
+        self.answer_delay = answer_delay
+        self.most_in_flight = 0
+        """The most asynchronous sends that were waiting for their answer at once."""
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    def in_flight(self, change: int) -> None:
+        with self._lock:
+            self._in_flight += change
+            self.most_in_flight = max(self.most_in_flight, self._in_flight)
 
     def create_producer(self, topic: str, conf: Any) -> FakeProducer:
-        return FakeProducer(self.sent, topic)
+        return FakeProducer(self.sent, topic, self)
+
+
+class FakeMessage:
+    """A received message: its value, or the error decoding it raises."""
+
+    def __init__(
+        self, number: int, value: Any = None, error: Exception | None = None, topic: str = "t"
+    ) -> None:
+        self.number, self._value, self._error, self._topic = number, value, error, topic
+
+    def value(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def message_id(self) -> str:
+        return f"({self.number},0,-1,0)"
+
+    def data(self) -> bytes:
+        return f"payload {self.number}".encode()
+
+    def properties(self) -> dict[str, str]:
+        return {"n": str(self.number)}
+
+    def partition_key(self) -> str:
+        return f"k{self.number}"
+
+    def ordering_key(self) -> str:
+        return ""
+
+    def event_timestamp(self) -> int:
+        return 0
+
+    def topic_name(self) -> str:
+        return self._topic
+
+
+class FakeConsumer:
+    """What the consume loops need of a `pulsar.Consumer`: messages to hand out, and a record of
+    what was acknowledged (so each branch of the failure policy is testable without a broker)."""
+
+    def __init__(self, messages: list[FakeMessage]) -> None:
+        self._messages = list(messages)
+        self.acknowledged: list[int] = []
+        self.negatively_acknowledged: list[int] = []
+
+    def receive(self, timeout_millis: int | None = None) -> FakeMessage:
+        if not self._messages:
+            raise pulsar.Timeout()
+        return self._messages.pop(0)
+
+    def acknowledge(self, msg: FakeMessage) -> None:
+        self.acknowledged.append(msg.number)
+
+    def negative_acknowledge(self, msg: FakeMessage) -> None:
+        self.negatively_acknowledged.append(msg.number)

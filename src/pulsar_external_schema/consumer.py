@@ -11,8 +11,9 @@ acknowledge when it returns. When decoding fails:
 * the registry cannot be reached (`RegistryUnavailableError`): negatively acknowledged, Pulsar
   redelivers it later;
 * anything else (a rule with ERROR, a malformed payload, an unknown schema id): copied to
-  `dead_letter_topic` and acknowledged when one is given, else negatively acknowledged (with the
-  consumer's `dead_letter_policy`, Pulsar moves it to its own DLQ after `max_redeliver_count`).
+  `dead_letter_topic` when one is given, and acknowledged once the broker has persisted the copy
+  (the loop does not wait for it: see `_Loop`), else negatively acknowledged (with the consumer's
+  `dead_letter_policy`, Pulsar moves it to its own DLQ after `max_redeliver_count`).
 
 `on_error(msg, error)` sees every failure (default: a warning in the log). An exception from
 `handle` negatively acknowledges the message and ends the loop: bad code is not bad data.
@@ -20,8 +21,11 @@ acknowledge when it returns. When decoding fails:
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+import queue
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +54,14 @@ class ConsumeResult:
 
 
 class _Loop:
-    """The decisions both loops share; the sync and asyncio loops only differ in how they wait."""
+    """The decisions both loops share; the sync and asyncio loops only differ in how they wait.
+
+    A failed message's copy is sent to `dead_letter_topic` without waiting: the loop goes on with
+    the next message, and the original is acknowledged when the broker has persisted its copy
+    (negatively acknowledged if that failed). The loop applies those answers between messages
+    (`answered`) and waits for the last ones before it returns (`outstanding`), so a storm of
+    failures runs at the DLQ topic's produce rate instead of one round trip per message.
+    """
 
     def __init__(
         self,
@@ -63,6 +74,9 @@ class _Loop:
         self.dead_letter_topic = dead_letter_topic
         self.on_error = on_error or _log_error
         self.publisher: DeadLetterPublisher | None = None
+        self._answers: queue.SimpleQueue[tuple[Any, bool, str]] = queue.SimpleQueue()
+        self.outstanding = 0
+        """Copies sent whose answer the loop has not applied yet."""
         if dead_letter_topic is not None:
             client = client or getattr(getattr(consumer, "_schema", None), "pulsar_client", None)
             if client is None:
@@ -78,8 +92,9 @@ class _Loop:
         except ExternalSchemaError as error:
             return False, None, error
 
-    def settle(self, msg: Any, error: ExternalSchemaError) -> bool:
-        """Decide a failed message's fate: True to acknowledge it, False to redeliver it."""
+    def settle(self, msg: Any, error: ExternalSchemaError) -> bool | None:
+        """Decide a failed message's fate: True to acknowledge it, False to redeliver it, None
+        when its copy is on the way (`answered` gives the verdict later)."""
         self.on_error(msg, error)
         if isinstance(error, DeadLetteredError):
             self.result.dead_lettered += 1
@@ -88,20 +103,50 @@ class _Loop:
             self.result.redelivered += 1
             return False
         assert self.dead_letter_topic is not None
+        topic = self.dead_letter_topic
+        answers = self._answers
+
+        def done(persisted: bool, result: str) -> None:  # on a Pulsar client thread
+            answers.put((msg, persisted, result))
+
         try:
-            copy_to_dead_letter_topic(self.publisher, self.dead_letter_topic, msg, error)
+            copy_to_dead_letter_topic(self.publisher, topic, msg, error, done)
         except Exception as failure:
-            log.error(
-                "could not copy message %s to %s: %s", msg.message_id(), self.dead_letter_topic, failure
-            )
+            log.error("could not copy message %s to %s: %s", msg.message_id(), topic, failure)
             self.result.redelivered += 1
             return False
-        self.result.dead_lettered += 1
-        return True
+        self.outstanding += 1
+        return None
+
+    def answered(self, timeout: float | None = None) -> list[tuple[Any, bool]]:
+        """(message, acknowledge?) for each copy the broker answered since the last call; with
+        `timeout`, waits that long for the first one."""
+        verdicts: list[tuple[Any, bool]] = []
+        while self.outstanding:
+            try:
+                msg, persisted, result = self._answers.get(
+                    block=timeout is not None and not verdicts, timeout=timeout
+                )
+            except queue.Empty:
+                break
+            self.outstanding -= 1
+            if persisted:
+                self.result.dead_lettered += 1
+            else:
+                log.error(
+                    "could not copy message %s to %s: %s", msg.message_id(), self.dead_letter_topic, result
+                )
+                self.result.redelivered += 1
+            verdicts.append((msg, persisted))
+        return verdicts
 
     def close(self) -> None:
         if self.publisher is not None:
             self.publisher.close()
+
+
+#: Longest a loop waits for the broker's answer to its last DLQ copies (a send times out at 30 s).
+_LAST_ANSWERS_SECONDS = 60.0
 
 
 def consume(
@@ -116,6 +161,11 @@ def consume(
 ) -> ConsumeResult:
     """Receive, decode, handle and acknowledge until `max_messages` or a receive timeout."""
     loop = _Loop(consumer, dead_letter_topic, client, on_error)
+
+    def apply(verdicts: list[tuple[Any, bool]]) -> None:
+        for msg, persisted in verdicts:
+            (consumer.acknowledge if persisted else consumer.negative_acknowledge)(msg)
+
     try:
         seen = 0
         while max_messages is None or seen < max_messages:
@@ -133,11 +183,16 @@ def consume(
                     raise
                 consumer.acknowledge(msg)
                 loop.result.processed += 1
-            elif loop.settle(msg, error):  # type: ignore[arg-type]
-                consumer.acknowledge(msg)
             else:
-                consumer.negative_acknowledge(msg)
+                verdict = loop.settle(msg, error)  # type: ignore[arg-type]
+                if verdict is not None:
+                    (consumer.acknowledge if verdict else consumer.negative_acknowledge)(msg)
+            if loop.outstanding:
+                apply(loop.answered())
     finally:
+        deadline = time.monotonic() + _LAST_ANSWERS_SECONDS
+        while loop.outstanding and time.monotonic() < deadline:
+            apply(loop.answered(timeout=max(0.0, deadline - time.monotonic())))
         loop.close()
     return loop.result
 
@@ -156,6 +211,11 @@ async def consume_async(
     Runs until `max_messages` (or until cancelled: a receive is never abandoned mid-message by
     a timeout, so nothing is received and then dropped)."""
     loop = _Loop(consumer, dead_letter_topic, client, on_error)
+
+    async def apply(verdicts: list[tuple[Any, bool]]) -> None:
+        for msg, persisted in verdicts:
+            await (consumer.acknowledge if persisted else consumer.negative_acknowledge)(msg)
+
     try:
         seen = 0
         while max_messages is None or seen < max_messages:
@@ -172,27 +232,41 @@ async def consume_async(
                     raise
                 await consumer.acknowledge(msg)
                 loop.result.processed += 1
-            elif loop.settle(msg, error):  # type: ignore[arg-type]
-                await consumer.acknowledge(msg)
             else:
-                await consumer.negative_acknowledge(msg)
+                verdict = loop.settle(msg, error)  # type: ignore[arg-type]
+                if verdict is not None:
+                    await (consumer.acknowledge if verdict else consumer.negative_acknowledge)(msg)
+            if loop.outstanding:
+                await apply(loop.answered())
     finally:
+        deadline = time.monotonic() + _LAST_ANSWERS_SECONDS
+        while loop.outstanding and time.monotonic() < deadline:
+            await apply(loop.answered())
+            if loop.outstanding:
+                await asyncio.sleep(0.005)
         loop.close()
     return loop.result
 
 
 def copy_to_dead_letter_topic(
-    publisher: DeadLetterPublisher, topic: str, msg: Any, error: ExternalSchemaError
+    publisher: DeadLetterPublisher,
+    topic: str,
+    msg: Any,
+    error: ExternalSchemaError,
+    done: Callable[[bool, str], None] | None = None,
 ) -> None:
-    """Persist `msg`'s copy in `topic`: its bytes, key and event time, and `dead_letter_properties`."""
-    publisher.publish(
-        topic,
-        msg.data(),
-        dead_letter_properties(msg, error),
-        partition_key=msg.partition_key() or None,
-        ordering_key=msg.ordering_key() or None,
-        event_timestamp=msg.event_timestamp() or None,
-    )
+    """`msg`'s copy in `topic`: its bytes, key and event time, and `dead_letter_properties`.
+    Persisted when this returns; with `done`, sent without waiting, and `done(persisted, result)`
+    says later (on a Pulsar client thread)."""
+    meta = {
+        "partition_key": msg.partition_key() or None,
+        "ordering_key": msg.ordering_key() or None,
+        "event_timestamp": msg.event_timestamp() or None,
+    }
+    if done is None:
+        publisher.publish(topic, msg.data(), dead_letter_properties(msg, error), **meta)
+    else:
+        publisher.publish_async(topic, msg.data(), dead_letter_properties(msg, error), done, **meta)
 
 
 def dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:

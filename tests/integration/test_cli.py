@@ -153,7 +153,7 @@ def test_any_single_bad_line_is_that_lines_error_and_the_lines_after_it_are_sent
     reported = errors(result)
     assert [line.split(":")[0] for line in reported] == ["line 2", "line 3", "line 4", "line 5"]
     assert "nested deeper than Python's recursion limit" in reported[0]
-    assert reported[1] == "line 3: not UTF-8 text: byte 0xe9 at byte 15 (invalid continuation byte)"
+    assert reported[1] == "line 3: not UTF-8 text: byte 0xe9 at byte 12 (invalid continuation byte)"
     assert reported[2].startswith("line 4: not UTF-8 text: byte 0xff")
     assert "987-65-4321" not in result.stderr
     assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "three"}]

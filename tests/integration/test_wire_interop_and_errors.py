@@ -162,10 +162,12 @@ def test_registry_requests_do_not_grow_with_messages(
 
     schema_id = int.from_bytes((first.schema_id or b"")[1:], "big")
     # The producer registers once and fetches the registered schema once (for the rule set the
-    # registry holds for it); the consumer fetches it once by id; whatever the volume.
+    # registry holds for it); the consumer fetches it once by id, and asks once which subjects
+    # hold the id (`schema.id.subject.check`); whatever the volume.
     assert after_one == {
         f"POST /subjects/{subject_of(topic)}/versions": 1,
         f"GET /schemas/ids/{schema_id}": 2,
+        f"GET /schemas/ids/{schema_id}/subjects": 1,
     }
     assert after_100k == after_one
     assert after_broker == after_one

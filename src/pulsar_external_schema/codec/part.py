@@ -283,7 +283,12 @@ class PartCodec:
                 f"reads {self._type}",
                 expires,
             )
-        if self._check_subject and subject is not None and id_bytes[0] == 0:
+        if (
+            self._check_subject
+            and subject is not None
+            and id_bytes[0] == 0
+            and not self._wrote(subject, id_bytes)
+        ):
             # A numeric id is global: after a registry lost its store, or with a producer on
             # another subject, it may name another subject's schema, which would decode into the
             # wrong record without an error. (GUIDs are unique by construction.)
@@ -343,6 +348,14 @@ class PartCodec:
             steps = (*steps, check)  # as the reference: the READ rules, then the validation
         read = self._format.reader(deserializer, writer, reader)
         return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard)
+
+    def _wrote(self, subject: str, id_bytes: bytes) -> bool:
+        """Whether this part's own serializer wrote `subject` with this id (so it is registered
+        there: the registry said so when the serializer registered or looked it up)."""
+        return any(
+            type(plan) is WritePlan and plan.subject == subject and plan.schema_id == id_bytes
+            for plan in list(self.writes.plans.values())
+        )
 
     def _reference(self, subject: str, reason: str, expires: float, guard: Guard | None = None) -> Reference:
         self._say(subject, reason)

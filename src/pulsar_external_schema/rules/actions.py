@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import _pulsar
@@ -199,7 +200,9 @@ class PulsarDlqAction(DlqAction):
 
 
 class DeadLetterPublisher:
-    """Synchronous BYTES producers on one Pulsar client, one per DLQ topic, made on first use."""
+    """BYTES producers on one Pulsar client, one per DLQ topic, made on first use. `publish`
+    waits until the copy is persisted (a rule's DLQ action); `publish_async` does not, and says
+    through its callback (a consume loop, which acknowledges the original then)."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
@@ -217,16 +220,28 @@ class DeadLetterPublisher:
         event_timestamp: int | None = None,
     ) -> Any:
         """Send and wait until the broker has persisted the copy; returns its message id."""
-        builder = _pulsar.MessageBuilder().content(data)
-        for name, value in properties.items():
-            builder.property(name, value)
-        if partition_key:
-            builder.partition_key(partition_key)
-        if ordering_key:
-            builder.ordering_key(ordering_key)
-        if event_timestamp:
-            builder.event_timestamp(event_timestamp)
-        return self._producer_for(topic).send(builder.build())
+        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
+        return self._producer_for(topic).send(message)
+
+    def publish_async(
+        self,
+        topic: str,
+        data: bytes,
+        properties: dict[str, str],
+        done: Callable[[bool, str], None],
+        *,
+        partition_key: str | None = None,
+        ordering_key: str | None = None,
+        event_timestamp: int | None = None,
+    ) -> None:
+        """Send without waiting; `done(persisted, result)` is called on a Pulsar client thread once
+        the broker answered (or the send timed out). Blocks only while the producer's queue is full."""
+        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
+
+        def sent(result: Any, _message_id: Any) -> None:
+            done(result == _pulsar.Result.Ok, str(result))
+
+        self._producer_for(topic).send_async(message, sent)
 
     def _producer_for(self, topic: str) -> Any:
         with self._lock:
@@ -234,6 +249,7 @@ class DeadLetterPublisher:
             if producer is None:
                 conf = _pulsar.ProducerConfiguration()
                 conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
+                conf.block_if_queue_full(True)  # a storm of copies waits for room, never fails
                 producer = self._producers[topic] = self._client.create_producer(topic, conf)
             return producer
 
@@ -245,6 +261,25 @@ class DeadLetterPublisher:
                 producer.close()
             except Exception as error:  # closing must not hide what the caller is doing
                 log.warning("could not close a DLQ producer: %s", error)
+
+
+def _message(
+    data: bytes,
+    properties: dict[str, str],
+    partition_key: str | None,
+    ordering_key: str | None,
+    event_timestamp: int | None,
+) -> Any:
+    builder = _pulsar.MessageBuilder().content(data)
+    for name, value in properties.items():
+        builder.property(name, value)
+    if partition_key:
+        builder.partition_key(partition_key)
+    if ordering_key:
+        builder.ordering_key(ordering_key)
+    if event_timestamp:
+        builder.event_timestamp(event_timestamp)
+    return builder.build()
 
 
 class InvalidMessageAction(RuleAction):
@@ -276,12 +311,15 @@ def failure_properties(
 
 
 def raw_client(client: Any) -> Any:
-    """The `_pulsar.Client` behind a `pulsar.Client` or `pulsar.asyncio.Client` (or itself)."""
+    """The `_pulsar.Client` behind a `pulsar.Client` or `pulsar.asyncio.Client` (or itself, or
+    any object with its `create_producer(topic, configuration)`: a test double)."""
     if client is None or isinstance(client, _pulsar.Client):
         return client
     inner = getattr(client, "_client", None)
     if isinstance(inner, _pulsar.Client):
         return inner
+    if inner is None and callable(getattr(client, "create_producer", None)):
+        return client
     raise TypeError(f"expected a pulsar.Client or pulsar.asyncio.Client, not {type(client).__name__}")
 
 

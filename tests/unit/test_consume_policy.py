@@ -1,0 +1,102 @@
+"""Each branch of what `consume` does with a message, on a fake consumer and a fake client: no
+broker. A failed message is acknowledged only once its DLQ copy is persisted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from contracts import FakeConsumer, FakeMessage, FakePulsarClient
+
+from pulsar_external_schema import (
+    DeadLetteredError,
+    DecodeError,
+    RegistryUnavailableError,
+    RuleViolationError,
+    consume,
+)
+
+TOPIC = "persistent://acme/orders/in"
+
+
+def _bad(number: int, error: Exception | None = None) -> FakeMessage:
+    return FakeMessage(number, error=error or DecodeError("malformed", topic=TOPIC, subject="s"), topic=TOPIC)
+
+
+def _run(
+    messages: list[FakeMessage], client: Any = None, **options: Any
+) -> tuple[Any, FakeConsumer, list[Any]]:
+    consumer = FakeConsumer(messages)
+    handled: list[Any] = []
+    result = consume(
+        consumer, lambda msg, value: handled.append(value), timeout_millis=1, client=client, **options
+    )
+    return result, consumer, handled
+
+
+def test_a_decoded_message_is_handled_then_acknowledged() -> None:
+    result, consumer, handled = _run([FakeMessage(1, value={"a": 1})])
+    assert (handled, consumer.acknowledged, result.processed) == ([{"a": 1}], [1], 1)
+
+
+def test_a_message_a_rule_dead_lettered_is_acknowledged() -> None:
+    error = DeadLetteredError(
+        "r failed", rule="r", mode="READ", topic=TOPIC, dlq_topic="d", dlq_message_id="x"
+    )
+    result, consumer, _ = _run([_bad(1, error)])
+    assert (consumer.acknowledged, result.dead_lettered) == ([1], 1)
+
+
+def test_a_registry_outage_is_redelivered_never_dead_lettered() -> None:
+    client = FakePulsarClient()
+    outage = RegistryUnavailableError("cannot reach the registry", topic=TOPIC)
+    result, consumer, _ = _run([_bad(1, outage)], client, dead_letter_topic="dlq")
+    assert (consumer.negatively_acknowledged, result.redelivered, client.sent) == ([1], 1, [])
+
+
+def test_without_a_dead_letter_topic_a_failed_message_is_redelivered() -> None:
+    result, consumer, _ = _run([_bad(1)])
+    assert (consumer.negatively_acknowledged, consumer.acknowledged, result.redelivered) == ([1], [], 1)
+
+
+def test_a_failed_message_is_copied_then_acknowledged_once_persisted() -> None:
+    client = FakePulsarClient(answer_delay=0.05)
+    rule_error = RuleViolationError("rule 'r' failed", rule="r", mode="READ", topic=TOPIC, subject="s")
+    result, consumer, _ = _run(
+        [_bad(1), FakeMessage(2, value=2), _bad(3, rule_error)], client, dead_letter_topic="dlq"
+    )
+    assert sorted(consumer.acknowledged) == [1, 2, 3]
+    assert (result.processed, result.dead_lettered, result.redelivered) == (1, 2, 0)
+    first, third = client.sent
+    assert (first["topic"], first["data"], first["key"]) == ("dlq", b"payload 1", "k1")
+    assert first["properties"]["n"] == "1" and first["properties"]["__rule.topic"] == TOPIC
+    assert "malformed" in first["properties"]["__rule.exception"]
+    assert (third["properties"]["__rule.name"], third["properties"]["__rule.mode"]) == ("r", "READ")
+
+
+def test_a_copy_the_broker_did_not_persist_leaves_the_message_for_redelivery() -> None:
+    client = FakePulsarClient(fail_sends=True)
+    result, consumer, _ = _run([_bad(1), _bad(2)], client, dead_letter_topic="dlq")
+    assert (consumer.acknowledged, sorted(consumer.negatively_acknowledged)) == ([], [1, 2])
+    assert (result.dead_lettered, result.redelivered) == (0, 2)
+
+
+def test_a_storm_of_failures_does_not_wait_for_each_copy() -> None:
+    # Each answer takes 50 ms: waiting for each in turn would take 10 s; the loop sends them all
+    # and collects the answers as they come, and returns only when every one is applied.
+    client = FakePulsarClient(answer_delay=0.05)
+    result, consumer, _ = _run([_bad(n) for n in range(200)], client, dead_letter_topic="dlq")
+    assert sorted(consumer.acknowledged) == list(range(200))
+    assert (result.dead_lettered, len(client.sent)) == (200, 200)
+    assert client.most_in_flight > 1  # copies were on their way together
+
+
+def test_a_handler_that_raises_stops_the_loop_and_redelivers_its_message() -> None:
+    consumer = FakeConsumer([FakeMessage(1, value=1), FakeMessage(2, value=2)])
+
+    def handle(msg: Any, value: Any) -> None:
+        raise RuntimeError("bug in the handler")
+
+    with pytest.raises(RuntimeError):
+        consume(consumer, handle, timeout_millis=1)
+    assert (consumer.negatively_acknowledged, consumer.acknowledged) == ([1], [])
