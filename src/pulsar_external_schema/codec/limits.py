@@ -45,7 +45,18 @@ from typing import Any
 
 from ..config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
-Guard = Callable[[bytes], None]
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """Payloads up to `longest` bytes pass on that comparison alone (made inline on the
+    per-message path, no call); longer ones go through `check`, which raises LimitExceeded."""
+
+    longest: int
+    check: Callable[[bytes], None]
+
+    def __call__(self, payload: bytes) -> None:
+        if len(payload) > self.longest:
+            self.check(payload)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,17 +242,10 @@ def avro_guard(parsed: Any, limits: DecodeLimits) -> Guard:
     except _Unknown:
         return _length_guard(limits, fixed=0, ratio=1.0)  # no analysis: the length alone
     if analysis.zero_size_items:
-        walk = _AvroWalk(parsed, named, limits)
-        return walk.check
+        return Guard(-1, _AvroWalk(parsed, named, limits).check)  # every payload is walked
     if analysis.recursive:
-        walk = _AvroWalk(parsed, named, limits)
-        shortest = limits.max_depth  # every level takes a byte: shorter payloads cannot nest deeper
-
-        def check_recursive(payload: bytes) -> None:
-            if len(payload) > shortest:
-                walk.check(payload)
-
-        return check_recursive
+        # Every level takes a byte: payloads no longer than the depth limit cannot nest deeper.
+        return Guard(limits.max_depth, _AvroWalk(parsed, named, limits).check)
     # Strings and bytes cost their length on top of what `ratio` counts.
     return _length_guard(
         limits, fixed=shape.cost, ratio=shape.ratio + 1.0, walk=_AvroWalk(parsed, named, limits)
@@ -250,14 +254,13 @@ def avro_guard(parsed: Any, limits: DecodeLimits) -> Guard:
 
 def _length_guard(limits: DecodeLimits, *, fixed: int, ratio: float, walk: _AvroWalk | None = None) -> Guard:
     longest = max(0, int((limits.max_bytes - fixed) / ratio))
+    if walk is not None:
+        return Guard(longest, walk.check)
 
-    def check(payload: bytes) -> None:
-        if len(payload) > longest:
-            if walk is None:
-                raise _too_big(int(fixed + ratio * len(payload)), len(payload), limits)
-            walk.check(payload)
+    def refuse(payload: bytes) -> None:
+        raise _too_big(int(fixed + ratio * len(payload)), len(payload), limits)
 
-    return check
+    return Guard(longest, refuse)
 
 
 class _AvroWalk:
@@ -449,12 +452,10 @@ def json_guard(limits: DecodeLimits) -> Guard:
     longest = limits.max_bytes // (_JSON_OPEN + 1)
 
     def check(payload: bytes) -> None:
-        if len(payload) <= longest:
-            return
         opens = payload.count(b"{") + payload.count(b"[")
         items = payload.count(b",") + payload.count(b":")
         estimate = len(payload) + opens * _JSON_OPEN + items * _JSON_ITEM
         if estimate > limits.max_bytes:
             raise _too_big(estimate, len(payload), limits)
 
-    return check
+    return Guard(longest, check)

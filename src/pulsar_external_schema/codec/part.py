@@ -197,6 +197,10 @@ class PartCodec:
             self._prefixed_protobuf_guard(payload)
             return FALLBACK  # a prefixed Protobuf payload starts with message indexes
         plan = self.reads.get((topic, id_bytes))
+        if type(plan) is ReadPlan:  # the per-message case first
+            if plan.steps and context is not None and RULE_NAME in context:
+                return FALLBACK
+            return self._read(plan, topic, payload, id_bytes, context)
         if plan is None:
             if not build or self._deserializer is None:
                 return FALLBACK
@@ -225,8 +229,9 @@ class PartCodec:
     ) -> Any:
         if not payload:
             return FALLBACK  # the reference refuses a frame without a payload before decoding
-        if plan.guard is not None:
-            plan.guard(payload)
+        guard = plan.guard
+        if guard is not None and len(payload) > guard.longest:
+            guard.check(payload)
         try:
             value = plan.read(payload)
         except Exception as error:

@@ -206,7 +206,7 @@ class DeadLetterPublisher:
 
     def __init__(self, client: Any) -> None:
         self._client = client
-        self._producers: dict[str, Any] = {}
+        self._producers: dict[tuple[str, bool], Any] = {}
         self._lock = threading.Lock()
 
     def publish(
@@ -221,7 +221,7 @@ class DeadLetterPublisher:
     ) -> Any:
         """Send and wait until the broker has persisted the copy; returns its message id."""
         message = _message(data, properties, partition_key, ordering_key, event_timestamp)
-        return self._producer_for(topic).send(message)
+        return self._producer_for(topic, batched=False).send(message)
 
     def publish_async(
         self,
@@ -241,16 +241,21 @@ class DeadLetterPublisher:
         def sent(result: Any, _message_id: Any) -> None:
             done(result == _pulsar.Result.Ok, str(result))
 
-        self._producer_for(topic).send_async(message, sent)
+        self._producer_for(topic, batched=True).send_async(message, sent)
 
-    def _producer_for(self, topic: str) -> Any:
+    def _producer_for(self, topic: str, *, batched: bool) -> Any:
+        """A waiting send goes alone (batching would add its delay to every one); sends that do
+        not wait go in batches, so a storm of copies is a few broker requests, not one each."""
         with self._lock:
-            producer = self._producers.get(topic)
+            producer = self._producers.get((topic, batched))
             if producer is None:
                 conf = _pulsar.ProducerConfiguration()
                 conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
                 conf.block_if_queue_full(True)  # a storm of copies waits for room, never fails
-                producer = self._producers[topic] = self._client.create_producer(topic, conf)
+                conf.batching_enabled(batched)
+                if batched:
+                    conf.batching_max_publish_delay_ms(5)
+                producer = self._producers[(topic, batched)] = self._client.create_producer(topic, conf)
             return producer
 
     def close(self) -> None:
