@@ -36,7 +36,6 @@ from confluent_kafka.schema_registry.common.protobuf import (
     get_type as protobuf_field_type,
 )
 from confluent_kafka.schema_registry.common.serde import ParsedSchemaCache
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.rules.cel import extra_func
 from confluent_kafka.schema_registry.rules.cel.cel_executor import _to_plain_containers
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
@@ -79,18 +78,6 @@ def subjects_of(serde: Any, schema_id: int) -> list[str]:
         ]
     found: list[str] = client.get_subjects_by_schema_id(schema_id)
     return found
-
-
-def has_versions(serde: Any, subject: str) -> bool:
-    """Whether a subject has a registered version (a 404 says it has none)."""
-    client = serde._registry
-    store = getattr(client, "_client", client)
-    try:
-        return bool((store if isinstance(store, MockSchemaRegistryClient) else client).get_versions(subject))
-    except SchemaRegistryError as error:
-        if error.http_status_code == 404:
-            return False
-        raise
 
 
 def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema | None:

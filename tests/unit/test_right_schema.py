@@ -67,15 +67,13 @@ def test_the_check_asks_the_registry_once_per_topic_and_id(monkeypatch: pytest.M
     assert asked == [refund_id, refund_id]  # one per (topic, id), not one per message
 
 
-def test_a_topic_whose_subject_has_no_versions_reads_the_ids_it_is_given() -> None:
-    # A validated copy of another topic keeps its source's ids, and has no subject of its own.
+def test_a_topic_whose_subject_has_no_versions_is_checked_too() -> None:
+    # After an in-memory registry restarted, a running producer stamps an id its subject never
+    # got back, while another subject holds it now.
     factory = mock_factory()
     refund = factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 4, "label": "d"})
-    copy = f"{REFUNDS}-valid"
-    assert factory.avro(json.dumps(REFUND)).decode(copy, refund.data, refund.schema_id) == {
-        "code": 4,
-        "label": "d",
-    }
+    with pytest.raises(ForeignSchemaIdError, match=r"not under acme\.shop\.orders-value"):
+        factory.avro(json.dumps(ORDER)).decode(ORDERS, refund.data, refund.schema_id)
 
 
 def test_the_check_can_be_turned_off_for_writers_on_other_subjects() -> None:

@@ -299,9 +299,7 @@ class PartCodec:
             # wrong record without an error. (GUIDs are unique by construction.)
             schema_id = int.from_bytes(id_bytes[1:5], "big")
             subjects = _confluent.subjects_of(deserializer, schema_id)
-            if subject not in subjects and _confluent.has_versions(deserializer, subject):
-                # A topic whose subject has no versions (a validated copy of another topic, which
-                # keeps its source's ids) has nothing to compare with: its ids are read as given.
+            if subject not in subjects:
                 under = ", ".join(sorted(subjects)) or "no subject"
                 return Refused(
                     f"schema id {schema_id} is registered under {under}, not under {subject}, the "
