@@ -63,9 +63,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 
 from pulsar_external_schema import ExternalSchemaError, SchemaRegistrySchemaFactory, consume, create_producer
-from pulsar_external_schema.consumer import copy_to_dead_letter_topic
+from pulsar_external_schema.deadletter import DeadLetterPublisher, copy_to_dead_letter_topic, raw_client
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
-from pulsar_external_schema.rules.actions import DeadLetterPublisher, raw_client
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

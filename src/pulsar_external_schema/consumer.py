@@ -32,8 +32,8 @@ from typing import Any
 
 import pulsar
 
-from .errors import DeadLetteredError, ExternalSchemaError, RegistryUnavailableError, RuleViolationError
-from .rules.actions import DeadLetterPublisher, failure_properties, raw_client
+from .deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate, raw_client
+from .errors import ExternalSchemaError
 
 log = logging.getLogger(__name__)
 
@@ -96,13 +96,14 @@ class _Loop:
         """Decide a failed message's fate: True to acknowledge it, False to redeliver it, None
         when its copy is on the way (`answered` gives the verdict later)."""
         self.on_error(msg, error)
-        if isinstance(error, DeadLetteredError):
+        verdict = fate(error, self.dead_letter_topic)
+        if verdict is Fate.ACKNOWLEDGE:
             self.result.dead_lettered += 1
             return True
-        if self.publisher is None or isinstance(error, RegistryUnavailableError):
+        if verdict is Fate.REDELIVER:
             self.result.redelivered += 1
             return False
-        assert self.dead_letter_topic is not None
+        assert self.dead_letter_topic is not None and self.publisher is not None
         topic = self.dead_letter_topic
         answers = self._answers
 
@@ -246,42 +247,6 @@ async def consume_async(
                 await asyncio.sleep(0.005)
         loop.close()
     return loop.result
-
-
-def copy_to_dead_letter_topic(
-    publisher: DeadLetterPublisher,
-    topic: str,
-    msg: Any,
-    error: ExternalSchemaError,
-    done: Callable[[bool, str], None] | None = None,
-) -> None:
-    """`msg`'s copy in `topic`: its bytes, key and event time, and `dead_letter_properties`.
-    Persisted when this returns; with `done`, sent without waiting, and `done(persisted, result)`
-    says later (on a Pulsar client thread)."""
-    meta = {
-        "partition_key": msg.partition_key() or None,
-        "ordering_key": msg.ordering_key() or None,
-        "event_timestamp": msg.event_timestamp() or None,
-    }
-    if done is None:
-        publisher.publish(topic, msg.data(), dead_letter_properties(msg, error), **meta)
-    else:
-        publisher.publish_async(topic, msg.data(), dead_letter_properties(msg, error), done, **meta)
-
-
-def dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
-    """The properties of `msg`'s DLQ copy: its own, plus `__rule.*` saying what failed where."""
-    rule = error if isinstance(error, RuleViolationError) else None
-    return {
-        **msg.properties(),
-        **failure_properties(
-            error.topic or msg.topic_name(),
-            str(error),
-            rule=(rule.rule or "") if rule else None,
-            mode=rule.mode if rule else None,
-            subject=rule.subject if rule else None,
-        ),
-    }
 
 
 def _log_error(msg: Any, error: ExternalSchemaError) -> None:

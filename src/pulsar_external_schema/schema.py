@@ -28,6 +28,7 @@ from . import _confluent
 from . import schema_id as ids
 from .codec import FALLBACK, ForeignSchema, LimitExceeded, PartCodec, PayloadError, recursion_error
 from .config import ExternalSchemaConfig
+from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .errors import (
     DecodeError,
     DecodeLimitError,
@@ -41,7 +42,6 @@ from .errors import (
 )
 from .redaction import redact, scrub, sensitive_fields, sensitive_values
 from .registry import failure_kind
-from .rules.actions import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
 

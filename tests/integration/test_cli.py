@@ -236,7 +236,7 @@ def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
     assert records(kept) == [{"f1": "ok"}, {"f1": "fine"}]
     [failure] = errors(kept)
     assert failure.startswith("message 2 (") and "rule 'noBad' (CONDITION CEL, READ) failed" in failure
-    assert failure.endswith("(left unacknowledged: redelivered later)")
+    assert failure.endswith("(negatively acknowledged: redelivered later)")
 
     dlq = topic + "-dlq"
     moved = cli(

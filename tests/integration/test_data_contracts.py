@@ -19,7 +19,7 @@ from pulsar_external_schema import (
     consume,
     create_producer,
 )
-from pulsar_external_schema.rules.actions import resolve_dlq_topic
+from pulsar_external_schema.deadletter import resolve_dlq_topic
 
 # -- the quick start and checkSsnLen ---------------------------------------------------------
 

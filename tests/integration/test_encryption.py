@@ -12,7 +12,7 @@ from conftest import Services, require_confluent_registry
 from contracts import contract, drain, rule, subscribe, unique
 
 from pulsar_external_schema import DeadLetteredError, create_producer
-from pulsar_external_schema.rules.actions import resolve_dlq_topic
+from pulsar_external_schema.deadletter import resolve_dlq_topic
 
 SECRET = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
 ANN = {"name": "Ann", "ssn": "123-45-6789"}

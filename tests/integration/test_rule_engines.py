@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from contracts import PERSON, contract, drain, rule, subscribe
 
 from pulsar_external_schema import RuleViolationError, consume, create_producer
-from pulsar_external_schema.rules.actions import resolve_dlq_topic
+from pulsar_external_schema.deadletter import resolve_dlq_topic
 
 pytestmark = pytest.mark.integration
 

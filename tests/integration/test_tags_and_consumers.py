@@ -18,8 +18,8 @@ from google.protobuf.message_factory import GetMessageClass
 from schemas import order_message_class
 
 from pulsar_external_schema import DeadLetteredError, consume_async, create_producer
+from pulsar_external_schema.deadletter import resolve_dlq_topic
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
-from pulsar_external_schema.rules.actions import resolve_dlq_topic
 
 MASK_PII = rule("maskPII", "TRANSFORM", "CEL_FIELD", "WRITE", "true ; 'XXX'", tags=["PII"])
 

@@ -20,7 +20,7 @@ from conftest import Services
 from contracts import drain, subscribe, unique
 from spark_support import ORDER_V1, Produced, produce_orders, source_options
 
-from pulsar_external_schema.rules.actions import RULE_EXCEPTION, RULE_NAME
+from pulsar_external_schema.deadletter import RULE_EXCEPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
 
 COMMAND = Path(sys.executable).parent / "pulsar-external-schema"

@@ -15,6 +15,7 @@ from pulsar_external_schema import (
     RuleViolationError,
     consume,
 )
+from pulsar_external_schema.deadletter import Fate, fate
 
 TOPIC = "persistent://acme/orders/in"
 
@@ -100,3 +101,19 @@ def test_a_handler_that_raises_stops_the_loop_and_redelivers_its_message() -> No
     with pytest.raises(RuntimeError):
         consume(consumer, handle, timeout_millis=1)
     assert (consumer.negatively_acknowledged, consumer.acknowledged) == ([1], [])
+
+
+@pytest.mark.parametrize(
+    ("error", "dead_letter_topic", "expected"),
+    [
+        (DeadLetteredError("r failed", rule="r", dlq_topic="d", dlq_message_id="x"), None, Fate.ACKNOWLEDGE),
+        (DeadLetteredError("r failed", rule="r", dlq_topic="d", dlq_message_id="x"), "dlq", Fate.ACKNOWLEDGE),
+        (RegistryUnavailableError("down"), "dlq", Fate.REDELIVER),  # an outage is not bad data
+        (RegistryUnavailableError("down"), None, Fate.REDELIVER),
+        (DecodeError("malformed"), None, Fate.REDELIVER),
+        (DecodeError("malformed"), "dlq", Fate.COPY),
+        (RuleViolationError("r failed", rule="r"), "dlq", Fate.COPY),
+    ],
+)
+def test_one_policy_for_every_consume_path(error: Any, dead_letter_topic: str | None, expected: Fate) -> None:
+    assert fate(error, dead_letter_topic) is expected

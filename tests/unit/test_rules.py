@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry import Schema
 from contracts import contract, mock_factory, rule
 
 from pulsar_external_schema import ConfigError, RuleViolationError, SchemaRegistrySchemaFactory
-from pulsar_external_schema.rules.actions import resolve_dlq_topic
+from pulsar_external_schema.deadletter import resolve_dlq_topic
 
 RECORD = json.dumps({"type": "record", "name": "R", "fields": [{"name": "f1", "type": "string"}]})
 

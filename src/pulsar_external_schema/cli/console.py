@@ -20,10 +20,9 @@ from typing import Any, BinaryIO
 
 import pulsar
 
-from ..consumer import copy_to_dead_letter_topic
+from ..deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate, raw_client
 from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError, RegistryUnavailableError
 from ..producer import create_producer
-from ..rules.actions import DeadLetterPublisher, raw_client
 from ..schema_id import SCHEMA_ID_PROPERTY
 from .common import (
     EXIT_FAILED,
@@ -61,8 +60,9 @@ example:
 
 Values are printed one JSON line each (Protobuf in its JSON mapping). Without --subscription a
 reader reads the topic and acknowledges nothing; with one, each printed message is acknowledged,
-and a message that cannot be decoded or fails its data contract is left unacknowledged (Pulsar
-redelivers it later), or copied to --dead-letter-topic with __rule.* properties and acknowledged.
+and a message that cannot be decoded or fails its data contract is negatively acknowledged (Pulsar
+redelivers it later), or copied to --dead-letter-topic with __rule.* properties and acknowledged;
+a registry outage is never dead-lettered: the message is negatively acknowledged and the tool stops.
 Exit code: 0 when every message was printed, 1 when any failed or the run stopped early.
 """
 
@@ -358,6 +358,7 @@ class _ConsoleConsumer:
                 try:
                     value = msg.value()
                 except RegistryUnavailableError as error:
+                    self._settle(msg, error)  # redelivered later, never dead-lettered
                     stopped = f"message {received} {msg.message_id()}: {error}; stopped{self._unacked}"
                     break
                 except ExternalSchemaError as error:
@@ -390,21 +391,26 @@ class _ConsoleConsumer:
 
     @property
     def _unacked(self) -> str:
-        return " (left unacknowledged: redelivered later)" if self.args.subscription else ""
+        return " (negatively acknowledged: redelivered later)" if self.args.subscription else ""
 
     def _settle(self, msg: Any, error: ExternalSchemaError) -> str:
-        """Acknowledge a failed message once a DLQ holds it; say where it is."""
+        """What `deadletter.fate` decides for a failed message, with a subscription (a reader
+        acknowledges nothing); says where the message is."""
         if not self.args.subscription:
             return ""
-        if isinstance(error, DeadLetteredError):
+        verdict = fate(error, self.args.dead_letter_topic)
+        if verdict is Fate.ACKNOWLEDGE:
             self.consumer.acknowledge(msg)
             return ""
-        if self.publisher is None:
+        if verdict is Fate.REDELIVER:
+            self.consumer.negative_acknowledge(msg)
             return self._unacked
         topic = self.args.dead_letter_topic
+        assert self.publisher is not None
         try:
             copy_to_dead_letter_topic(self.publisher, topic, msg, error)
         except Exception as failure:
+            self.consumer.negative_acknowledge(msg)
             return f"; could not copy it to {topic} ({failure}){self._unacked}"
         self.consumer.acknowledge(msg)
         return f"; copied to {topic}"

@@ -27,7 +27,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .. import _confluent
 from .. import schema_id as ids
-from ..rules.actions import RULE_NAME
+from ..deadletter import RULE_NAME
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard

@@ -27,12 +27,11 @@ import pulsar
 from pulsar.functions.function import Function
 
 from ..config import is_config_key
-from ..consumer import dead_letter_properties
-from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError
+from ..deadletter import Fate, dead_letter_properties, fate, resolve_dlq_topic
+from ..errors import ConfigError, ExternalSchemaError
 from ..factory import SchemaRegistrySchemaFactory
 from ..producer import encode_message
 from ..registered import registered_schema, schema_for
-from ..rules.actions import resolve_dlq_topic
 from ..schema import ExternalSchema
 from .schema import Rejected
 
@@ -158,15 +157,17 @@ class ExternalFunction(Function):  # type: ignore[misc]
         )
 
     def rejected(self, rejected: Rejected, context: Any) -> None:
-        """A message that could not be decoded: copied to `dead.letter.topic` with `__rule.*`
-        reasons; without one, its error is raised and the runtime redelivers the message."""
+        """A message that could not be decoded, as `deadletter.fate` decides: copied to
+        `dead.letter.topic` with `__rule.*` reasons; without one, or when the registry cannot be
+        reached, its error is raised and the runtime redelivers the message."""
         error, msg = rejected.error, rejected.message
-        if isinstance(error, DeadLetteredError):
+        dead_letter_topic = context.get_user_config_value(DEAD_LETTER_TOPIC)
+        verdict = fate(error, str(dead_letter_topic) if dead_letter_topic else None)
+        if verdict is Fate.ACKNOWLEDGE:
             log.warning("%s", rejected)  # its rule's DLQ action has persisted the copy already
             return
-        dead_letter_topic = context.get_user_config_value(DEAD_LETTER_TOPIC)
-        if not dead_letter_topic:
-            raise error
+        if verdict is Fate.REDELIVER:
+            raise error  # the runtime negatively acknowledges it: redelivered later
         target = resolve_dlq_topic(str(dead_letter_topic), rejected.topic)
         log.warning("%s; copying it to %s", rejected, target)
         publish_bytes(

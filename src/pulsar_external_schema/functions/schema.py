@@ -18,10 +18,10 @@ from typing import Any
 import _pulsar
 import pulsar
 
+from ..deadletter import RULE_TOPIC, raw_client
 from ..errors import ConfigError, EncodeError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import import_message_class, registered_schema, schema_for, value_subject
-from ..rules.actions import RULE_TOPIC, raw_client
 from ..schema import ExternalSchema
 
 #: Schema properties that are not package config keys.

@@ -8,29 +8,24 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
-import _pulsar
 from confluent_kafka.schema_registry.rules.dlq.dlq_action import DlqAction
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import RuleAction, RuleContext
 
 from .. import schema_id as ids
+from ..deadletter import (
+    DeadLetterPublisher,
+    failure_properties,
+    raw_client,
+    resolve_dlq_topic,
+)
 from ..errors import DeadLetteredError, RuleViolationError
 from ..redaction import redact, scrub, sensitive_fields, sensitive_values
-from ..subjects import TopicName
 from .context import MessageContext
 
 log = logging.getLogger(__name__)
-
-#: Properties a DLQ copy carries besides the original ones (the names of Confluent's DLQ headers).
-RULE_PREFIX = "__rule."
-RULE_NAME = "__rule.name"
-RULE_MODE = "__rule.mode"
-RULE_SUBJECT = "__rule.subject"
-RULE_TOPIC = "__rule.topic"
-RULE_EXCEPTION = "__rule.exception"
 
 #: Modes a consumer runs: its DLQ copies are the original bytes, not re-encoded values.
 _CONSUMER_MODES = (RuleMode.READ, RuleMode.UPGRADE, RuleMode.DOWNGRADE)
@@ -199,94 +194,6 @@ class PulsarDlqAction(DlqAction):
             publisher.close()
 
 
-class DeadLetterPublisher:
-    """BYTES producers on one Pulsar client, one per DLQ topic, made on first use. `publish`
-    waits until the copy is persisted (a rule's DLQ action); `publish_async` does not, and says
-    through its callback (a consume loop, which acknowledges the original then)."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self._producers: dict[tuple[str, bool], Any] = {}
-        self._lock = threading.Lock()
-
-    def publish(
-        self,
-        topic: str,
-        data: bytes,
-        properties: dict[str, str],
-        *,
-        partition_key: str | None = None,
-        ordering_key: str | None = None,
-        event_timestamp: int | None = None,
-    ) -> Any:
-        """Send and wait until the broker has persisted the copy; returns its message id."""
-        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
-        return self._producer_for(topic, batched=False).send(message)
-
-    def publish_async(
-        self,
-        topic: str,
-        data: bytes,
-        properties: dict[str, str],
-        done: Callable[[bool, str], None],
-        *,
-        partition_key: str | None = None,
-        ordering_key: str | None = None,
-        event_timestamp: int | None = None,
-    ) -> None:
-        """Send without waiting; `done(persisted, result)` is called on a Pulsar client thread once
-        the broker answered (or the send timed out). Blocks only while the producer's queue is full."""
-        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
-
-        def sent(result: Any, _message_id: Any) -> None:
-            done(result == _pulsar.Result.Ok, str(result))
-
-        self._producer_for(topic, batched=True).send_async(message, sent)
-
-    def _producer_for(self, topic: str, *, batched: bool) -> Any:
-        """A waiting send goes alone (batching would add its delay to every one); sends that do
-        not wait go in batches, so a storm of copies is a few broker requests, not one each."""
-        with self._lock:
-            producer = self._producers.get((topic, batched))
-            if producer is None:
-                conf = _pulsar.ProducerConfiguration()
-                conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
-                conf.block_if_queue_full(True)  # a storm of copies waits for room, never fails
-                conf.batching_enabled(batched)
-                if batched:
-                    conf.batching_max_publish_delay_ms(5)
-                producer = self._producers[(topic, batched)] = self._client.create_producer(topic, conf)
-            return producer
-
-    def close(self) -> None:
-        with self._lock:
-            producers, self._producers = list(self._producers.values()), {}
-        for producer in producers:
-            try:
-                producer.close()
-            except Exception as error:  # closing must not hide what the caller is doing
-                log.warning("could not close a DLQ producer: %s", error)
-
-
-def _message(
-    data: bytes,
-    properties: dict[str, str],
-    partition_key: str | None,
-    ordering_key: str | None,
-    event_timestamp: int | None,
-) -> Any:
-    builder = _pulsar.MessageBuilder().content(data)
-    for name, value in properties.items():
-        builder.property(name, value)
-    if partition_key:
-        builder.partition_key(partition_key)
-    if ordering_key:
-        builder.ordering_key(ordering_key)
-    if event_timestamp:
-        builder.event_timestamp(event_timestamp)
-    return builder.build()
-
-
 class InvalidMessageAction(RuleAction):
     """A DLQ action that publishes nothing: the failure is raised as a `RuleViolationError`, for
     callers that dead-letter invalid messages themselves, once (Spark's validation job, the
@@ -297,47 +204,6 @@ class InvalidMessageAction(RuleAction):
 
     def run(self, ctx: RuleContext, message: Any, ex: Exception | None) -> None:
         raise rule_violation(ctx, message, ex) from ex
-
-
-def failure_properties(
-    topic: str | None,
-    exception: str,
-    *,
-    rule: str | None = None,
-    mode: str | None = None,
-    subject: str | None = None,
-) -> dict[str, str]:
-    """The `__rule.*` properties a dead-letter copy carries (`__rule.name`, `.mode` and `.subject`
-    only when a rule failed); `__rule.name` makes a replay skip that rule."""
-    properties = {RULE_TOPIC: topic or "", RULE_EXCEPTION: exception}
-    if rule is not None:
-        properties.update({RULE_NAME: rule, RULE_MODE: mode or "", RULE_SUBJECT: subject or ""})
-    return properties
-
-
-def raw_client(client: Any) -> Any:
-    """The `_pulsar.Client` behind a `pulsar.Client` or `pulsar.asyncio.Client` (or itself, or
-    any object with its `create_producer(topic, configuration)`: a test double)."""
-    if client is None or isinstance(client, _pulsar.Client):
-        return client
-    inner = getattr(client, "_client", None)
-    if isinstance(inner, _pulsar.Client):
-        return inner
-    if inner is None and callable(getattr(client, "create_producer", None)):
-        return client
-    raise TypeError(f"expected a pulsar.Client or pulsar.asyncio.Client, not {type(client).__name__}")
-
-
-def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:
-    """A bare DLQ topic name lives in the failing topic's tenant and namespace."""
-    if "/" in topic or not source_topic:
-        return topic
-    try:
-        source = TopicName.parse(source_topic)
-    except ValueError:
-        return topic
-    scheme = "non-persistent" if source_topic.startswith("non-persistent://") else "persistent"
-    return f"{scheme}://{source.tenant}/{source.namespace}/{topic}"
 
 
 def _short(text: str, limit: int = 400) -> str:

@@ -43,8 +43,8 @@ from pyspark.sql.types import (
 )
 
 from .. import schema_id as ids
+from ..deadletter import failure_properties
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
-from ..rules.actions import failure_properties
 from .admin import Ledger, PulsarAdmin
 from .offsets import EARLIEST, Bound, user_bound
 from .options import SourceOptions

@@ -1,0 +1,223 @@
+"""Dead letters: what happens to a message that fails, decided in one place for every consume path.
+
+    fate(error, dead_letter_topic)            the policy (docs/operations.md shows it as a table)
+    dead_letter_properties(msg, error)        a copy's properties: the message's own + `__rule.*`
+    failure_properties(topic, exception, ...) the `__rule.*` properties alone
+    resolve_dlq_topic(topic, source_topic)    a bare name lives in the failing topic's namespace
+    DeadLetterPublisher(client)               BYTES producers that persist the copies
+    copy_to_dead_letter_topic(...)            a message's copy, waited for or not
+
+The property names are confluent-kafka's DLQ header names. `consume()` / `consume_async()`, the
+console consumer, `ExternalFunction` and the Spark validation job all follow `fate`; a rule's DLQ
+action (rules/actions.py) publishes through the same publisher and properties.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import _pulsar
+
+from .errors import DeadLetteredError, ExternalSchemaError, RegistryUnavailableError, RuleViolationError
+from .subjects import TopicName
+
+log = logging.getLogger(__name__)
+
+#: Properties a DLQ copy carries besides the original ones (the names of Confluent's DLQ headers).
+RULE_PREFIX = "__rule."
+RULE_NAME = "__rule.name"
+RULE_MODE = "__rule.mode"
+RULE_SUBJECT = "__rule.subject"
+RULE_TOPIC = "__rule.topic"
+RULE_EXCEPTION = "__rule.exception"
+
+
+class Fate(enum.Enum):
+    """What a consume path does with a message it could not decode or whose rule failed."""
+
+    ACKNOWLEDGE = "acknowledge"
+    """A rule's DLQ action persisted its copy already (`DeadLetteredError`)."""
+    REDELIVER = "redeliver"
+    """Negatively acknowledge it: the registry cannot be reached (an outage is not bad data, and
+    is never dead-lettered), or there is no dead-letter topic to copy it to."""
+    COPY = "copy"
+    """Copy it to the dead-letter topic; acknowledge it once the copy is persisted (redeliver it
+    if that failed)."""
+
+
+def fate(error: ExternalSchemaError, dead_letter_topic: str | None) -> Fate:
+    """The one policy for a failed message (`consume`, the console consumer, `ExternalFunction`)."""
+    if isinstance(error, DeadLetteredError):
+        return Fate.ACKNOWLEDGE
+    if isinstance(error, RegistryUnavailableError) or not dead_letter_topic:
+        return Fate.REDELIVER
+    return Fate.COPY
+
+
+def failure_properties(
+    topic: str | None,
+    exception: str,
+    *,
+    rule: str | None = None,
+    mode: str | None = None,
+    subject: str | None = None,
+) -> dict[str, str]:
+    """The `__rule.*` properties a dead-letter copy carries (`__rule.name`, `.mode` and `.subject`
+    only when a rule failed); `__rule.name` makes a replay skip that rule."""
+    properties = {RULE_TOPIC: topic or "", RULE_EXCEPTION: exception}
+    if rule is not None:
+        properties.update({RULE_NAME: rule, RULE_MODE: mode or "", RULE_SUBJECT: subject or ""})
+    return properties
+
+
+def dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
+    """The properties of `msg`'s DLQ copy: its own, plus `__rule.*` saying what failed where."""
+    rule = error if isinstance(error, RuleViolationError) else None
+    return {
+        **msg.properties(),
+        **failure_properties(
+            error.topic or msg.topic_name(),
+            str(error),
+            rule=(rule.rule or "") if rule else None,
+            mode=rule.mode if rule else None,
+            subject=rule.subject if rule else None,
+        ),
+    }
+
+
+def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:
+    """A bare DLQ topic name lives in the failing topic's tenant and namespace."""
+    if "/" in topic or not source_topic:
+        return topic
+    try:
+        source = TopicName.parse(source_topic)
+    except ValueError:
+        return topic
+    scheme = "non-persistent" if source_topic.startswith("non-persistent://") else "persistent"
+    return f"{scheme}://{source.tenant}/{source.namespace}/{topic}"
+
+
+def raw_client(client: Any) -> Any:
+    """The `_pulsar.Client` behind a `pulsar.Client` or `pulsar.asyncio.Client` (or itself, or
+    any object with its `create_producer(topic, configuration)`: a test double)."""
+    if client is None or isinstance(client, _pulsar.Client):
+        return client
+    inner = getattr(client, "_client", None)
+    if isinstance(inner, _pulsar.Client):
+        return inner
+    if inner is None and callable(getattr(client, "create_producer", None)):
+        return client
+    raise TypeError(f"expected a pulsar.Client or pulsar.asyncio.Client, not {type(client).__name__}")
+
+
+def copy_to_dead_letter_topic(
+    publisher: DeadLetterPublisher,
+    topic: str,
+    msg: Any,
+    error: ExternalSchemaError,
+    done: Callable[[bool, str], None] | None = None,
+) -> None:
+    """`msg`'s copy in `topic`: its bytes, key and event time, and `dead_letter_properties`.
+    Persisted when this returns; with `done`, sent without waiting, and `done(persisted, result)`
+    says later (on a Pulsar client thread)."""
+    meta = {
+        "partition_key": msg.partition_key() or None,
+        "ordering_key": msg.ordering_key() or None,
+        "event_timestamp": msg.event_timestamp() or None,
+    }
+    if done is None:
+        publisher.publish(topic, msg.data(), dead_letter_properties(msg, error), **meta)
+    else:
+        publisher.publish_async(topic, msg.data(), dead_letter_properties(msg, error), done, **meta)
+
+
+class DeadLetterPublisher:
+    """BYTES producers on one Pulsar client, one per DLQ topic, made on first use. `publish`
+    waits until the copy is persisted (a rule's DLQ action); `publish_async` does not, and says
+    through its callback (a consume loop, which acknowledges the original then)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._producers: dict[tuple[str, bool], Any] = {}
+        self._lock = threading.Lock()
+
+    def publish(
+        self,
+        topic: str,
+        data: bytes,
+        properties: dict[str, str],
+        *,
+        partition_key: str | None = None,
+        ordering_key: str | None = None,
+        event_timestamp: int | None = None,
+    ) -> Any:
+        """Send and wait until the broker has persisted the copy; returns its message id."""
+        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
+        return self._producer_for(topic, batched=False).send(message)
+
+    def publish_async(
+        self,
+        topic: str,
+        data: bytes,
+        properties: dict[str, str],
+        done: Callable[[bool, str], None],
+        *,
+        partition_key: str | None = None,
+        ordering_key: str | None = None,
+        event_timestamp: int | None = None,
+    ) -> None:
+        """Send without waiting; `done(persisted, result)` is called on a Pulsar client thread once
+        the broker answered (or the send timed out). Blocks only while the producer's queue is full."""
+        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
+
+        def sent(result: Any, _message_id: Any) -> None:
+            done(result == _pulsar.Result.Ok, str(result))
+
+        self._producer_for(topic, batched=True).send_async(message, sent)
+
+    def _producer_for(self, topic: str, *, batched: bool) -> Any:
+        """A waiting send goes alone (batching would add its delay to every one); sends that do
+        not wait go in batches, so a storm of copies is a few broker requests, not one each."""
+        with self._lock:
+            producer = self._producers.get((topic, batched))
+            if producer is None:
+                conf = _pulsar.ProducerConfiguration()
+                conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
+                conf.block_if_queue_full(True)  # a storm of copies waits for room, never fails
+                conf.batching_enabled(batched)
+                if batched:
+                    conf.batching_max_publish_delay_ms(5)
+                producer = self._producers[(topic, batched)] = self._client.create_producer(topic, conf)
+            return producer
+
+    def close(self) -> None:
+        with self._lock:
+            producers, self._producers = list(self._producers.values()), {}
+        for producer in producers:
+            try:
+                producer.close()
+            except Exception as error:  # closing must not hide what the caller is doing
+                log.warning("could not close a DLQ producer: %s", error)
+
+
+def _message(
+    data: bytes,
+    properties: dict[str, str],
+    partition_key: str | None,
+    ordering_key: str | None,
+    event_timestamp: int | None,
+) -> Any:
+    builder = _pulsar.MessageBuilder().content(data)
+    for name, value in properties.items():
+        builder.property(name, value)
+    if partition_key:
+        builder.partition_key(partition_key)
+    if ordering_key:
+        builder.ordering_key(ordering_key)
+    if event_timestamp:
+        builder.event_timestamp(event_timestamp)
+    return builder.build()
