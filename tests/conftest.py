@@ -127,6 +127,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         parts = Path(str(item.path)).parts
         if "integration" in parts:
             item.add_marker(pytest.mark.integration)
+        if "reliability" in parts:  # the hardening cases replayed on the real services
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.slow)
         if "spark" in parts:
             item.add_marker(pytest.mark.spark)
 

@@ -156,18 +156,30 @@ class FakeConsumer:
     """What the consume loops need of a `pulsar.Consumer`: messages to hand out, and a record of
     what was acknowledged (so each branch of the failure policy is testable without a broker)."""
 
-    def __init__(self, messages: list[FakeMessage]) -> None:
+    def __init__(self, messages: list[FakeMessage], quiet: dict[int, float] | None = None) -> None:
         self._messages = list(messages)
+        self._quiet = dict(quiet or {})  # message number -> seconds of silence before it
         self.acknowledged: list[int] = []
         self.negatively_acknowledged: list[int] = []
+        self.events: list[str] = []
 
     def receive(self, timeout_millis: int | None = None) -> FakeMessage:
         if not self._messages:
             raise pulsar.Timeout()
+        number = self._messages[0].number
+        silence = self._quiet.get(number, 0.0)
+        if silence:
+            waited = silence if timeout_millis is None else min(silence, timeout_millis / 1000)
+            time.sleep(waited)
+            self._quiet[number] = silence - waited
+            if waited < silence:
+                raise pulsar.Timeout()
+        self.events.append(f"receive {number}")
         return self._messages.pop(0)
 
     def acknowledge(self, msg: FakeMessage) -> None:
         self.acknowledged.append(msg.number)
+        self.events.append(f"acknowledge {msg.number}")
 
     def negative_acknowledge(self, msg: FakeMessage) -> None:
         self.negatively_acknowledged.append(msg.number)

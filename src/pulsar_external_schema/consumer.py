@@ -22,6 +22,7 @@ acknowledge when it returns. When decoding fails:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import queue
@@ -148,6 +149,28 @@ class _Loop:
 
 #: Longest a loop waits for the broker's answer to its last DLQ copies (a send times out at 30 s).
 _LAST_ANSWERS_SECONDS = 60.0
+#: While copies wait for their answer, a waiting loop wakes this often to acknowledge their
+#: originals: a stream that goes quiet must not leave them unacknowledged until its next message.
+_ANSWER_POLL_SECONDS = 0.1
+
+
+def _receive(
+    consumer: Any, timeout_millis: int | None, loop: _Loop, apply: Callable[[list[tuple[Any, bool]]], None]
+) -> Any:
+    """`consumer.receive`, with the caller's timeout; while DLQ copies are outstanding, in short
+    waits between which their answers are applied."""
+    deadline = None if timeout_millis is None else time.monotonic() + timeout_millis / 1000
+    while True:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not loop.outstanding:
+            return consumer.receive() if left is None else consumer.receive(int(left * 1000))
+        wait = _ANSWER_POLL_SECONDS if left is None else min(_ANSWER_POLL_SECONDS, left)
+        try:
+            return consumer.receive(max(1, int(wait * 1000)))
+        except pulsar.Timeout:
+            apply(loop.answered())
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
 
 
 def consume(
@@ -171,7 +194,7 @@ def consume(
         seen = 0
         while max_messages is None or seen < max_messages:
             try:
-                msg = consumer.receive(timeout_millis) if timeout_millis is not None else consumer.receive()
+                msg = _receive(consumer, timeout_millis, loop, apply)
             except pulsar.Timeout:
                 break
             seen += 1
@@ -217,6 +240,18 @@ async def consume_async(
         for msg, persisted in verdicts:
             await (consumer.acknowledge if persisted else consumer.negative_acknowledge)(msg)
 
+    stopping = asyncio.Event()
+
+    async def answers() -> None:
+        """Acknowledges the originals of answered copies while the loop awaits a message (a
+        pending receive is never cancelled: it could drop the message it was receiving)."""
+        while not stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), _ANSWER_POLL_SECONDS)
+            if loop.outstanding:
+                await apply(loop.answered())
+
+    pump = asyncio.ensure_future(answers())
     try:
         seen = 0
         while max_messages is None or seen < max_messages:
@@ -237,9 +272,9 @@ async def consume_async(
                 verdict = loop.settle(msg, error)  # type: ignore[arg-type]
                 if verdict is not None:
                     await (consumer.acknowledge if verdict else consumer.negative_acknowledge)(msg)
-            if loop.outstanding:
-                await apply(loop.answered())
     finally:
+        stopping.set()
+        await pump  # ends after applying what it took: nothing is left half-acknowledged
         deadline = time.monotonic() + _LAST_ANSWERS_SECONDS
         while loop.outstanding and time.monotonic() < deadline:
             await apply(loop.answered())

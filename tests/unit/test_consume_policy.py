@@ -92,6 +92,15 @@ def test_a_storm_of_failures_does_not_wait_for_each_copy() -> None:
     assert client.most_in_flight > 1  # copies were on their way together
 
 
+def test_a_quiet_stream_does_not_hold_back_the_acknowledgements_of_copies() -> None:
+    # No receive timeout, and 1 s of silence after a failed message: its original is
+    # acknowledged when its copy's answer arrives, not when the next message does.
+    client = FakePulsarClient(answer_delay=0.05)
+    consumer = FakeConsumer([_bad(1), FakeMessage(2, value=2)], quiet={2: 1.0})
+    consume(consumer, lambda msg, value: None, max_messages=2, dead_letter_topic="dlq", client=client)
+    assert consumer.events == ["receive 1", "acknowledge 1", "receive 2", "acknowledge 2"]
+
+
 def test_a_handler_that_raises_stops_the_loop_and_redelivers_its_message() -> None:
     consumer = FakeConsumer([FakeMessage(1, value=1), FakeMessage(2, value=2)])
 
