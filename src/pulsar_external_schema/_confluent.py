@@ -6,11 +6,11 @@ replaces on the per-message path, so that both agree by construction (the same s
 function, registry calls and caches, parsed schemas, decisions on disabled rules and actions);
 the registry client's REST calls reach what its methods do not (a Protobuf schema's serialized
 descriptor past a cache that keys by id only); the CEL executors reuse confluent-kafka's value
-conversions and validators. Each touch is a function here, and
-tests/unit/test_codec_touch_points.py holds each one to the installed confluent-kafka, whose
-version pyproject.toml bounds. The other half is `rules/serdes.py`: its serde subclasses
-override three private methods (`_get_reader_schema`, `_get_rule_action`, `_get_writer_schema`)
-and read the attributes their base classes set, which its tests cover.
+conversions and validators; the serde subclasses of `rules/serdes.py` change three decisions
+of confluent-kafka's serdes. Each touch is a function or a hook class here (the three private
+methods those subclasses need overridden are overridden here, and handed to hooks with public
+names), and tests/unit/test_codec_touch_points.py holds each one to the installed
+confluent-kafka, whose version pyproject.toml bounds.
 """
 
 from __future__ import annotations
@@ -269,3 +269,55 @@ def to_plain_containers(value: Any) -> Any:
 def validate_hostname(text: str) -> bool:
     """Confluent's `isHostname` CEL built-in, as confluent-kafka's executor implements it."""
     return bool(extra_func._validate_hostname(text))  # type: ignore[no-untyped-call]
+
+
+# -- the serde methods rules/serdes.py changes -----------------------------------------------------
+
+
+class SerdeHooks:
+    """Mixed in before a confluent-kafka serde: its rule actions come from `rule_action`."""
+
+    def _get_rule_action(self, ctx: RuleContext, action_name: str) -> Any:  # BaseSerde's
+        return self.rule_action(ctx, action_name)
+
+    def rule_action(self, ctx: RuleContext, action_name: str) -> Any:
+        """The action named by a rule's onSuccess / onFailure (default: confluent-kafka's)."""
+        return super()._get_rule_action(ctx, action_name)  # type: ignore[misc]
+
+
+class SerializerHooks(SerdeHooks):
+    """Mixed in before a confluent-kafka serializer: its writer schema comes from `writer_for`."""
+
+    def _get_reader_schema(self, subject: str, fmt: str | None = None) -> RegisteredSchema | None:
+        pinned: RegisteredSchema | None = super()._get_reader_schema(subject, fmt)  # type: ignore[misc]
+        return self.writer_for(subject, pinned)
+
+    def writer_for(self, subject: str, pinned: RegisteredSchema | None) -> RegisteredSchema | None:
+        """The registered version a message of `subject` is written with; `pinned`: the version
+        `use.schema.id` / `use.latest.*` select (None: the local schema, as confluent-kafka)."""
+        return pinned
+
+
+class DeserializerHooks(SerdeHooks):
+    """Mixed in before a confluent-kafka deserializer: `writer_found` sees each writer schema."""
+
+    def _get_writer_schema(
+        self, schema_id: Any, subject: str | None = None, fmt: str | None = None
+    ) -> Schema:
+        schema: Schema = super()._get_writer_schema(schema_id, subject, fmt)  # type: ignore[misc]
+        self.writer_found(schema_id.id, schema)
+        return schema
+
+    def writer_found(self, schema_id: int | None, schema: Schema) -> None:
+        """A writer schema the deserializer resolved (by numeric id, or None for a GUID)."""
+
+
+def serializer_settings(serializer: Any) -> tuple[Any, bool, bool]:
+    """(registry client, `auto.register.schemas`, `normalize.schemas`) of a serializer."""
+    return serializer._registry, serializer._auto_register, serializer._normalize_schemas
+
+
+def replace_registry(serde: Any, wrap: Any) -> Any:
+    """Give a serde `wrap(its registry client)` as its registry client; returns it."""
+    serde._registry = wrapped = wrap(serde._registry)
+    return wrapped

@@ -191,3 +191,62 @@ def test_bound_parsed_schemas() -> None:
     for number in range(5):
         _confluent.parsed(deserializer, Schema(json.dumps({**RECORD, "name": f"R{number}"}), "AVRO"))
     assert len(deserializer._parsed_schemas.parsed_schemas) == 2
+
+
+def test_the_serde_methods_the_hooks_override_exist_with_their_parameters() -> None:
+    import inspect
+
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+
+    def parameters(method: Any) -> list[str]:
+        return list(inspect.signature(method).parameters)[1:]
+
+    assert parameters(AvroSerializer._get_rule_action) == ["ctx", "action_name"]
+    assert parameters(AvroSerializer._get_reader_schema) == ["subject", "fmt"]
+    assert parameters(ProtobufDeserializer._get_writer_schema) == ["schema_id", "subject", "fmt"]
+    assert parameters(AvroDeserializer._get_rule_action) == ["ctx", "action_name"]
+
+
+def test_each_hook_is_reached() -> None:
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.schema_registry.rule_registry import RuleRegistry
+    from confluent_kafka.schema_registry.rules.cel.cel_executor import CelExecutor
+
+    seen: list[tuple[str, Any]] = []
+
+    class Writer(_confluent.SerializerHooks, AvroSerializer):
+        def writer_for(self, subject: str, pinned: Any) -> Any:
+            seen.append(("writer_for", subject))
+            return pinned
+
+        def rule_action(self, ctx: RuleContext, action_name: str) -> Any:
+            seen.append(("rule_action", action_name))
+            return super().rule_action(ctx, action_name)
+
+    class Reader(_confluent.DeserializerHooks, AvroDeserializer):
+        def writer_found(self, schema_id: int | None, schema: Schema) -> None:
+            seen.append(("writer_found", schema_id))
+
+    rules = {"domainRules": [rule("r", "CONDITION", "CEL", "WRITEREAD", "true", onSuccess="NONE")]}
+    factory = mock_factory()  # kept: the in-memory store lives as long as its factory
+    client = factory.registry_client
+    client.register_schema(SUBJECT, contract(RECORD, ruleSet=rules))
+    naming = {"subject.name.strategy": lambda ctx, record_name: SUBJECT}
+    conf = {"auto.register.schemas": False, "use.latest.version": True, **naming}
+    engines = RuleRegistry()  # type: ignore[no-untyped-call]
+    engines.register_executor(CelExecutor())  # type: ignore[no-untyped-call]
+    writer = Writer(client, json.dumps(RECORD), conf=conf, rule_registry=engines)
+    payload = writer({"a": "x"}, CTX)
+    assert Reader(client, conf=naming, rule_registry=engines)(payload, CTX) == {"a": "x"}
+    assert ("writer_for", SUBJECT) in seen and ("rule_action", "NONE") in seen
+    assert any(name == "writer_found" and isinstance(found, int) for name, found in seen)
+
+
+def test_serializer_settings_and_replace_registry() -> None:
+    schema, _ = _avro()
+    registry, auto_register, normalize = _confluent.serializer_settings(schema._part.serializer)
+    assert registry is not None and auto_register is True and normalize is False
+    deserializer = schema._part.deserializer
+    wrapped = _confluent.replace_registry(deserializer, lambda client: ("wrapped", client))
+    assert wrapped[0] == "wrapped" and deserializer._registry is wrapped

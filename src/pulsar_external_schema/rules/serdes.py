@@ -67,27 +67,21 @@ def has_rules(schema: Schema | None) -> bool:
     return bool(rule_set is not None and (rule_set.domain_rules or rule_set.encoding_rules))
 
 
-class _ContractSerde:
+class _ContractSerde(_confluent.SerdeHooks):
     """ERROR and NONE for every serde; other actions come from the factory's rule registry."""
 
-    _rule_registry: Any
-
-    def _get_rule_action(self, ctx: RuleContext, action_name: str) -> RuleAction | None:
+    def rule_action(self, ctx: RuleContext, action_name: str) -> RuleAction | None:
         if action_name == "ERROR":
             return _ERROR
         if action_name == "NONE":
             return _NONE
-        action: RuleAction | None = self._rule_registry.get_action(action_name)
+        action: RuleAction | None = _confluent.rule_registry(self).get_action(action_name)
         return action
 
 
-class _ContractSerializer(_ContractSerde):
+class _ContractSerializer(_ContractSerde, _confluent.SerializerHooks):
     """Serializer side: the writer schema resolution above, and the schema id for rule errors."""
 
-    _registry: Any
-    _schema: Any  # the local schema (a confluent-kafka Schema)
-    _auto_register: bool
-    _normalize_schemas: bool
     _format: str | None = None  # the format confluent-kafka asks the registry for (Protobuf: serialized)
 
     def _init_contract(self, rule_set_client: Any) -> None:
@@ -111,8 +105,7 @@ class _ContractSerializer(_ContractSerde):
         finally:
             self._call.context = None
 
-    def _get_reader_schema(self, subject: str, fmt: str | None = None) -> RegisteredSchema | None:
-        pinned: RegisteredSchema | None = super()._get_reader_schema(subject, fmt)  # type: ignore[misc]
+    def writer_for(self, subject: str, pinned: RegisteredSchema | None) -> RegisteredSchema | None:
         writer = pinned if pinned is not None else self._registered_with_rules(subject)
         known = self._transforming.get(subject)
         if known is None or known[0] is not writer:
@@ -143,14 +136,14 @@ class _ContractSerializer(_ContractSerde):
             return self._registered[subject]
 
     def _look_up_registered(self, subject: str) -> RegisteredSchema | None:
-        schema = self._schema
+        schema = _confluent.local_schema(self)[0]
         if schema is None:
             return None
-        normalize = self._normalize_schemas
-        if self._auto_register:
-            found = self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize)
+        registry, auto_register, normalize = _confluent.serializer_settings(self)
+        if auto_register:
+            found = registry.register_schema_full_response(subject, schema, normalize_schemas=normalize)
         else:
-            found = self._registry.lookup_schema(subject, schema, normalize_schemas=normalize)
+            found = registry.lookup_schema(subject, schema, normalize_schemas=normalize)
         # The registry's own copy, by id *and subject*: rule sets belong to a subject's versions.
         stored: Schema = self._rule_set_client.get_schema(found.schema_id, subject, self._format)
         if not has_rules(stored):
@@ -188,7 +181,7 @@ class ContractJSONDeserializer(_ContractSerde, JSONDeserializer):
     pass
 
 
-class ContractProtobufDeserializer(_ContractSerde, ProtobufDeserializer):
+class ContractProtobufDeserializer(_ContractSerde, _confluent.DeserializerHooks, ProtobufDeserializer):
     """Reads the serialized descriptor of the writer schema, but looks it up by its `.proto` text.
 
     confluent-kafka's Protobuf deserializer fetches schemas in the serialized (base64 descriptor)
@@ -200,15 +193,11 @@ class ContractProtobufDeserializer(_ContractSerde, ProtobufDeserializer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._registry = _TextLookups(self._registry)
+        self._lookups: _TextLookups = _confluent.replace_registry(self, _TextLookups)
 
-    def _get_writer_schema(
-        self, schema_id: Any, subject: str | None = None, fmt: str | None = None
-    ) -> Schema:
-        schema: Schema = super()._get_writer_schema(schema_id, subject, fmt)
-        if schema_id.id is not None and schema.schema_str is not None:
-            self._registry.remember(schema.schema_str, schema_id.id)
-        return schema
+    def writer_found(self, schema_id: int | None, schema: Schema) -> None:
+        if schema_id is not None and schema.schema_str is not None:
+            self._lookups.remember(schema.schema_str, schema_id)
 
 
 class _TextLookups:
