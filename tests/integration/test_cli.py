@@ -159,6 +159,29 @@ def test_any_single_bad_line_is_that_lines_error_and_the_lines_after_it_are_sent
     assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "three"}]
 
 
+def test_stop_on_error_stops_at_the_first_bad_line_and_says_where_to_resume(
+    services: Services, topic: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "records.jsonl"
+    source.write_text('{"f1": "one"}\n{"f1": "two"}\n{"f1": 3}\n{"f1": "four"}\n')
+    result = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        QUICK_START_SCHEMA,
+        "--input",
+        str(source),
+        "--stop-on-error",
+    )
+    assert result.returncode == 1
+    reported = errors(result)
+    assert reported[0].startswith("line 3: could not serialize the value as AVRO")
+    assert "stopped at line 3 (--stop-on-error)" in result.stderr and "resume from line 3" in result.stderr
+    assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "two"}]
+
+
 def test_produce_with_the_registered_schema_and_its_rules(services: Services, topic: str) -> None:
     first = produce(services, topic, '{"f1": "a"}\n', "--value-rule-set", QUICK_START_RULES)
     assert first.returncode == 0, first.stderr

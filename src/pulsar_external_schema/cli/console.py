@@ -85,6 +85,12 @@ def add_parsers(commands: Any) -> None:
     produce.add_argument(
         "--input", default="-", metavar="FILE", help="file of JSON lines to send (default: stdin)"
     )
+    produce.add_argument(
+        "--stop-on-error",
+        action="store_true",
+        help="stop at the first line that cannot be sent, and say the line to resume from "
+        "(default: report it and go on with the next line)",
+    )
     _progress_options(produce)
     add_registry_options(produce, pulsar=True)
     produce.set_defaults(run=run_produce)
@@ -258,6 +264,12 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
                 except (RecordError, ExternalSchemaError) as error:
                     rejected += 1
                     _report(f"line {number}: {error}")
+                    if args.stop_on_error:
+                        stopped = (
+                            f"stopped at line {number} (--stop-on-error): the lines before it were sent; "
+                            f"fix it and resume from line {number}"
+                        )
+                        break
                 progress.update(sent, rejected)
         except KeyboardInterrupt:
             stopped = "interrupted: the lines after the last one read were not sent"
