@@ -164,17 +164,7 @@ def test_stop_on_error_stops_at_the_first_bad_line_and_says_where_to_resume(
 ) -> None:
     source = tmp_path / "records.jsonl"
     source.write_text('{"f1": "one"}\n{"f1": "two"}\n{"f1": 3}\n{"f1": "four"}\n')
-    result = cli(
-        services,
-        "produce",
-        "--topic",
-        topic,
-        "--value-schema",
-        QUICK_START_SCHEMA,
-        "--input",
-        str(source),
-        "--stop-on-error",
-    )
+    result = produce(services, topic, "", "--input", str(source), "--stop-on-error")
     assert result.returncode == 1
     reported = errors(result)
     assert reported[0].startswith("line 3: could not serialize the value as AVRO")
