@@ -159,6 +159,8 @@ def _receive(
 ) -> Any:
     """`consumer.receive`, with the caller's timeout; while DLQ copies are outstanding, in short
     waits between which their answers are applied."""
+    if not loop.outstanding:  # the usual case: one plain receive
+        return consumer.receive() if timeout_millis is None else consumer.receive(timeout_millis)
     deadline = None if timeout_millis is None else time.monotonic() + timeout_millis / 1000
     while True:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())

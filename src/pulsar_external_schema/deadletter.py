@@ -8,7 +8,8 @@
     copy_to_dead_letter_topic(...)            a message's copy, waited for or not
 
 The property names are confluent-kafka's DLQ header names. `consume()` / `consume_async()`, the
-console consumer, `ExternalFunction` and the Spark validation job all follow `fate`; a rule's DLQ
+console consumer and `ExternalFunction` (with `ValidateFunction`) follow `fate`; the Spark
+validation job writes its DLQ rows with `failure_properties` (an outage fails its task); a rule's DLQ
 action (rules/actions.py) publishes through the same publisher and properties.
 """
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import logging
 import re
@@ -63,14 +64,21 @@ def sensitive_fields(schema: Any, inline_tags: dict[str, Any] | None = None) -> 
         if tag in tags:
             found.update(str(path).rsplit(".", 1)[-1] for path in paths)
     text = getattr(schema, "schema_str", None) or ""
-    if (getattr(schema, "schema_type", None) or "AVRO") == "PROTOBUF":
+    found.update(_tagged_in_text(getattr(schema, "schema_type", None) or "AVRO", text, frozenset(tags)))
+    return sorted(found)
+
+
+@functools.lru_cache(maxsize=256)  # every failing message asks; a schema's text is parsed once
+def _tagged_in_text(schema_type: str, text: str, tags: frozenset[str]) -> frozenset[str]:
+    found: set[str] = set()
+    if schema_type == "PROTOBUF":
         for name, options in _PROTO_FIELD.findall(text):
             if "field_meta" in options and any(f'"{tag}"' in options for tag in tags):
                 found.add(name)
     else:
         with contextlib.suppress(ValueError):  # not JSON: nothing inline to find
-            _inline(json.loads(text), tags, found)
-    return sorted(found)
+            _inline(json.loads(text), set(tags), found)
+    return frozenset(found)
 
 
 def _inline(node: Any, tags: set[str], found: set[str], name: str | None = None) -> None:

@@ -197,17 +197,13 @@ class PartCodec:
             self._prefixed_protobuf_guard(payload)
             return FALLBACK  # a prefixed Protobuf payload starts with message indexes
         plan = self.reads.get((topic, id_bytes))
-        if type(plan) is ReadPlan:  # the per-message case first
-            if plan.steps and context is not None and RULE_NAME in context:
-                return FALLBACK
-            return self._read(plan, topic, payload, id_bytes, context)
         if plan is None:
             if not build or self._deserializer is None:
                 return FALLBACK
             plan = self._read_plan(topic, id_bytes)
-        if isinstance(plan, Refused):
-            raise ForeignSchema(plan.reason)
         if type(plan) is not ReadPlan:
+            if isinstance(plan, Refused):
+                raise ForeignSchema(plan.reason)
             if isinstance(plan, Reference) and plan.guard is not None:
                 plan.guard(payload)  # the reference path reads with the same library
             return FALLBACK
