@@ -10,6 +10,7 @@ Where the services come from, in order:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -35,6 +36,26 @@ class Services:
     admin_url: str
     registry_url: str
     origin: str  # "environment", "docker" or "script"
+
+
+def services_script(*args: str) -> str:
+    """Run scripts/services (an instance of a test's own); its stdout. Fails the test if it fails."""
+    done = subprocess.run(
+        [sys.executable, str(SERVICES_SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def service_pid(instance: str, service: str) -> int:
+    """The pid scripts/services recorded for a service of an instance (to stop or kill it)."""
+    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
+    state = json.loads((cache / "run" / instance / "state.json").read_text())
+    return int(state["services"][service]["pid"])
 
 
 def parse_service_urls(output: str) -> dict[str, str]:

@@ -29,6 +29,21 @@ ORDER_V2 = json.dumps(
     }
 )
 
+#: Two records of the same shape on two subjects: a schema id of one read as the other decodes
+#: without an error into the wrong record (what `schema.id.subject.check` refuses).
+SHOP_ORDER = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "acme.shop",
+    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
+}
+SHOP_REFUND = {
+    "type": "record",
+    "name": "Refund",
+    "namespace": "acme.shop",
+    "fields": [{"name": "code", "type": "long"}, {"name": "label", "type": "string"}],
+}
+
 ORDER_JSON = json.dumps(
     {
         "$schema": "http://json-schema.org/draft-07/schema#",

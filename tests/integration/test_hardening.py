@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 from contracts import drain, subscribe
+from schemas import SHOP_ORDER as ORDER
+from schemas import SHOP_REFUND as REFUND
 
 from pulsar_external_schema import SCHEMA_ID_PROPERTY, consume, create_producer
 
@@ -59,20 +61,6 @@ def test_payloads_over_the_decoding_limits_are_dead_lettered_and_the_consumer_go
     ]
     assert all("decode.max" in copy.properties()["__rule.exception"] for copy in copies)
     assert SCHEMA_ID_PROPERTY in copies[0].properties()
-
-
-REFUND = {
-    "type": "record",
-    "name": "Refund",
-    "namespace": "acme.hardening",
-    "fields": [{"name": "code", "type": "long"}, {"name": "label", "type": "string"}],
-}
-ORDER = {
-    "type": "record",
-    "name": "Order",
-    "namespace": "acme.hardening",
-    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
-}
 
 
 def test_a_message_with_another_subjects_schema_id_is_dead_lettered_not_misread(

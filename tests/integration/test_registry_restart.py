@@ -8,61 +8,31 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SERVICES_SCRIPT, parse_service_urls
+from conftest import parse_service_urls, service_pid, services_script
+from schemas import SHOP_ORDER as ORDER
+from schemas import SHOP_REFUND as REFUND
 
 from pulsar_external_schema import ForeignSchemaIdError, SchemaRegistrySchemaFactory
 
 pytestmark = pytest.mark.slow
 
-ORDER = {
-    "type": "record",
-    "name": "Order",
-    "namespace": "acme.restart",
-    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
-}
-REFUND = {
-    "type": "record",
-    "name": "Refund",
-    "namespace": "acme.restart",
-    "fields": [{"name": "code", "type": "long"}, {"name": "label", "type": "string"}],
-}
 ORDERS = "persistent://acme/restart/orders"
 REFUNDS = "persistent://acme/restart/refunds"
 
 
-def services(*args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(SERVICES_SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _registry_pid(instance: str) -> int:
-    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
-    state = json.loads((cache / "run" / instance / "state.json").read_text())
-    return int(state["services"]["registry"]["pid"])
-
-
 def _restart_registry(instance: str) -> str:
     """Kill the registry (as a crash would) and start it again; its URL afterwards."""
-    pid = _registry_pid(instance)
+    pid = service_pid(instance, "registry")
     os.kill(pid, signal.SIGKILL)
     while Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text():
         time.sleep(0.1)
-    return parse_service_urls(services("up", "--instance", instance, "--only", "registry"))[
+    return parse_service_urls(services_script("up", "--instance", instance, "--only", "registry"))[
         "SCHEMA_REGISTRY_URL"
     ]
 
@@ -72,11 +42,11 @@ def instance(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """A registry of its own: (instance, URL); `durable` as the test's parameter."""
     name = f"restart-{uuid.uuid4().hex[:6]}"
     durable = ["--durable"] if request.param else []
-    url = parse_service_urls(services("up", "--instance", name, "--only", "registry", *durable))
+    url = parse_service_urls(services_script("up", "--instance", name, "--only", "registry", *durable))
     try:
         yield name, url["SCHEMA_REGISTRY_URL"]
     finally:
-        services("down", "--instance", name)
+        services_script("down", "--instance", name)
 
 
 def _order_then_restart_then_refund(name: str, url: str) -> tuple[bytes, bytes, bytes | None, str]:

@@ -14,11 +14,10 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SERVICES_SCRIPT, Services, parse_service_urls
+from conftest import Services, parse_service_urls, service_pid, services_script
 from contracts import contract, drain, rule, subscribe
 
 from pulsar_external_schema import (
@@ -38,30 +37,19 @@ ORDER = json.dumps(
 )
 
 
-def _services(*args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(SERVICES_SCRIPT), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @pytest.fixture
 def own_registry() -> Iterator[tuple[str, int]]:
     """A registry of its own (it gets stopped): (URL, pid)."""
     name = f"hostile-{uuid.uuid4().hex[:6]}"
-    url = parse_service_urls(_services("up", "--instance", name, "--only", "registry"))["SCHEMA_REGISTRY_URL"]
-    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
-    pid = json.loads((cache / "run" / name / "state.json").read_text())["services"]["registry"]["pid"]
+    url = parse_service_urls(services_script("up", "--instance", name, "--only", "registry"))[
+        "SCHEMA_REGISTRY_URL"
+    ]
+    pid = service_pid(name, "registry")
     try:
         yield url, int(pid)
     finally:
         os.kill(int(pid), signal.SIGCONT)
-        _services("down", "--instance", name)
+        services_script("down", "--instance", name)
 
 
 def test_a_stopped_registry_fails_requests_within_the_bound_and_is_used_again_after(

@@ -10,21 +10,13 @@ from typing import Any
 
 import pytest
 from contracts import mock_factory
+from schemas import SHOP_ORDER as ORDER
+from schemas import SHOP_REFUND as REFUND
 
 from pulsar_external_schema import ForeignSchemaIdError, SchemaIdError, _confluent
 
 ORDERS = "persistent://acme/shop/orders"
 REFUNDS = "persistent://acme/shop/refunds"
-ORDER = {
-    "type": "record",
-    "name": "Order",
-    "fields": [{"name": "id", "type": "long"}, {"name": "item", "type": "string"}],
-}
-REFUND = {
-    "type": "record",
-    "name": "Refund",
-    "fields": [{"name": "code", "type": "long"}, {"name": "label", "type": "string"}],
-}
 
 
 def test_an_id_of_another_subject_is_refused_not_decoded_into_the_wrong_record() -> None:
