@@ -16,6 +16,7 @@ confluent-kafka, whose version pyproject.toml bounds.
 from __future__ import annotations
 
 import io
+import urllib.parse
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
@@ -78,6 +79,44 @@ def subjects_of(serde: Any, schema_id: int) -> list[str]:
         ]
     found: list[str] = client.get_subjects_by_schema_id(schema_id)
     return found
+
+
+def registered_id(serializer: Any, subject: str, version: int | None, schema: Schema | None) -> int:
+    """The id the registry holds *now* for `subject`'s `version`, or else for `schema` under it,
+    past every cache (a producer's re-check: `codec/part.py`). Raises the registry's error (404
+    when it does not know the subject, version or schema)."""
+    client = serializer._registry
+    client = getattr(client, "_client", client)  # rules/serdes.py's Protobuf wrapper holds it
+    if isinstance(client, MockSchemaRegistryClient):  # no cache in front of its store
+        if version is not None:
+            found = client.get_version(subject, version)
+        else:
+            assert schema is not None
+            found = client.lookup_schema(subject, schema, serializer._normalize_schemas)
+        return -1 if found.schema_id is None else found.schema_id
+    quoted = urllib.parse.quote(subject, safe="")
+    if version is not None:
+        answer = rest_get(client, f"subjects/{quoted}/versions/{version}")
+    else:
+        assert schema is not None
+        normalize = "true" if serializer._normalize_schemas else "false"
+        answer = rest_post(client, f"subjects/{quoted}?normalize={normalize}", schema.to_dict())
+    return int(answer["id"])
+
+
+def forget_subject(serializer: Any, subject: str) -> None:
+    """Drop what a serializer and its registry client remember of `subject` (its registered id,
+    the latest versions), so that its next message registers or looks the schema up again."""
+    with serializer._known_subjects_lock:
+        serializer._known_subjects.discard(subject)
+    forget_cached(serializer._registry, subject)
+
+
+def forget_cached(client: Any, subject: str) -> None:
+    """Drop a registry client's cached schemas, ids and latest versions of `subject`."""
+    client = getattr(client, "_client", client)
+    client._cache.remove_by_subject(subject)
+    client.clear_latest_caches()
 
 
 def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema | None:

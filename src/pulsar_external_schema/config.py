@@ -47,6 +47,10 @@ DEFAULT_MAX_DEPTH = 100
 #: `max.retries` + 1 attempts.
 DEFAULT_REGISTRY_TIMEOUT_MS = 10_000
 
+#: `schema.id.recheck.sec` default: a producer whose registry lost its store stamps its old id
+#: for at most about this long (confluent-kafka's serializers keep an id for their life).
+DEFAULT_RECHECK_SEC = 60
+
 #: Every key the config accepts; docs/configuration.md lists each (a test keeps them in step).
 KEYS: dict[str, _Key] = {
     # -- registry connection (confluent-kafka SchemaRegistryClient) --------------------------
@@ -148,6 +152,13 @@ KEYS: dict[str, _Key] = {
         "ours",
         "",
         "Refuse a message whose schema id is not registered under its topic's subject (default true).",
+    ),
+    "schema.id.recheck.sec": _Key(
+        "int",
+        "ours",
+        "",
+        "Seconds after which a producer asks the registry again whether its schema id is still "
+        "registered under the subject (default 60; -1: never, as confluent-kafka).",
     ),
     "subject.name.strategy": _Key(
         "strategy", "ours", "", "`topic` (default), `short-topic`, `record`, `topic-record`, or a callable."
@@ -383,6 +394,8 @@ class ExternalSchemaConfig:
     decode_max_depth: int = DEFAULT_MAX_DEPTH
     schema_id_subject_check: bool = True
     """`schema.id.subject.check`: a message's id must be registered under its topic's subject."""
+    schema_id_recheck_sec: float | None = DEFAULT_RECHECK_SEC
+    """`schema.id.recheck.sec`: how often a producer re-checks its schema id (None: never)."""
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -416,6 +429,12 @@ class ExternalSchemaConfig:
         if "url" not in registry:
             raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
         _registry_url_and_timeouts(registry, ours)
+        recheck = ours.get("schema.id.recheck.sec", DEFAULT_RECHECK_SEC)
+        if recheck == 0 or recheck < -1:
+            raise ConfigError(
+                f"config key 'schema.id.recheck.sec' takes a positive number of seconds, or -1 for never, "
+                f"not {recheck!r}"
+            )
         for key in ("decode.max.bytes", "decode.max.depth"):
             if key in ours and ours[key] < 1:
                 raise ConfigError(f"config key {key!r} takes a positive number, not {ours[key]!r}")
@@ -448,6 +467,7 @@ class ExternalSchemaConfig:
             decode_max_bytes=ours.get("decode.max.bytes", DEFAULT_MAX_BYTES),
             decode_max_depth=ours.get("decode.max.depth", DEFAULT_MAX_DEPTH),
             schema_id_subject_check=ours.get("schema.id.subject.check", True),
+            schema_id_recheck_sec=None if recheck == -1 else recheck,
         )
 
     @property

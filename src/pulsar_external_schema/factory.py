@@ -306,6 +306,7 @@ class SchemaRegistrySchemaFactory:
             latest_ttl=self._config.registry.get("cache.latest.ttl.sec"),
             limits=DecodeLimits(self._config.decode_max_bytes, self._config.decode_max_depth),
             check_subject=self._config.schema_id_subject_check,
+            recheck=self._config.schema_id_recheck_sec,
         )
         return _Part(
             serializer,

@@ -4,7 +4,8 @@ confluent-kafka's `SchemaRegistryClient` raises `SchemaRegistryError` with the H
 the registry's error code, and lets connection errors of its HTTP library through as they are.
 `failure_kind` sorts them into what a caller decides on:
 
-* `"not found"`: the subject, version or schema id does not exist (404 with 40401, 40402, 40403);
+* `"not found"`: the subject, version or schema id does not exist (404 with 40401, 40402, 40403,
+  or 40400 from confluent-kafka's mock registry);
 * `"unavailable"`: the registry could not be reached or did not answer (transport errors, -1,
   408, 429, 5xx): worth retrying, and a consumer redelivers;
 * `"rejected"`: the registry answered no (401, 403, 409, 422, another 404): retrying will not help;
@@ -29,7 +30,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (_http.TransportError, ConnectionError, TimeoutError)
 
 #: Registry error codes for a subject, version or schema that does not exist.
-NOT_FOUND_CODES = (40401, 40402, 40403)
+NOT_FOUND_CODES = (40400, 40401, 40402, 40403)
 
 FailureKind = Literal["not found", "unavailable", "rejected"]
 

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,13 +27,14 @@ ORDERS = "persistent://acme/restart/orders"
 REFUNDS = "persistent://acme/restart/refunds"
 
 
-def _restart_registry(instance: str) -> str:
-    """Kill the registry (as a crash would) and start it again; its URL afterwards."""
+def _restart_registry(instance: str, *port: str) -> str:
+    """Kill the registry (as a crash would) and start it again (on `port`, if given); its URL."""
     pid = service_pid(instance, "registry")
     os.kill(pid, signal.SIGKILL)
     while Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text():
         time.sleep(0.1)
-    return parse_service_urls(services_script("up", "--instance", instance, "--only", "registry"))[
+    on_port = ["--registry-port", *port] if port else []
+    return parse_service_urls(services_script("up", "--instance", instance, "--only", "registry", *on_port))[
         "SCHEMA_REGISTRY_URL"
     ]
 
@@ -86,3 +88,35 @@ def test_an_id_reused_after_an_in_memory_restart_is_refused_not_misread(instance
     assert off.avro(json.dumps(ORDER)).decode(ORDERS, data, order_id) == {"code": -2, "label": "A2"}
     reader.close()
     off.close()
+
+
+@pytest.mark.parametrize("instance", [False], indirect=True, ids=["in-memory"])
+def test_a_running_producer_takes_the_id_the_restarted_registry_holds(instance: tuple[str, str]) -> None:
+    # The issue's probe: after the restart, a running producer went on stamping its old id, which
+    # the registry had handed to another subject. `schema.id.recheck.sec` bounds how long.
+    name, url = instance
+    producer = SchemaRegistrySchemaFactory({"schema.registry.url": url, "schema.id.recheck.sec": 1})
+    orders = producer.avro(json.dumps(ORDER))
+    first = orders.encode(ORDERS, {"id": 1, "item": "A1"}).schema_id
+    port = str(urllib.parse.urlsplit(url).port)
+    assert _restart_registry(name, port) == url  # the same URL: the producer knows no better
+    other = SchemaRegistrySchemaFactory({"schema.registry.url": url})
+    assert other.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "x"}).schema_id == first
+    other.close()
+    stamped = [first]
+    for n in range(600):  # at most a minute: the re-check runs a second after the last one
+        sent = orders.encode(ORDERS, {"id": n, "item": f"A{n}"})
+        stamped.append(sent.schema_id)
+        if sent.schema_id != first:
+            break
+        time.sleep(0.1)
+    assert stamped[-1] != first, "the producer never left the id the registry gave to the refunds"
+    reader = SchemaRegistrySchemaFactory({"schema.registry.url": url})
+    assert reader.avro(json.dumps(ORDER)).decode(ORDERS, sent.data, sent.schema_id) == {
+        "id": n,
+        "item": f"A{n}",
+    }
+    with pytest.raises(ForeignSchemaIdError):  # what it stamped meanwhile is refused, not misread
+        reader.avro(json.dumps(ORDER)).decode(ORDERS, sent.data, first)
+    reader.close()
+    producer.close()

@@ -250,3 +250,34 @@ def test_serializer_settings_and_replace_registry() -> None:
     deserializer = schema._part.deserializer
     wrapped = _confluent.replace_registry(deserializer, lambda client: ("wrapped", client))
     assert wrapped[0] == "wrapped" and deserializer._registry is wrapped
+
+
+def test_registered_id_and_forget_subject() -> None:
+    schema, encoded = _avro()
+    serializer = schema._part.serializer
+    held = int.from_bytes(encoded.schema_id[1:], "big")
+    local = _confluent.local_schema(serializer)[0]
+    assert _confluent.registered_id(serializer, SUBJECT, None, local) == held
+    assert _confluent.registered_id(serializer, SUBJECT, 1, None) == held
+    client = serializer._registry
+    client._cache.set_schema(SUBJECT, held, None, local)  # as a real client caches a registration
+    assert client._cache.get_id_by_schema(SUBJECT, local) == held
+    assert SUBJECT in serializer._known_subjects
+    _confluent.forget_subject(serializer, SUBJECT)
+    assert SUBJECT not in serializer._known_subjects
+    assert client._cache.get_id_by_schema(SUBJECT, local) is None
+
+
+def test_registered_id_asks_the_registry_past_its_caches() -> None:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    from pulsar_external_schema.registry import failure_kind
+
+    schema, _ = _avro()
+    serializer = schema._part.serializer
+    serializer._registry = SchemaRegistryClient({"url": "http://127.0.0.1:9", "max.retries": 0})
+    local = _confluent.local_schema(serializer)[0]
+    for version in (1, None):
+        with pytest.raises(Exception) as raised:  # nothing listens on port 9: a transport error
+            _confluent.registered_id(serializer, SUBJECT, version, local)
+        assert failure_kind(raised.value) == "unavailable"

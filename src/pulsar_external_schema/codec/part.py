@@ -17,6 +17,7 @@ and decides its outcome: so the errors, rule actions and DLQ copies are confluen
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -28,6 +29,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from .. import _confluent
 from .. import schema_id as ids
 from ..deadletter import RULE_NAME
+from ..registry import describe, failure_kind
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
@@ -38,6 +40,7 @@ from .plans import (
     ReadPlan,
     Reference,
     Refused,
+    Stamp,
     WritePlan,
     expiry,
 )
@@ -90,6 +93,7 @@ class PartCodec:
         latest_ttl: float | None = None,
         limits: DecodeLimits = DEFAULT_LIMITS,
         check_subject: bool = True,
+        recheck: float | None = None,
     ) -> None:
         self._format = FORMATS[schema_type]
         self._type = schema_type
@@ -101,6 +105,12 @@ class PartCodec:
             _note_key_part()
         self._prefix = prefix
         self._ttl = latest_ttl
+        self._recheck = recheck
+        self._write_ttl = min((t for t in (latest_ttl, recheck) if t), default=None)
+        self._stamps: dict[str, Stamp] = {}
+        self._checks: set[Stamp] = set()
+        self._checks_lock = threading.Lock()
+        self._check_threads: list[threading.Thread] = []
         self._limits = limits
         self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
@@ -147,9 +157,15 @@ class PartCodec:
             return
         subject, registered = context.writer
         schema = registered.schema if registered is not None else None
+        stamp = Stamp(subject, context.schema_id, registered.version if registered is not None else None)
         with self.writes.building:
             if self.writes.get(topic) is not None:
                 return  # another thread learnt it meanwhile
+            # The plan expired, and the serializer still stamps this id: ask the registry again.
+            due = self._recheck is not None and self._stamps.get(topic) == stamp
+            if len(self._stamps) >= PLAN_CACHE_SIZE:
+                self._stamps.clear()
+            self._stamps[topic] = stamp
             plan: WritePlan | Reference
             reason = encoding_rule(schema, RuleMode.WRITE)
             if reason is None and _confluent.validation_enabled(self._serializer):
@@ -164,7 +180,7 @@ class PartCodec:
                 self._format.field_walk(self._serializer, schema),
             )
             if isinstance(steps, str):
-                plan = self._reference(subject, steps, expiry(self._ttl))
+                plan = self._reference(subject, steps, expiry(self._write_ttl))
             else:
                 plan = WritePlan(
                     subject,
@@ -172,9 +188,76 @@ class PartCodec:
                     context.schema_id if self._prefix else b"",
                     steps,
                     self._format.writer(self._serializer, schema),
-                    expiry(self._ttl),
+                    expiry(self._write_ttl),
                 )
             self.writes.put(topic, plan)
+        if due:
+            self._check_later(stamp)  # after the plan is in place: a stale id drops it
+
+    # -- the producer's re-check of its schema id ------------------------------------------------
+
+    def _check_later(self, stamp: Stamp) -> None:
+        """Re-check `stamp` on a thread of its own: the registry may hang for its full timeout,
+        and the producer goes on with the id it has meanwhile (as through a registry outage)."""
+        with self._checks_lock:
+            if stamp in self._checks or stamp.schema_id[0] != 0:
+                return  # being checked; or a GUID, which no other schema can ever take
+            self._checks.add(stamp)
+            thread = threading.Thread(
+                target=self._check, args=(stamp,), name="pulsar-external-schema-id-check", daemon=True
+            )
+            self._check_threads = [t for t in self._check_threads if t.is_alive()] + [thread]
+        thread.start()
+
+    def _check(self, stamp: Stamp) -> None:
+        """Whether the registry still holds `stamp`'s id for its subject; if it answers that it
+        does not (a registry that lost its store hands ids out again, to whichever subject comes
+        first), the serializer forgets the subject, and the next message registers or looks up
+        its schema again and gets the id the registry holds now. No answer: checked again after
+        the next interval."""
+        try:
+            schema_id = int.from_bytes(stamp.schema_id[1:5], "big")
+            try:
+                held = self._holds(stamp, schema_id)
+            except Exception as error:
+                if failure_kind(error) != "not found":
+                    log.info(
+                        "could not re-check schema id %d of subject %s: %s",
+                        schema_id,
+                        stamp.subject,
+                        describe(error),
+                    )
+                    return
+                held = False
+            if held:
+                return
+            log.warning(
+                "the registry no longer holds schema id %d for subject %s (did it lose its store?); "
+                "the producer registers or looks up its schema again",
+                schema_id,
+                stamp.subject,
+            )
+            self._serializer.forget(stamp.subject)
+            for topic, stamped in list(self._stamps.items()):
+                if stamped.subject == stamp.subject:
+                    self.writes.drop(topic)
+        finally:
+            with self._checks_lock:
+                self._checks.discard(stamp)
+
+    def _holds(self, stamp: Stamp, schema_id: int) -> bool:
+        if stamp.version is None and self._type == "PROTOBUF":
+            # A Protobuf schema is registered with references the serializer computes while
+            # registering; the id's subjects are asked instead of looking the text up.
+            return stamp.subject in _confluent.subjects_of(self._serializer, schema_id)
+        local = None if stamp.version is not None else _confluent.local_schema(self._serializer)[0]
+        return _confluent.registered_id(self._serializer, stamp.subject, stamp.version, local) == schema_id
+
+    def join_checks(self, timeout: float) -> bool:
+        """Wait for the re-checks under way (tests, and a producer that closes); True if none is left."""
+        for thread in list(self._check_threads):
+            thread.join(timeout)
+        return not any(thread.is_alive() for thread in self._check_threads)
 
     # -- decode ---------------------------------------------------------------------------------
 

@@ -48,6 +48,16 @@ class WritePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Stamp:
+    """What a producer stamps on a topic's messages: the subject, the id bytes, and the
+    registered version when the serializer knows it (a pinned or rule-carrying writer)."""
+
+    subject: str
+    schema_id: bytes
+    version: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class ReadPlan:
     subject: str
     steps: Steps
@@ -112,6 +122,10 @@ class PlanCache(Generic[Key, Plan]):
         if plan is not None and plan.expires and plan.expires < monotonic():
             return None
         return plan
+
+    def drop(self, key: Key) -> None:
+        with self._lock:
+            self.plans.pop(key, None)
 
     def put(self, key: Key, plan: Plan) -> None:
         plans = self.plans

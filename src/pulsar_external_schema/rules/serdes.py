@@ -124,6 +124,15 @@ class _ContractSerializer(_ContractSerde, _confluent.SerializerHooks):
                 context.schema_id = known[2]
         return writer
 
+    def forget(self, subject: str) -> None:
+        """Forget `subject`'s writer and id: its next message resolves them from the registry
+        again (a producer's re-check found that the registry no longer holds its id)."""
+        with self._registered_lock:
+            self._registered.pop(subject, None)
+        self._transforming.pop(subject, None)
+        _confluent.forget_subject(self, subject)
+        _confluent.forget_cached(self._rule_set_client, subject)
+
     def _registered_with_rules(self, subject: str) -> RegisteredSchema | None:
         """The registered version of the local schema if it carries rules, else None (cached)."""
         try:
