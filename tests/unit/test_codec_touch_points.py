@@ -253,8 +253,10 @@ def test_serializer_settings_and_replace_registry() -> None:
 
 
 def test_registered_id_and_forget_subject() -> None:
-    schema, encoded = _avro()
-    serializer = schema._part.serializer
+    schema = mock_factory().avro(json.dumps(RECORD))  # no rules: the serializer's own registration
+    encoded = schema.encode(TOPIC, {"a": "x"})
+    assert encoded.schema_id is not None
+    serializer: Any = schema._part.serializer
     held = int.from_bytes(encoded.schema_id[1:], "big")
     local = _confluent.local_schema(serializer)[0]
     assert _confluent.registered_id(serializer, SUBJECT, None, local) == held
