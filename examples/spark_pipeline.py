@@ -97,7 +97,7 @@ def main() -> None:
         ValidationJob(
             input=TOPIC,
             valid=f"{work}/valid",
-            dlq=DLQ,
+            dead_letter_topic=DLQ,
             checkpoint=f"{work}/checkpoint",
             options=options,
             on_batch=lambda counts: print(

@@ -1,11 +1,17 @@
 """Dead letters: what happens to a message that fails, decided in one place for every consume path.
 
     fate(error, dead_letter_topic)            the policy (docs/operations.md shows it as a table)
+    configured_dead_letter_topic(get)         the topic a config names (`dlq.topic`)
     dead_letter_properties(msg, error)        a copy's properties: the message's own + `__rule.*`
     failure_properties(topic, exception, ...) the `__rule.*` properties alone
     resolve_dlq_topic(topic, source_topic)    a bare name lives in the failing topic's namespace
     DeadLetterPublisher(client)               BYTES producers that persist the copies
     copy_to_dead_letter_topic(...)            a message's copy, waited for or not
+
+The dead-letter topic has one name in each vocabulary: `dlq.topic` in a config (Confluent's key for
+its DLQ action's topic: a factory's config, a function's user config, where it also sends every
+rule's DLQ action there) and `dead_letter_topic` / `--dead-letter-topic` in Python and on the
+command line (as pulsar-client's `ConsumerDeadLetterPolicy` and `pulsar-admin functions`).
 
 The property names are confluent-kafka's DLQ header names. `consume()` / `consume_async()`, the
 console consumer and `ExternalFunction` (with `ValidateFunction`) follow `fate`; the Spark
@@ -23,7 +29,13 @@ from typing import Any
 
 import _pulsar
 
-from .errors import DeadLetteredError, ExternalSchemaError, RegistryUnavailableError, RuleViolationError
+from .errors import (
+    ConfigError,
+    DeadLetteredError,
+    ExternalSchemaError,
+    RegistryUnavailableError,
+    RuleViolationError,
+)
 from .subjects import TopicName
 
 log = logging.getLogger(__name__)
@@ -35,6 +47,24 @@ RULE_MODE = "__rule.mode"
 RULE_SUBJECT = "__rule.subject"
 RULE_TOPIC = "__rule.topic"
 RULE_EXCEPTION = "__rule.exception"
+
+
+#: The config key of the dead-letter topic (Confluent's), and the alias functions took before.
+DLQ_TOPIC_KEY = "dlq.topic"
+DLQ_TOPIC_ALIAS = "dead.letter.topic"
+
+
+def configured_dead_letter_topic(get: Callable[[str], Any]) -> str | None:
+    """The dead-letter topic `get(key)` names under `dlq.topic` (or its alias
+    `dead.letter.topic`); None when neither is set. Both set, and different: `ConfigError`."""
+    topic, alias = get(DLQ_TOPIC_KEY) or None, get(DLQ_TOPIC_ALIAS) or None
+    if topic and alias and str(topic) != str(alias):
+        raise ConfigError(
+            f"{DLQ_TOPIC_KEY!r} ({topic}) and its alias {DLQ_TOPIC_ALIAS!r} ({alias}) name different "
+            f"topics; keep {DLQ_TOPIC_KEY!r}"
+        )
+    found = topic or alias
+    return str(found) if found else None
 
 
 class Fate(enum.Enum):

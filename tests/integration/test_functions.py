@@ -196,7 +196,7 @@ def test_messages_that_cannot_be_decoded_reach_the_dead_letter_topic_with_reason
         services,
         [source],
         output=output,
-        user_config=properties_of(services, **{"dead.letter.topic": dlq}),
+        user_config=properties_of(services, **{"dlq.topic": dlq}),
     )
 
     assert (result.processed, result.user_errors, result.system_errors) == (3, [], [])
@@ -327,7 +327,7 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
         [source],
         output=valid,
         custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        user_config={"dead.letter.topic": dlq},
+        user_config={"dlq.topic": dlq},
     )
 
     assert (result.processed, result.user_errors, result.system_errors) == (5, [], [])
@@ -383,12 +383,12 @@ def test_the_example_functions_run_as_deployed(
         producer.send({"id": 2, "item": ""})
     registry = {"schema.registry.url": services.registry_url}
     deployments = [
-        (load_example("receipts").Receipts, receipts, SCHEMA_CLASS, {**registry, "dead.letter.topic": dlq}),
+        (load_example("receipts").Receipts, receipts, SCHEMA_CLASS, {**registry, "dlq.topic": dlq}),
         (
             load_example("validate").ValidateFunction,
             valid,
             "pulsar_external_schema.functions.ValidatingSchema",
-            {"dead.letter.topic": dlq},
+            {"dlq.topic": dlq},
         ),
     ]
     for function, output, schema_class, user_config in deployments:

@@ -102,7 +102,7 @@ def test_example_functions_in_the_real_runtime() -> None:
             "--output",
             receipts,
             "--user-config",
-            json.dumps({"schema.registry.url": REGISTRY_IN_DOCKER, "dead.letter.topic": dlq}),
+            json.dumps({"schema.registry.url": REGISTRY_IN_DOCKER, "dlq.topic": dlq}),
         )
         create_function(
             compose,
@@ -116,7 +116,7 @@ def test_example_functions_in_the_real_runtime() -> None:
             "--output",
             valid,
             "--user-config",
-            json.dumps({"dead.letter.topic": dlq}),
+            json.dumps({"dlq.topic": dlq}),
         )
         wait_running("receipts")
         wait_running("validate")

@@ -93,7 +93,16 @@ def test_validate_command_routes_valid_and_invalid_messages(
     namespace = deduplicated_namespace(services)
     valid, dlq = f"{namespace}/orders", f"{namespace}/orders-dlq"
     checkpoint = tmp_path / "checkpoint"
-    args = ["--input", orders.topic, "--valid", valid, "--dlq", dlq, "--checkpoint", str(checkpoint)]
+    args = [
+        "--input",
+        orders.topic,
+        "--valid",
+        valid,
+        "--dead-letter-topic",
+        dlq,
+        "--checkpoint",
+        str(checkpoint),
+    ]
 
     run = validate(services, *args)
     output, _ = run.communicate(timeout=300)
@@ -115,7 +124,16 @@ def test_validate_after_a_crash_loses_and_duplicates_nothing(
     valid = f"{namespace}/orders" if sink == "topic" else str(tmp_path / "valid")
     dlq = f"{namespace}/orders-dlq"
     checkpoint = tmp_path / "checkpoint"
-    args = ["--input", orders.topic, "--valid", valid, "--dlq", dlq, "--checkpoint", str(checkpoint)]
+    args = [
+        "--input",
+        orders.topic,
+        "--valid",
+        valid,
+        "--dead-letter-topic",
+        dlq,
+        "--checkpoint",
+        str(checkpoint),
+    ]
 
     running = validate(
         services,
@@ -171,7 +189,7 @@ def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
         return ValidationJob(
             input=topic,
             valid=str(out),
-            dlq=dlq,
+            dead_letter_topic=dlq,
             checkpoint=str(tmp_path / "checkpoint"),
             options=source_options(services, maxEntriesPerPartition="2"),
             producer_name=unique("parquet-job"),

@@ -126,3 +126,45 @@ def test_a_handler_that_raises_stops_the_loop_and_redelivers_its_message() -> No
 )
 def test_one_policy_for_every_consume_path(error: Any, dead_letter_topic: str | None, expected: Fate) -> None:
     assert fate(error, dead_letter_topic) is expected
+
+
+class FakeFunctionContext:
+    """What `ExternalFunction.rejected` uses of a Pulsar Functions context."""
+
+    def __init__(self, user_config: dict[str, str]) -> None:
+        self.user_config = user_config
+        self.published: list[tuple[str, bytes, dict[str, Any]]] = []
+
+    def get_user_config_value(self, key: str) -> str | None:
+        return self.user_config.get(key)
+
+    def publish(self, topic: str, data: bytes, message_conf: dict[str, Any], callback: Any) -> None:
+        import pulsar
+
+        self.published.append((topic, data, message_conf["properties"]))
+        if callback is not None:
+            callback(pulsar.Result.Ok, None)
+
+
+@pytest.mark.parametrize("key", ["dlq.topic", "dead.letter.topic"])
+def test_a_function_dead_letters_to_dlq_topic_or_its_old_alias(key: str) -> None:
+    from pulsar_external_schema.functions import ExternalFunction
+    from pulsar_external_schema.functions.schema import Rejected
+
+    context = FakeFunctionContext({key: "orders-dlq"})
+    ExternalFunction().rejected(Rejected(DecodeError("malformed", topic=TOPIC), _bad(7)), context)
+    [(topic, data, properties)] = context.published
+    assert (topic, data) == ("persistent://acme/orders/orders-dlq", b"payload 7")
+    assert properties["n"] == "7" and properties["__rule.topic"] == TOPIC
+
+
+def test_the_dead_letter_topic_and_its_alias_must_agree() -> None:
+    from pulsar_external_schema import ConfigError
+    from pulsar_external_schema.deadletter import configured_dead_letter_topic
+
+    same = {"dlq.topic": "a", "dead.letter.topic": "a"}
+    assert configured_dead_letter_topic(same.get) == "a"
+    nothing: dict[str, str] = {}
+    assert configured_dead_letter_topic(nothing.get) is None
+    with pytest.raises(ConfigError, match=r"keep 'dlq\.topic'"):
+        configured_dead_letter_topic({"dlq.topic": "a", "dead.letter.topic": "b"}.get)

@@ -19,8 +19,8 @@ def add_parser(commands: Any) -> None:
         description=(
             "Read --input with its external schemas, decode every message and run its data contract. "
             "Valid messages go on unchanged (same bytes and schema id) to --valid, a topic, or as "
-            "decoded rows to Parquet when --valid is a path; invalid ones go to the --dlq topic with "
-            "__rule.* properties saying why. Restart with the same --checkpoint to go on where it "
+            "decoded rows to Parquet when --valid is a path; invalid ones go to --dead-letter-topic "
+            "with __rule.* properties saying why. Restart with the same --checkpoint to go on where it "
             "stopped. Needs the spark extra (pip install 'pulsar-external-schema[spark]') and Java 17+."
         ),
     )
@@ -31,7 +31,14 @@ def add_parser(commands: Any) -> None:
         metavar="TOPIC_OR_PATH",
         help="a full topic name (persistent://tenant/namespace/topic) or a Parquet directory",
     )
-    validate.add_argument("--dlq", required=True, metavar="TOPIC", help="the dead-letter topic (full name)")
+    validate.add_argument(
+        "--dead-letter-topic",
+        "--dlq",
+        dest="dead_letter_topic",
+        required=True,
+        metavar="TOPIC",
+        help="the dead-letter topic (full name; --dlq is its short alias)",
+    )
     validate.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="Spark checkpoint directory (keep it between runs)"
     )
@@ -107,7 +114,7 @@ def run_validate(args: argparse.Namespace) -> int:
         job = ValidationJob(
             input=args.input,
             valid=args.valid,
-            dlq=args.dlq,
+            dead_letter_topic=args.dead_letter_topic,
             checkpoint=args.checkpoint,
             options=options,
             trigger=args.trigger,

@@ -12,8 +12,9 @@ acknowledged only after the output is persisted: a failed publish raises, and th
 redelivers the input.
 
 Config comes from the function's user config (`--user-config`): this package's keys
-(`schema.registry.url`, ...) and `dead.letter.topic`, where messages that could not be decoded go
-with `__rule.*` reasons. Without it such messages raise, and the runtime redelivers them.
+(`schema.registry.url`, ...) and `dlq.topic` (alias `dead.letter.topic`), where messages that
+could not be decoded go with `__rule.*` reasons, as do those of rules with the DLQ action. Without
+it such messages raise, and the runtime redelivers them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ import pulsar
 from pulsar.functions.function import Function
 
 from ..config import is_config_key
-from ..deadletter import Fate, dead_letter_properties, fate, resolve_dlq_topic
+from ..deadletter import (
+    DLQ_TOPIC_KEY,
+    Fate,
+    configured_dead_letter_topic,
+    dead_letter_properties,
+    fate,
+    resolve_dlq_topic,
+)
 from ..errors import ConfigError, ExternalSchemaError
 from ..factory import SchemaRegistrySchemaFactory
 from ..producer import encode_message
@@ -37,8 +45,9 @@ from .schema import Rejected
 
 log = logging.getLogger(__name__)
 
-#: User config key: the topic messages that cannot be decoded are copied to.
-DEAD_LETTER_TOPIC = "dead.letter.topic"
+#: User config key: the topic messages that cannot be decoded are copied to (alias
+#: `dead.letter.topic`).
+DEAD_LETTER_TOPIC = DLQ_TOPIC_KEY
 
 
 class PublishError(ExternalSchemaError):
@@ -158,17 +167,18 @@ class ExternalFunction(Function):  # type: ignore[misc]
 
     def rejected(self, rejected: Rejected, context: Any) -> None:
         """A message that could not be decoded, as `deadletter.fate` decides: copied to
-        `dead.letter.topic` with `__rule.*` reasons; without one, or when the registry cannot be
+        `dlq.topic` with `__rule.*` reasons; without one, or when the registry cannot be
         reached, its error is raised and the runtime redelivers the message."""
         error, msg = rejected.error, rejected.message
-        dead_letter_topic = context.get_user_config_value(DEAD_LETTER_TOPIC)
-        verdict = fate(error, str(dead_letter_topic) if dead_letter_topic else None)
+        dead_letter_topic = configured_dead_letter_topic(context.get_user_config_value)
+        verdict = fate(error, dead_letter_topic)
         if verdict is Fate.ACKNOWLEDGE:
             log.warning("%s", rejected)  # its rule's DLQ action has persisted the copy already
             return
         if verdict is Fate.REDELIVER:
             raise error  # the runtime negatively acknowledges it: redelivered later
-        target = resolve_dlq_topic(str(dead_letter_topic), rejected.topic)
+        assert dead_letter_topic is not None  # fate copies only with a topic
+        target = resolve_dlq_topic(dead_letter_topic, rejected.topic)
         log.warning("%s; copying it to %s", rejected, target)
         publish_bytes(
             context,

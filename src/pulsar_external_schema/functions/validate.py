@@ -2,7 +2,7 @@
 
     pulsar-admin functions create --classname pulsar_external_schema.functions.ValidateFunction \\
         --custom-schema-inputs "$INPUTS" --output orders-valid \\
-        --user-config '{"dead.letter.topic": "orders-dlq"}' ...
+        --user-config '{"dlq.topic": "orders-dlq"}' ...
 
 with INPUTS mapping each input topic to `{"schemaType":
 "pulsar_external_schema.functions.ValidatingSchema", "schemaProperties": {"schema.registry.url":
@@ -11,7 +11,7 @@ with INPUTS mapping each input topic to `{"schemaType":
 `ValidatingSchema` decodes each message with its schema id and its subject's data contract (READ
 rules). A valid message goes on to the output topic untouched: same bytes, properties (so the same
 schema id), key and event time. An invalid one (bad bytes, no or unknown schema id, a failed rule,
-whatever the rule's action) goes to `dead.letter.topic` with its original bytes and `__rule.*`
+whatever the rule's action) goes to `dlq.topic` with its original bytes and `__rule.*`
 reasons. `__rule.*` properties a producer set are not trusted, so none can skip a rule. A registry
 outage raises, and the runtime redelivers the message later.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..deadletter import configured_dead_letter_topic
 from ..errors import ConfigError
 from ..rules.actions import InvalidMessageAction
 from .base import DEAD_LETTER_TOPIC, ExternalFunction, publish_bytes
@@ -54,10 +55,10 @@ class ValidatingSchema(FunctionSchema):
 
 
 class ValidateFunction(ExternalFunction):
-    """Valid messages to the output topic untouched, invalid ones to `dead.letter.topic`."""
+    """Valid messages to the output topic untouched, invalid ones to `dlq.topic`."""
 
     def process(self, input: Any, context: Any) -> None:
-        dead_letter_topic = context.get_user_config_value(DEAD_LETTER_TOPIC)
+        dead_letter_topic = configured_dead_letter_topic(context.get_user_config_value)
         output_topic = context.get_output_topic()
         if not dead_letter_topic or not output_topic:
             raise ConfigError(

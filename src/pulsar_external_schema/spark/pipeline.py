@@ -51,7 +51,8 @@ class ValidationJob:
 
     input: str
     valid: str
-    dlq: str
+    dead_letter_topic: str
+    """Where invalid rows go, with `__rule.*` reasons (a full topic name)."""
     checkpoint: str
     options: Mapping[str, str]
     """`service.url`, `admin.url`, `schema.registry.url`, and any other source or config option."""
@@ -66,9 +67,10 @@ class ValidationJob:
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
             raise ConfigError(f"trigger must be one of {', '.join(TRIGGERS)}, not {self.trigger!r}")
-        if not is_topic(self.dlq):
+        if not is_topic(self.dead_letter_topic):
             raise ConfigError(
-                f"the DLQ must be a full topic name (persistent://tenant/namespace/topic), not {self.dlq!r}"
+                "the dead-letter topic must be a full topic name (persistent://tenant/namespace/topic), "
+                f"not {self.dead_letter_topic!r}"
             )
         for key in ("service.url", "admin.url", "schema.registry.url"):
             if not self.options.get(key):
@@ -146,7 +148,7 @@ class ValidationJob:
             (
                 invalid.select("key", "data", properties.alias("properties"), "eventTime")
                 .write.format(FORMAT)
-                .options(**self._sink(self.dlq, "dlq", batch_id))
+                .options(**self._sink(self.dead_letter_topic, "dlq", batch_id))
                 .mode("append")
                 .save()
             )
