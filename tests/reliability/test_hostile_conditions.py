@@ -1,4 +1,5 @@
-"""The hardening cases, replayed on the real services with small counts: a registry that hangs
+"""The hardening cases, replayed on the real services with small counts: counts reconcile across
+a SIGKILL of a consumer that dead-letters (nothing missing, no duplicate within a run); a registry that hangs
 (SIGSTOP) fails requests within the configured bound and is used again once it resumes; a
 payload that states 2^31 items leaves the decoding process's peak memory where it was; no planted
 secret or PII value appears in anything a failing consume path writes."""
@@ -12,10 +13,12 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import pulsar
 import pytest
 from conftest import Services, parse_service_urls, service_pid, services_script
 from contracts import contract, drain, rule, subscribe
@@ -26,6 +29,7 @@ from pulsar_external_schema import (
     consume,
     create_producer,
 )
+from pulsar_external_schema.producer import encode_message
 
 ORDER = json.dumps(
     {
@@ -166,3 +170,70 @@ def test_no_planted_secret_or_pii_value_in_errors_logs_or_dead_letter_copies(
     assert not [text for text in said if SSN in text or SECRET in text]
     writer.close()
     reader.close()
+
+
+# A consumer process: `consume` with a DLQ topic on a shared subscription, writing each handled
+# order's id to a file (line-buffered: a SIGKILL loses nothing the process wrote).
+_CONSUMER = """
+import sys, time, pulsar
+from pulsar_external_schema import SchemaRegistrySchemaFactory, consume
+service, registry, topic, dlq, out, idle_ms, pause, order = sys.argv[1:9]
+schema = SchemaRegistrySchemaFactory({"schema.registry.url": registry}).avro(order)
+client = pulsar.Client(service)
+consumer = client.subscribe(topic, "reconcile", schema=schema, consumer_type=pulsar.ConsumerType.Shared)
+with open(out, "a", buffering=1) as ids:
+    result = consume(
+        consumer,
+        lambda msg, value: (ids.write(f"{value['id']}\\n"), time.sleep(float(pause))),
+        timeout_millis=int(idle_ms),
+        dead_letter_topic=dlq,
+        client=client,
+    )
+print("RESULT", result.processed, result.dead_lettered)
+client.close()
+"""
+
+
+def test_counts_reconcile_across_a_sigkill_of_the_consumer(
+    services: Services, pulsar_client: Any, topic: str, tmp_path: Any
+) -> None:
+    # The issue's probe, smaller: 2,000 orders, 1% of them undecodable, a consumer SIGKILLed
+    # in the middle and a second one that finishes. Every valid order is handled, every bad one
+    # dead-lettered, nothing is missing; duplicates only across the kill (at-least-once).
+    total, dlq = 2000, f"{topic}-dlq"
+    pulsar_client.subscribe(topic, "reconcile", consumer_type=pulsar.ConsumerType.Shared).close()
+    dead = pulsar_client.subscribe(dlq, "check")
+    schema = SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}).avro(ORDER)
+    raw = pulsar_client.create_producer(topic, block_if_queue_full=True)  # else sends beyond 1,000 fail
+    bad = set(range(0, total, 100))
+    for n in range(total):
+        data, properties = encode_message(schema, topic, {"id": n})
+        if n in bad:
+            data = b"\x80"  # a varint cut short: undecodable
+        raw.send_async(data, None, properties={**properties, "n": str(n)})
+    raw.flush()
+    out = tmp_path / "handled"
+    argv = [sys.executable, "-c", _CONSUMER, services.pulsar_url, services.registry_url, topic, dlq]
+    # The first consumer takes 2 ms per message, so that the kill lands in the middle.
+    first = subprocess.Popen([*argv, str(out), "60000", "0.002", ORDER], stdout=subprocess.DEVNULL)
+    for _ in range(1200):  # until a third is handled (at most two minutes)
+        if out.exists() and len(out.read_text().splitlines()) > total // 3:
+            break
+        time.sleep(0.1)
+    first.kill()
+    first.wait(timeout=60)
+    killed_at = len(out.read_text().splitlines())
+    assert total // 3 < killed_at < total, "the kill did not land in the middle"
+    second = subprocess.run(
+        [*argv, str(out), "5000", "0", ORDER], capture_output=True, text=True, timeout=300, check=True
+    )
+    handled = [int(line) for line in out.read_text().splitlines()]
+    copies = [int(msg.properties()["n"]) for msg in drain(dead, timeout_millis=5_000)]
+    valid = set(range(total)) - bad
+    assert set(handled) == valid  # every valid order handled, and no bad one
+    assert bad <= set(copies) <= bad  # every bad one dead-lettered, and no valid one
+    before, after = handled[:killed_at], handled[killed_at:]
+    assert len(set(before)) == len(before) and len(set(after)) == len(after)  # no duplicate within a run
+    [result] = [line.split()[1:] for line in second.stdout.splitlines() if line.startswith("RESULT ")]
+    processed, dead_lettered = map(int, result)
+    assert processed == len(after) and 0 < dead_lettered <= len(copies)
