@@ -148,6 +148,9 @@ class FakeMessage:
     def event_timestamp(self) -> int:
         return 0
 
+    def publish_timestamp(self) -> int:
+        return 0
+
     def topic_name(self) -> str:
         return self._topic
 
@@ -183,3 +186,6 @@ class FakeConsumer:
 
     def negative_acknowledge(self, msg: FakeMessage) -> None:
         self.negatively_acknowledged.append(msg.number)
+
+    def close(self) -> None:
+        self.events.append("close")

@@ -268,7 +268,8 @@ def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
     )
     assert moved.returncode == 1
     assert records(moved) == []
-    assert errors(moved)[0].endswith(f"; copied to {dlq}")
+    assert errors(moved)[0].endswith(f"; copying it to {dlq} (acknowledged once persisted)")
+    assert moved.stderr.splitlines()[-1].endswith("1 failed (1 dead-lettered, 0 redelivered later)")
 
     reader = pulsar_client.create_reader(dlq, pulsar.MessageId.earliest)
     copy = reader.read_next(10_000)

@@ -168,3 +168,63 @@ def test_the_dead_letter_topic_and_its_alias_must_agree() -> None:
     assert configured_dead_letter_topic(nothing.get) is None
     with pytest.raises(ConfigError, match=r"keep 'dlq\.topic'"):
         configured_dead_letter_topic({"dlq.topic": "a", "dead.letter.topic": "b"}.get)
+
+
+class FakeConsoleClient(FakePulsarClient):
+    """A client whose `subscribe` hands out one fake consumer (the console consumer's view)."""
+
+    def __init__(self, consumer: FakeConsumer, **options: Any) -> None:
+        super().__init__(**options)
+        self.consumer = consumer
+
+    def subscribe(self, *args: Any, **kwargs: Any) -> FakeConsumer:
+        return self.consumer
+
+
+def _console(client: FakeConsoleClient, **args: Any) -> int:
+    import argparse
+
+    from pulsar_external_schema.cli.console import _ConsoleConsumer
+
+    options = {
+        "topic": TOPIC,
+        "subscription": "s",
+        "from_beginning": True,
+        "service_url": "pulsar://fake",
+        "progress": 0,
+        "quiet": False,
+        "max_messages": None,
+        "timeout_ms": 1,
+        "dead_letter_topic": None,
+        "key_value": False,
+        "print_metadata": False,
+        **args,
+    }
+    return _ConsoleConsumer(argparse.Namespace(**options), client, None).run()
+
+
+def test_the_console_consumer_stops_on_a_registry_outage_and_leaves_the_message_for_later(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    outage = RegistryUnavailableError("registry down", topic=TOPIC)
+    consumer = FakeConsumer([FakeMessage(1, value=b"a"), _bad(2, outage), FakeMessage(3, value=b"c")])
+    assert _console(FakeConsoleClient(consumer), dead_letter_topic="dlq") == 1
+    assert (consumer.acknowledged, consumer.negatively_acknowledged) == ([1], [2])
+    assert "receive 3" not in consumer.events  # stopped: an outage is not bad data to skip
+    err = capsys.readouterr().err
+    assert "message 2 (2,0,-1,0): registry down" in err and "stopped" in err
+
+
+def test_the_console_consumer_sends_dead_letter_copies_without_waiting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    consumer = FakeConsumer([_bad(n) for n in range(1, 41)] + [FakeMessage(41, value=b"ok")])
+    client = FakeConsoleClient(consumer, answer_delay=0.05)
+    assert _console(client, dead_letter_topic="dlq") == 1
+    assert sorted(consumer.acknowledged) == list(range(1, 42))  # each once its copy is persisted
+    assert len(client.sent) == 40 and client.most_in_flight > 1  # not one round trip each
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith("; copying it to dlq (acknowledged once persisted)")
+    assert err[-1].endswith(
+        "1 messages from persistent://acme/orders/in, 40 failed (40 dead-lettered, 0 redelivered later)"
+    )

@@ -20,7 +20,8 @@ from typing import Any, BinaryIO
 
 import pulsar
 
-from ..deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate, raw_client
+from ..consumer import consume
+from ..deadletter import Fate, fate
 from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError, RegistryUnavailableError
 from ..producer import create_producer
 from ..schema_id import SCHEMA_ID_PROPERTY
@@ -61,7 +62,8 @@ example:
 Values are printed one JSON line each (Protobuf in its JSON mapping). Without --subscription a
 reader reads the topic and acknowledges nothing; with one, each printed message is acknowledged,
 and a message that cannot be decoded or fails its data contract is negatively acknowledged (Pulsar
-redelivers it later), or copied to --dead-letter-topic with __rule.* properties and acknowledged;
+redelivers it later), or copied to --dead-letter-topic with __rule.* properties and acknowledged
+once the broker has persisted the copy (copies are sent without waiting, as by consume());
 a registry outage is never dead-lettered: the message is negatively acknowledged and the tool stops.
 Exit code: 0 when every message was printed, 1 when any failed or the run stopped early.
 """
@@ -313,27 +315,44 @@ def _consume(args: argparse.Namespace, client: Any, given: SchemaArguments) -> i
     if not args.raw:
         schema_topic = args.schema_topic or args.topic
         resolved = for_consume(schema_config(args), client, schema_topic, given, key_value=args.key_value)
-    publisher = DeadLetterPublisher(raw_client(client)) if args.dead_letter_topic else None
     try:
-        return _ConsoleConsumer(args, client, resolved, publisher).run()
+        return _ConsoleConsumer(args, client, resolved).run()
     finally:
-        if publisher is not None:
-            publisher.close()
         if resolved is not None:
             resolved.close()
 
 
+class _Stop(Exception):
+    """The registry cannot be reached: the tool stops (the message is redelivered later)."""
+
+
+class _Reader:
+    """A reader, as `consume` takes a consumer: it acknowledges nothing."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def receive(self, timeout_millis: int | None = None) -> Any:
+        return self._reader.read_next() if timeout_millis is None else self._reader.read_next(timeout_millis)
+
+    def acknowledge(self, msg: Any) -> None:
+        pass
+
+    def negative_acknowledge(self, msg: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        self._reader.close()
+
+
 class _ConsoleConsumer:
-    def __init__(
-        self,
-        args: argparse.Namespace,
-        client: Any,
-        resolved: Resolved | None,
-        publisher: DeadLetterPublisher | None,
-    ) -> None:
+    """`consume()` with a console's handler: the same policy for failed messages (`deadletter.fate`),
+    and the same asynchronous DLQ copies, acknowledged once persisted."""
+
+    def __init__(self, args: argparse.Namespace, client: Any, resolved: Resolved | None) -> None:
         self.args = args
+        self.client = client
         self.resolved = resolved
-        self.publisher = publisher
         where = f"{args.topic} at {args.service_url}"
         schema = resolved.schema if resolved is not None else pulsar.schema.BytesSchema()
         if args.subscription:
@@ -346,56 +365,66 @@ class _ConsoleConsumer:
                 ),
                 f"subscribing {args.subscription} to {where}",
             )
-            self.receive = self.consumer.receive
         else:
             start = pulsar.MessageId.earliest if args.from_beginning else pulsar.MessageId.latest
-            self.consumer = _pulsar_call(
-                lambda: client.create_reader(args.topic, start, schema=schema),
-                f"creating a reader on {where}",
+            self.consumer = _Reader(
+                _pulsar_call(
+                    lambda: client.create_reader(args.topic, start, schema=schema),
+                    f"creating a reader on {where}",
+                )
             )
-            self.receive = self.consumer.read_next
+        self.progress = Progress("consumed", 0 if args.quiet else args.progress)
+        self.printed = self.failed = 0
 
     def run(self) -> int:
         args = self.args
-        progress = Progress("consumed", 0 if args.quiet else args.progress)
-        printed = failed = received = 0
         stopped: str | None = None
+        result = None
         try:
-            while args.max_messages is None or received < args.max_messages:
-                try:
-                    msg = self.receive(args.timeout_ms) if args.timeout_ms is not None else self.receive()
-                except pulsar.Timeout:
-                    break
-                received += 1
-                try:
-                    value = msg.value()
-                except RegistryUnavailableError as error:
-                    self._settle(msg, error)  # redelivered later, never dead-lettered
-                    stopped = f"message {received} {msg.message_id()}: {error}; stopped{self._unacked}"
-                    break
-                except ExternalSchemaError as error:
-                    failed += 1
-                    hint = self._hint(msg)
-                    _report(f"message {received} {msg.message_id()}: {error}{hint}{self._settle(msg, error)}")
-                else:
-                    self._print(msg, value)
-                    printed += 1
-                    if self.args.subscription:
-                        self.consumer.acknowledge(msg)
-                progress.update(printed, failed)
+            result = consume(
+                self.consumer,
+                self._handle,
+                max_messages=args.max_messages,
+                timeout_millis=args.timeout_ms,
+                dead_letter_topic=args.dead_letter_topic,
+                client=self.client,
+                on_error=self._failed,
+            )
         except KeyboardInterrupt:
             pass
         except BrokenPipeError:  # `consume ... | head`: the reader of stdout is gone
             _silence_stdout()
             stopped = "stdout closed"
+        except _Stop as stop:
+            stopped = str(stop)
         finally:
             self.consumer.close()
         if stopped:
             _report(stopped)
         if not args.quiet:
             early = ", stopped early" if stopped else ""
-            _report(f"consumed {printed} messages from {args.topic}, {failed} failed{early}")
-        return EXIT_FAILED if failed or stopped else EXIT_OK
+            copied = ""
+            if result is not None and args.dead_letter_topic:
+                copied = f" ({result.dead_lettered} dead-lettered, {result.redelivered} redelivered later)"
+            _report(
+                f"consumed {self.printed} messages from {args.topic}, {self.failed} failed{copied}{early}"
+            )
+        return EXIT_FAILED if self.failed or stopped else EXIT_OK
+
+    def _handle(self, msg: Any, value: Any) -> None:
+        self._print(msg, value)
+        self.printed += 1
+        self.progress.update(self.printed, self.failed)
+
+    def _failed(self, msg: Any, error: ExternalSchemaError) -> None:
+        """Reports a message `consume` could not decode, before it settles it (`fate`)."""
+        number = self.printed + self.failed + 1
+        if isinstance(error, RegistryUnavailableError):
+            self.consumer.negative_acknowledge(msg)  # redelivered later, never dead-lettered
+            raise _Stop(f"message {number} {msg.message_id()}: {error}; stopped{self._unacked}")
+        self.failed += 1
+        _report(f"message {number} {msg.message_id()}: {error}{self._hint(msg)}{self._outcome(error)}")
+        self.progress.update(self.printed, self.failed)
 
     def _hint(self, msg: Any) -> str:
         key_value = msg.properties().get(SCHEMA_ID_PROPERTY, "").startswith("fe")
@@ -405,27 +434,16 @@ class _ConsoleConsumer:
     def _unacked(self) -> str:
         return " (negatively acknowledged: redelivered later)" if self.args.subscription else ""
 
-    def _settle(self, msg: Any, error: ExternalSchemaError) -> str:
-        """What `deadletter.fate` decides for a failed message, with a subscription (a reader
-        acknowledges nothing); says where the message is."""
+    def _outcome(self, error: ExternalSchemaError) -> str:
+        """Where `deadletter.fate` sends a failed message (a reader acknowledges nothing)."""
         if not self.args.subscription:
             return ""
         verdict = fate(error, self.args.dead_letter_topic)
         if verdict is Fate.ACKNOWLEDGE:
-            self.consumer.acknowledge(msg)
             return ""
         if verdict is Fate.REDELIVER:
-            self.consumer.negative_acknowledge(msg)
             return self._unacked
-        topic = self.args.dead_letter_topic
-        assert self.publisher is not None
-        try:
-            copy_to_dead_letter_topic(self.publisher, topic, msg, error)
-        except Exception as failure:
-            self.consumer.negative_acknowledge(msg)
-            return f"; could not copy it to {topic} ({failure}){self._unacked}"
-        self.consumer.acknowledge(msg)
-        return f"; copied to {topic}"
+        return f"; copying it to {self.args.dead_letter_topic} (acknowledged once persisted)"
 
     def _print(self, msg: Any, value: Any) -> None:
         document: Any
