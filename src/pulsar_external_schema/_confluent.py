@@ -119,6 +119,54 @@ def forget_cached(client: Any, subject: str) -> None:
     client.clear_latest_caches()
 
 
+def encryption_transform(executor: Any, ctx: RuleContext) -> Any:
+    """The per-rule half of a `FieldEncryptionExecutor`: its cryptor, KEK name and DEK expiry
+    (confluent-kafka builds one per message)."""
+    return executor.executor.new_transform(ctx)
+
+
+def dek_expiry_days(transform: Any) -> int:
+    """`encrypt.dek.expiry.days` of a rule (0: DEKs never rotate, and ciphertexts carry no version)."""
+    return int(transform._dek_expiry_days)
+
+
+def dek_key(transform: Any, ctx: RuleContext, version: int | None) -> tuple[bytes, int, int]:
+    """(raw key, version, creation time in ms) of the DEK a rule encrypts or decrypts with, got or
+    created as confluent-kafka's executor does (`version` -1: the latest, None: version 1). Raises
+    its RuleError when the registry or KMS has none."""
+    dek = transform._get_or_create_dek(ctx, version)
+    key = dek.get_key_material_bytes()
+    if key is None:
+        raise ValueError("the DEK has no key material")
+    return key, int(dek.version or 1), int(dek.ts or 0)
+
+
+def encryption_now(transform: Any) -> int:
+    """The executor's clock, in ms (tests give it another one): what DEK expiry is measured by."""
+    return int(transform._executor.clock.now())
+
+
+def dek_cipher(transform: Any, key: bytes) -> tuple[Any, Any]:
+    """(encrypt, decrypt) of one DEK, `bytes -> bytes` with the rule's algorithm and no associated
+    data: the Tink primitive confluent-kafka's `Cryptor` builds for every field, built once."""
+    from tink import aead, daead
+    from tink.proto import tink_pb2
+
+    cryptor = transform._cryptor
+    key_data = tink_pb2.KeyData(
+        type_url=cryptor.key_template.type_url, value=key, key_material_type=tink_pb2.KeyData.SYMMETRIC
+    )
+    aad = cryptor.EMPTY_AAD
+    if cryptor.is_deterministic:
+        siv = cryptor.registry.primitive(key_data, daead.DeterministicAead)
+        return (
+            lambda plaintext: siv.encrypt_deterministically(plaintext, aad),
+            lambda ciphertext: siv.decrypt_deterministically(ciphertext, aad),
+        )
+    gcm = cryptor.registry.primitive(key_data, aead.Aead)
+    return (lambda plaintext: gcm.encrypt(plaintext, aad), lambda ciphertext: gcm.decrypt(ciphertext, aad))
+
+
 def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema | None:
     """The version `use.schema.id` / `use.latest.*` selects (through the client's caches), or None."""
     found: RegisteredSchema | None = serde._get_reader_schema(subject, fmt)

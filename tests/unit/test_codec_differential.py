@@ -17,6 +17,7 @@ import datetime
 import decimal
 import json
 import re
+import types
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -996,3 +997,138 @@ def test_protobuf_field_transforms_agree(case: str, message: Any) -> None:
     both.check(message, compiled=message.id < 2**63 - 1)
     assert message.SerializeToString() == before, "the message was changed"
     assert type(plans(both)[0]) is WritePlan
+
+
+# -- ENCRYPT field rules ----------------------------------------------------------------------------
+
+KMS = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
+SIV = {"encrypt.dek.algorithm": "AES256_SIV"}  # deterministic: both paths write the same bytes
+
+
+def encrypt_rule(
+    params: dict[str, str] | None = None, mode: str = "WRITEREAD", tags: tuple[str, ...] = ("PII",)
+) -> dict[str, Any]:
+    return {
+        "name": "enc",
+        "kind": "TRANSFORM",
+        "type": "ENCRYPT",
+        "mode": mode,
+        "tags": list(tags),
+        "params": {
+            "encrypt.kek.name": "kek1",
+            "encrypt.kms.type": "local-kms",
+            "encrypt.kms.key.id": "mykey",
+            **(params or {}),
+        },
+    }
+
+
+ENCRYPT_CASES: dict[str, tuple[list[dict[str, Any]], dict[str, Any], str]] = {
+    "tagged strings, nested too": ([encrypt_rule(SIV)], {}, "compiled"),
+    "with DEK versions in the ciphertext": (
+        [encrypt_rule({**SIV, "encrypt.dek.expiry.days": "1"})],
+        {},
+        "compiled",
+    ),
+    "bytes and a nullable string, by metadata tags": (
+        [encrypt_rule(SIV, tags=("S",))],
+        {"metadata": {"tags": {"acme.Person.blob": ["S"], "acme.Person.note": ["S"]}}},
+        "compiled",
+    ),
+    "the string items of an array": (
+        [encrypt_rule(SIV, tags=("S",))],
+        {"metadata": {"tags": {"acme.Person.labels": ["S"]}}},
+        "compiled",
+    ),
+    "an int field: refused the same way": (
+        [encrypt_rule(SIV, tags=("S",))],
+        {"metadata": {"tags": {"acme.Person.age": ["S"]}}},
+        "none",
+    ),
+    "a transform, then encryption of its result": (
+        [field_rule("typeName == 'STRING' ; value + '!'", "WRITE", tags=["PII"]), encrypt_rule(SIV)],
+        {},
+        "compiled",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ENCRYPT_CASES))
+@given(person=people)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_encryption_agrees(case: str, person: dict[str, Any]) -> None:
+    rules, parts, plan = ENCRYPT_CASES[case]
+    both = once(
+        f"encrypt {case}",
+        lambda: Both(mock_factory(**KMS).avro(_person({**parts, "ruleSet": {"domainRules": rules}}))),
+    )
+    result = check_field_case(both, PERSON_SAMPLE, person, plan, compiled=plan == "compiled")
+    if plan == "compiled":
+        assert result[0] == "ok"
+        expected = person
+        if "then" in case:  # the PII strings got their "!" before they were encrypted
+            address = {**person["address"], "city": person["address"]["city"] + "!"}
+            expected = {**person, "name": person["name"] + "!", "address": address}
+        assert result[1] == expected  # decrypted back on read, both ways
+
+
+@given(person=people)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_randomized_encryption_reads_back_both_ways(person: dict[str, Any]) -> None:
+    # AES-GCM draws a nonce per value, so the two paths' bytes differ: each reads the other's.
+    both = once(
+        "encrypt gcm",
+        lambda: Both(mock_factory(**KMS).avro(_person({"ruleSet": {"domainRules": [encrypt_rule()]}}))),
+    )
+    warm(both, PERSON_SAMPLE)
+    calls = both.reference_calls()
+    compiled = both.encode(person)
+    assert both.reference_calls() == calls, "the compiled path called the reference serde"
+    with both.reference():
+        reference = both.encode(person)
+    for written in (compiled, reference):
+        assert written[0] == "ok"
+        data, schema_id = written[1]
+        with both.reference():
+            assert both.decode(data, schema_id)[1] == person
+        calls = both.reference_calls()
+        assert both.decode(data, schema_id)[1] == person
+        assert both.reference_calls() == calls, "the compiled path called the reference deserializer"
+    assert fastavro_field(compiled[1][0]) != person["name"]  # ciphertext on the wire
+
+
+def test_an_expired_dek_is_replaced_as_the_executor_replaces_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from confluent_kafka.schema_registry.rules.encryption import encrypt_executor
+    from confluent_kafka.schema_registry.rules.encryption.dek_registry import mock_dek_registry_client
+
+    now = [1_000_000_000_000]  # the executor's clock, and the one the mock registry stamps DEKs with
+    monkeypatch.setattr(encrypt_executor.Clock, "now", lambda self: now[0])
+    monkeypatch.setattr(mock_dek_registry_client, "time", types.SimpleNamespace(time=lambda: now[0] / 1000))
+    rules = [encrypt_rule({**SIV, "encrypt.dek.expiry.days": "1"})]
+    both = Both(mock_factory(**KMS).avro(_person({"ruleSet": {"domainRules": rules}})))
+    warm(both, PERSON_SAMPLE)
+
+    def version(written: tuple[Any, ...]) -> int:
+        """The DEK version `name`'s ciphertext starts with (0x00 + 4 bytes)."""
+        return int.from_bytes(base64.b64decode(fastavro_field(written[1][0]))[1:5], "big")
+
+    first = both.encode(PERSON_SAMPLE)
+    assert version(first) == 1
+    now[0] += 2 * 24 * 60 * 60 * 1000  # two days: the DEK of one day has expired
+    calls = both.reference_calls()
+    rotated = both.encode(PERSON_SAMPLE)
+    assert both.reference_calls() == calls and version(rotated) == 2
+    with both.reference():
+        assert both.encode(PERSON_SAMPLE) == rotated  # the reference writes with the same new DEK
+    for written in (first, rotated):
+        assert both.decode(*written[1])[1] == PERSON_SAMPLE
+
+
+def fastavro_field(data: bytes) -> str:
+    """The first field (`name`) of a PERSON payload."""
+    import io
+
+    import fastavro
+
+    value: Any = fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(PERSON))
+    return str(value["name"])

@@ -283,3 +283,30 @@ def test_registered_id_asks_the_registry_past_its_caches() -> None:
         with pytest.raises(Exception) as raised:  # nothing listens on port 9: a transport error
             _confluent.registered_id(serializer, SUBJECT, version, local)
         assert failure_kind(raised.value) == "unavailable"
+
+
+def test_the_encryption_executors_parts() -> None:
+    from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import FieldEncryptionExecutor
+
+    from pulsar_external_schema.rules.registry import rule_executor
+
+    params = {"encrypt.kek.name": "k", "encrypt.kms.type": "local-kms", "encrypt.kms.key.id": "mykey"}
+    enc = rule("e", "TRANSFORM", "ENCRYPT", "WRITE", "", tags=["P"], params=params)
+    record = {**RECORD, "fields": [{"name": "a", "type": "string", "confluent:tags": ["P"]}]}
+    written = contract(record, ruleSet={"domainRules": [enc]})
+    factory = mock_factory(**{"rule.executors._default_.param.secret": "s"})
+    serializer = factory.avro(written)._part.serializer
+    assert written.rule_set is not None and written.rule_set.domain_rules
+    encrypting = written.rule_set.domain_rules[0]
+    ctx = RuleContext(None, CTX, None, written, SUBJECT, RuleMode.WRITE, encrypting, 0, [], None, None)
+    executor = rule_executor(_confluent.rule_registry(serializer), ctx)
+    assert type(executor) is FieldEncryptionExecutor
+    transform = _confluent.encryption_transform(executor, ctx)
+    assert _confluent.dek_expiry_days(transform) == 0
+    key, version, created = _confluent.dek_key(transform, ctx, None)
+    assert version == 1 and created > 0 and key  # key material: a serialized Tink key
+    assert abs(_confluent.encryption_now(transform) - created) < 60_000
+    encrypt, decrypt = _confluent.dek_cipher(transform, key)
+    cryptor = transform._cryptor  # confluent-kafka's own: each side reads the other's ciphertext
+    assert cryptor.decrypt(key, encrypt(b"plain"), b"") == b"plain"
+    assert decrypt(cryptor.encrypt(key, b"text", b"")) == b"text"

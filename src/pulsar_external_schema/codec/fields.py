@@ -29,13 +29,13 @@ On READ the decoded value is the reader's own, and is changed in place, as the r
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import RuleContext
 
 from .. import _confluent
-from ..rules.cel import CelEvaluationError, CompiledFieldTransform
+from ..rules.cel import CelEvaluationError
 
 #: Avro primitives, with the Python types fastavro gives and takes for them (a value of another
 #: type in a `["null", primitive]` union takes the reference path, which resolves the branch).
@@ -51,6 +51,18 @@ PRIMITIVES: dict[str, tuple[type, ...]] = {
 _NO_OPS = ("enum", "fixed")  # not primitive: a field rule returns them as they are
 
 
+class FieldTransform(Protocol):
+    """What a field walk runs per field: `rules.cel.CompiledFieldTransform` (CEL_FIELD) or
+    `rules.encryption.CompiledEncryption` (ENCRYPT). `apply` raises where the reference path
+    must decide."""
+
+    def guard_for(self, constants: dict[str, Any]) -> bool | None: ...
+
+    def passes_guard(self, value: Any, message: Any, constants: dict[str, Any]) -> bool: ...
+
+    def apply(self, value: Any, message: Any, constants: dict[str, Any]) -> Any: ...
+
+
 class NotCompiled(Exception):
     """This rule's walk over this schema does not compile; the reason says what."""
 
@@ -63,7 +75,7 @@ class _Field:
     def __init__(
         self,
         name: str,
-        transform: CompiledFieldTransform,
+        transform: FieldTransform,
         constants: dict[str, dict[str, Any]],
         branch: str | None,
         each: str | None = None,
@@ -111,7 +123,7 @@ class _Field:
 
 
 def _rewritten(
-    transform: CompiledFieldTransform, guard: bool | None, value: Any, record: Any, constants: dict[str, Any]
+    transform: FieldTransform, guard: bool | None, value: Any, record: Any, constants: dict[str, Any]
 ) -> Any:
     """A field's value after the rule: unchanged where the guard (decided, or None: evaluated now)
     is not true, else the body's result."""
@@ -149,7 +161,7 @@ class RecordWalk:
 
 
 #: How a format compiles one field rule over its schema (`avro_walk`, `json_walk`).
-FieldWalk = Callable[[CompiledFieldTransform, RuleContext, RuleMode], "RecordWalk"]
+FieldWalk = Callable[[FieldTransform, RuleContext, RuleMode], "RecordWalk"]
 
 
 def avro_walk(parsed_schema: Any) -> FieldWalk:
@@ -163,7 +175,7 @@ def json_walk(parsed_schema: Any) -> FieldWalk:
 
 
 def compile_avro_walk(
-    transform: CompiledFieldTransform, ctx: RuleContext, parsed_schema: Any, mode: RuleMode
+    transform: FieldTransform, ctx: RuleContext, parsed_schema: Any, mode: RuleMode
 ) -> RecordWalk:
     """The walk of one CEL_FIELD rule over a record schema (fastavro's parsed form); raises
     NotCompiled with the reason when the walk depends on more than the schema."""
@@ -241,9 +253,7 @@ _JSON_PRIMITIVES = {"string": "STRING", "integer": "INT", "number": "DOUBLE", "b
 _JSON_UNWALKED = ("$ref", "allOf", "anyOf", "oneOf", "not", "if", "dependentSchemas", "patternProperties")
 
 
-def compile_json_walk(
-    transform: CompiledFieldTransform, ctx: RuleContext, schema: Any, mode: RuleMode
-) -> RecordWalk:
+def compile_json_walk(transform: FieldTransform, ctx: RuleContext, schema: Any, mode: RuleMode) -> RecordWalk:
     """The walk of one CEL_FIELD rule over a JSON schema, as confluent-kafka's `transform` walks
     it (full names `$.a.b`, inline `confluent:tags` and metadata tags); raises NotCompiled."""
     rule_tags = set(ctx.rule.tags or ())
@@ -388,7 +398,7 @@ class _ProtoField:
     def __init__(
         self,
         name: str,
-        transform: CompiledFieldTransform,
+        transform: FieldTransform,
         constants: dict[str, Any],
         presence: bool,
         repeated: bool,
@@ -464,7 +474,7 @@ def protobuf_walk(schema_descriptor: Any, runtime_descriptor: Any) -> FieldWalk:
 
 
 def compile_protobuf_walk(
-    transform: CompiledFieldTransform, ctx: RuleContext, schema: Any, runtime: Any, mode: RuleMode
+    transform: FieldTransform, ctx: RuleContext, schema: Any, runtime: Any, mode: RuleMode
 ) -> Any:
     """The walk of one CEL_FIELD rule over a Protobuf message type, as confluent-kafka's
     `transform` walks it; raises NotCompiled (maps and Decimal/Timestamp fields the rule reaches,

@@ -8,11 +8,13 @@ compiled CEL conditions that apply, in the order the engine runs them (reversed 
 
 A step is `value -> value`: a CEL condition returns the value it passed, a CEL_FIELD
 transform the value with its fields rewritten (`fields.py`). What compiles: CEL conditions and
-CEL_FIELD transforms on the compiled engine whose passing action is NONE. A step that
+CEL_FIELD transforms on the compiled engine, and ENCRYPT field rules (`rules/encryption.py`),
+whose passing action is NONE. A step that
 does not pass, or fails to evaluate, raises, and the message goes back to the reference path,
 which evaluates it again and runs the actions (ERROR, DLQ, a custom one): so every failure's
 outcome, error text and DLQ copy is the reference's own. Anything else in a rule set that
-applies (CEL message transforms, JSONata, encryption, custom executors, encoding rules) keeps
+applies (CEL message transforms, JSONata, custom executors, encoding rules such as
+ENCRYPT_PAYLOAD) keeps
 the schema's messages on the reference path, and `compile_rules` says why.
 """
 
@@ -22,8 +24,9 @@ from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry import RuleKind, Schema
+from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import FieldEncryptionExecutor
 from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMode
-from confluent_kafka.schema_registry.serde import FieldRuleExecutor, RuleContext
+from confluent_kafka.schema_registry.serde import FieldRuleExecutor, RuleContext, RuleError
 from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent
@@ -36,8 +39,9 @@ from ..rules.cel import (
     CompiledFieldTransform,
     rule_engine,
 )
+from ..rules.encryption import CompiledEncryption
 from ..rules.registry import rule_executor
-from .fields import FieldWalk, NotCompiled
+from .fields import FieldTransform, FieldWalk, NotCompiled
 
 Step = Callable[[Any], Any]
 Steps = tuple[Step, ...]
@@ -92,35 +96,50 @@ def compile_rules(
         what = f"rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
         rule_type = (rule.type or "").upper()
         condition = rule.kind == RuleKind.CONDITION and rule_type == "CEL"
-        field_transform = rule.kind == RuleKind.TRANSFORM and rule_type == "CEL_FIELD"
-        if not (condition or field_transform):
+        kind = rule_type if rule.kind == RuleKind.TRANSFORM else ""
+        if not condition and kind not in _FIELD_RULES:
             return f"{what} runs on the reference path"
         executor = rule_executor(_confluent.rule_registry(serde), ctx)
-        expected = CelExecutor if condition else CelFieldExecutor
-        if type(executor) is not expected:
+        expected = CelExecutor if condition else _FIELD_RULES[kind]
+        builtin = type(executor) is expected
+        if not builtin:
             return f"{what} has a custom executor ({type(executor).__name__})"
-        cel: CelExecutor = executor if isinstance(executor, CelExecutor) else executor.executor
-        if rule_engine(ctx, cel.engine) != COMPILED:
-            return f"{what} runs on cel-python"
+        cel: CelExecutor | None = None
+        if kind != "ENCRYPT":
+            cel = executor if isinstance(executor, CelExecutor) else executor.executor
+            if rule_engine(ctx, cel.engine) != COMPILED:
+                return f"{what} runs on cel-python"
         action = _confluent.on_success_action(serde, ctx, mode)
         if action != "NONE":
             return f"{what} runs the action {action!r} when it passes"
         try:
             if condition:
+                assert cel is not None
                 compiled.append(CompiledCondition(cel.compiled, ctx, pool))
             elif shadowed(rule, rules, index, mode):
                 continue  # confluent-kafka runs one field transform per tag set: this one is skipped
             elif field_walk is None:
                 return f"{what}: field transforms of this format run on the reference path"
             else:
-                walk = field_walk(CompiledFieldTransform(cel.compiled, ctx, pool), ctx, mode)
+                transform: FieldTransform = (
+                    CompiledEncryption(executor, ctx)
+                    if cel is None
+                    else CompiledFieldTransform(cel.compiled, ctx, pool)
+                )
+                walk = field_walk(transform, ctx, mode)
                 if walk:
                     compiled.append(walk)
         except CelEvaluationError as error:
             return f"{what} does not compile on the compiled engine ({error})"
         except NotCompiled as reason:
             return f"{what}: {reason}"
+        except RuleError as error:
+            return f"{what} does not compile ({error})"
     return tuple(compiled)
+
+
+#: Field transforms that compile, by rule type, with the executor each must have.
+_FIELD_RULES: dict[str, type] = {"CEL_FIELD": CelFieldExecutor, "ENCRYPT": FieldEncryptionExecutor}
 
 
 def shadowed(rule: Rule, rules: list[Rule], index: int, mode: RuleMode) -> bool:
