@@ -44,7 +44,7 @@ from .plans import (
     WritePlan,
     expiry,
 )
-from .steps import compile_rules, encoding_rule
+from .steps import Steps, compile_migrations, compile_rules, encoding_rule
 
 log = logging.getLogger(__name__)
 
@@ -409,9 +409,17 @@ class PartCodec:
         if _confluent.local_schema(deserializer)[0] is not None:
             return Reference("the deserializer has a reader schema of its own", expires, guard)
         reader = writer
+        migrating: Steps = ()
         if pinned is not None:
-            if _confluent.migrations(deserializer, subject, writer, pinned):
-                return self._reference(subject, "migration rules run on the reference path", expires, guard)
+            migrations = _confluent.migrations(deserializer, subject, writer, pinned)
+            if migrations:
+                if self._format is protobuf:
+                    why = "Protobuf migrations run on the reference path"
+                    return self._reference(subject, why, expires, guard)
+                compiled = compile_migrations(deserializer, ser_ctx, subject, migrations)
+                if isinstance(compiled, str):
+                    return self._reference(subject, compiled, expires, guard)
+                migrating = compiled
             reader = pinned.schema
         reason = encoding_rule(writer, RuleMode.READ)
         steps = reason or compile_rules(
@@ -428,7 +436,10 @@ class PartCodec:
         check = self._format.read_check(deserializer, reader)
         if check is not None:
             steps = (*steps, check)  # as the reference: the READ rules, then the validation
-        read = self._format.reader(deserializer, writer, reader)
+        # With migrations, the reference reads with the writer's schema alone: the migration
+        # rules turn the value into the reader's shape, and its READ rules run on that.
+        read = self._format.reader(deserializer, writer, writer if migrating else reader)
+        steps = (*migrating, *steps)
         return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard)
 
     def _wrote(self, subject: str, id_bytes: bytes) -> bool:

@@ -13,9 +13,12 @@ whose passing action is NONE. A step that
 does not pass, or fails to evaluate, raises, and the message goes back to the reference path,
 which evaluates it again and runs the actions (ERROR, DLQ, a custom one): so every failure's
 outcome, error text and DLQ copy is the reference's own. Anything else in a rule set that
-applies (CEL message transforms, JSONata, custom executors, encoding rules such as
+applies (CEL message transforms, JSONata domain rules, custom executors, encoding rules such as
 ENCRYPT_PAYLOAD) keeps
 the schema's messages on the reference path, and `compile_rules` says why.
+
+`compile_migrations` does the same for the JSONATA migration rules between a writer's and a
+reader's major versions: the chain `_execute_migrations` would run, each expression parsed once.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 from confluent_kafka.schema_registry import RuleKind, Schema
 from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import FieldEncryptionExecutor
 from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMode
-from confluent_kafka.schema_registry.serde import FieldRuleExecutor, RuleContext, RuleError
+from confluent_kafka.schema_registry.serde import FieldRuleExecutor, Migration, RuleContext, RuleError
 from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent
@@ -40,6 +43,7 @@ from ..rules.cel import (
     rule_engine,
 )
 from ..rules.encryption import CompiledEncryption
+from ..rules.jsonata import JsonataError, JsonataExecutor
 from ..rules.registry import rule_executor
 from .fields import FieldTransform, FieldWalk, NotCompiled
 
@@ -140,6 +144,62 @@ def compile_rules(
 
 #: Field transforms that compile, by rule type, with the executor each must have.
 _FIELD_RULES: dict[str, type] = {"CEL_FIELD": CelFieldExecutor, "ENCRYPT": FieldEncryptionExecutor}
+
+
+def compile_migrations(
+    serde: Any, ser_ctx: SerializationContext, subject: str, migrations: list[Migration]
+) -> Steps | str:
+    """The migration rules between a writer's and a reader's major versions, compiled: each
+    UPGRADE (the target version's rules) or DOWNGRADE (the source's, reversed) JSONATA transform
+    in the order confluent-kafka's `_execute_migrations` runs them, parsed once. Or, as a string,
+    why the messages take the reference path (another rule type, a custom executor, an
+    expression that does not parse: the reference says what is wrong with it)."""
+    compiled: list[Step] = []
+    for migration in migrations:
+        if migration.source is None or migration.target is None:
+            continue
+        mode, source, target = migration.rule_mode, migration.source.schema, migration.target.schema
+        owner = target if mode == RuleMode.UPGRADE else source
+        rule_set = owner.rule_set if owner is not None else None
+        if rule_set is None or mode not in (RuleMode.UPGRADE, RuleMode.DOWNGRADE):
+            continue
+        rules = list(rule_set.migration_rules or [])
+        if mode == RuleMode.DOWNGRADE:
+            rules.reverse()
+        for index, rule in enumerate(rules):
+            if not applies(rule, mode):
+                continue
+            ctx = RuleContext(
+                rule_set.enable_at, ser_ctx, source, target, subject, mode, rule, index, rules, None, None
+            )
+            if _confluent.rule_is_disabled(serde, ctx):
+                continue
+            what = f"migration rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
+            if rule.kind != RuleKind.TRANSFORM or (rule.type or "").upper() != "JSONATA" or not rule.expr:
+                return f"{what} runs on the reference path"
+            executor = rule_executor(_confluent.rule_registry(serde), ctx)
+            if type(executor) is not JsonataExecutor:
+                return f"{what} has a custom executor ({type(executor).__name__})"
+            action = _confluent.on_success_action(serde, ctx, mode)
+            if action != "NONE":
+                return f"{what} runs the action {action!r} when it passes"
+            try:
+                executor.parse(rule.expr)
+            except JsonataError as error:
+                return f"{what}: {error}"
+            compiled.append(_migration(executor, rule.expr, *executor.limits(ctx)))
+    return tuple(compiled)
+
+
+def _migration(executor: JsonataExecutor, text: str, timeout_ms: int, max_depth: int) -> Step:
+    """One JSONATA transform: the expression's result, or the value when it gives none."""
+    evaluate = executor.evaluate
+
+    def migrate(value: Any) -> Any:
+        result = evaluate(text, value, timeout_ms=timeout_ms, max_depth=max_depth)
+        return value if result is None else result
+
+    return migrate
 
 
 def shadowed(rule: Rule, rules: list[Rule], index: int, mode: RuleMode) -> bool:

@@ -126,7 +126,7 @@ class JsonataExecutor(RuleExecutor):
         text = ctx.rule.expr
         if not text:
             raise JsonataError(f"rule {ctx.rule.name!r} has no expression")
-        timeout_ms, max_depth = self._limits(ctx)
+        timeout_ms, max_depth = self.limits(ctx)
         result = self.evaluate(text, message, timeout_ms=timeout_ms, max_depth=max_depth)
         if ctx.rule.kind == RuleKind.CONDITION:
             return _as_boolean(result)
@@ -150,7 +150,8 @@ class JsonataExecutor(RuleExecutor):
         except Exception as error:
             raise JsonataError(f"JSONata expression {_shorten(text)!r} failed: {error}") from None
 
-    def _limits(self, ctx: RuleContext) -> tuple[int, int]:
+    def limits(self, ctx: RuleContext) -> tuple[int, int]:
+        """(`jsonata.timeout.ms`, `jsonata.max.depth`) for a rule: its params, else the config."""
         timeout, depth = ctx.get_parameter(TIMEOUT_KEY), ctx.get_parameter(MAX_DEPTH_KEY)
         where = f"rule {ctx.rule.name!r} param"
         return (
