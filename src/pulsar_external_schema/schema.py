@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from time import monotonic
 from typing import Any, NamedTuple, overload
 
 import _pulsar
@@ -26,7 +27,15 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _confluent
 from . import schema_id as ids
-from .codec import FALLBACK, ForeignSchema, LimitExceeded, PartCodec, PayloadError, recursion_error
+from .codec import (
+    FALLBACK,
+    PLAN_CACHE_SIZE,
+    ForeignSchema,
+    LimitExceeded,
+    PartCodec,
+    PayloadError,
+    recursion_error,
+)
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .errors import (
@@ -326,6 +335,10 @@ class _Part:
         )
 
 
+#: `ExternalSchema._direct`'s answer for a (topic, id) it keeps nothing for.
+_NO_DIRECT: tuple[None, float] = (None, 0.0)
+
+
 class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     """A Pulsar schema backed by a schema registry; make one with `SchemaRegistrySchemaFactory`.
 
@@ -360,6 +373,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._prefix = config.schema_id_location == "prefix"
         self._closed = False
         self._pulsar_client: Any = None
+        self._direct: dict[tuple[str, bytes], tuple[Callable[[bytes], Any] | None, float]] = {}
+        """(topic, metadata schema id) -> the codec's direct reader and its expiry (`decode`)."""
+        self._writers: dict[str, tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]] = {}
+        """topic -> the codec's direct writer and its expiry (`encode_for`)."""
 
     def attach_client(self, client: Any) -> None:
         """Called by pulsar-client when it subscribes or creates a reader with this schema (and by
@@ -416,15 +433,32 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
+        if context is None:
+            # The usual message: the codec's writer of the topic, kept by `_learn_writer`. A
+            # message it does not take goes the whole way below, which reports it.
+            writer, expires = self._writers.get(topic, _NO_DIRECT)
+            if writer is not None and (not expires or expires > monotonic()):
+                written = writer(value)
+                if written is not None:
+                    # EncodeData(payload, id) without the NamedTuple's argument handling
+                    return tuple.__new__(EncodeData, (written[0], None if self._prefix else written[1]))
         self._check_open()
         compiled = self._part.encode_compiled(topic, value, context)
-        payload, id_bytes = (
-            compiled
-            if compiled is not None
-            else self._part.encode_reference(topic, value, _or_new(context, self, topic))
-        )
-        # EncodeData(payload, id) without the NamedTuple's argument handling (per message)
+        if compiled is None:
+            compiled = self._part.encode_reference(topic, value, _or_new(context, self, topic))
+        elif context is None:
+            self._learn_writer(topic)
+        payload, id_bytes = compiled
         return tuple.__new__(EncodeData, (payload, None if self._prefix else id_bytes))
+
+    def _learn_writer(self, topic: str) -> None:
+        """Keep the codec's writer of `topic` for `encode_for` (bounded as plans are)."""
+        codec = self._part.codec
+        if codec is None or self._closed:
+            return
+        if len(self._writers) >= PLAN_CACHE_SIZE:
+            self._writers.clear()
+        self._writers[topic] = codec.direct_writer(topic)
 
     def _encode_without_topic(self, value: Any) -> bytes:
         if self._config.schema_id_location == "metadata":
@@ -451,13 +485,38 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Decode `data` of `topic`; `schema_id` with or without its PIP-420 magic byte, or None
         for a payload in the Confluent prefix form. `context`: the message's properties for the
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
+        if context is None and type(schema_id) is bytes:
+            # The usual message: one lookup by the id as it came, past the id's parsing and the
+            # plan lookup. A message it does not take goes the whole way below, which reports it.
+            direct, expires = self._direct.get((topic, schema_id), _NO_DIRECT)
+            if direct is not None and (not expires or expires > monotonic()):
+                try:
+                    value = direct(data)
+                except Exception:
+                    value = FALLBACK
+                if value is not FALLBACK:
+                    return value
         self._check_open()
         id_bytes = self._value_id(topic, schema_id)
         if id_bytes and context is None:
             value = self._part.decode_compiled(topic, data, id_bytes)
             if value is not FALLBACK:
+                self._learn_direct(topic, schema_id, id_bytes)
                 return value
         return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
+
+    def _learn_direct(self, topic: str, schema_id: Any, id_bytes: bytes) -> None:
+        """Keep the codec's direct reader of (topic, metadata id) for `decode` (bounded as plans are)."""
+        codec = self._part.codec
+        if codec is None or self._closed or not isinstance(schema_id, bytes):
+            return
+        key = (topic, schema_id)
+        found = self._direct.get(key)
+        if found is not None and (not found[1] or found[1] > monotonic()):
+            return  # kept already (a message it did not take came this way)
+        if len(self._direct) >= PLAN_CACHE_SIZE:
+            self._direct.clear()
+        self._direct[key] = codec.direct(topic, id_bytes)
 
     def decode_batch(
         self, topic: str, messages: Iterable[tuple[bytes, bytes | None, Mapping[str, str] | None]]
@@ -560,6 +619,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Release the registry client (closed once no schema of its factory uses it)."""
         if not self._closed:
             self._closed = True
+            self._direct, self._writers = {}, {}  # the short ways do not check that it is open
             self._registry.release()
 
     def __str__(self) -> str:

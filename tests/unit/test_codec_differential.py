@@ -90,11 +90,15 @@ class Both:
     def reference(self) -> Iterator[None]:
         for part in self.parts:
             part.codec = None
+        # and the codec's readers and writers the schema keeps for its short ways
+        kept = self.schema._direct, self.schema._writers
+        self.schema._direct, self.schema._writers = {}, {}
         try:
             yield
         finally:
             for part, codec in zip(self.parts, self.codecs, strict=True):
                 part.codec = codec
+            self.schema._direct, self.schema._writers = kept
 
     def reference_calls(self) -> int:
         return sum(counter.calls for counter in (*self.serializers, *self.deserializers))
@@ -132,7 +136,21 @@ class Both:
         assert got_value == expected_value
         if compiled and got_value[0] == "ok":
             assert self.reference_calls() == calls, "the compiled path called the reference deserializer"
+        if not properties:
+            self.check_short_ways(value, got, got_value)
         return got_value
+
+    def check_short_ways(self, value: Any, encoded: tuple[Any, ...], decoded: tuple[Any, ...]) -> None:
+        """A message without properties, as producers and pulsar-client send and read most: the
+        schema's short ways (`encode_for` / `decode` with no context, kept per topic and id) give
+        what the long way gave. (No context means no partition key: DLQ copies are not compared.)"""
+        for _ in range(2):  # the first call keeps the codec's writer, the second uses it
+            short = outcome(lambda: tuple(self.schema.encode_for(self.topic, value)), self.client)
+            assert short[:-1] == encoded[:-1]
+        data, schema_id = encoded[1]
+        for _ in range(2):
+            short = outcome(lambda: self.schema.decode(self.topic, data, schema_id), self.client)
+            assert short[:-1] == decoded[:-1]
 
 
 _SCHEMAS: dict[str, Both] = {}
@@ -1259,3 +1277,65 @@ def test_a_migration_that_fails_fails_the_same_way() -> None:
         got = reader.decode(data, schema_id)
         assert got == expected and (got[0] == "ok") is ok, got
     assert type(plans(reader)[1]) is ReadPlan
+
+
+# -- the short ways: a message without properties ------------------------------------------------------
+
+AVRO_SAMPLE = {
+    "id": 1,
+    "name": "n",
+    "count": 2,
+    "ratio": 0.5,
+    "amount": 10.0,
+    "ok": True,
+    "blob": b"b",
+    "note": None,
+    "kind": "CARD",
+    "tags": ["t"],
+    "attrs": {"a": 1},
+    "address": {"city": "c", "zip": None},
+    "day": datetime.date(2024, 1, 2),
+    "at": datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC),
+    "price": decimal.Decimal("1.25"),
+    "ref": str(uuid.UUID(int=7)),
+    "code": b"abcd",
+}
+
+
+def test_messages_without_properties_take_the_short_ways_once_a_plan_is_built() -> None:
+    both = Both(mock_factory().avro(json.dumps(AVRO)))
+    record = AVRO_SAMPLE
+    first = both.schema.encode_for(TOPIC, record)  # the reference: it resolves the writer
+    assert both.schema._writers == {}
+    both.schema.encode_for(TOPIC, record)  # the codec's plan: and its writer is kept
+    assert TOPIC in both.schema._writers
+    calls = both.reference_calls()
+    again = both.schema.encode_for(TOPIC, record)
+    assert again == first and both.reference_calls() == calls
+    assert first.schema_id is not None
+    both.schema.decode(TOPIC, first.data, first.schema_id)
+    both.schema.decode(TOPIC, first.data, first.schema_id)
+    assert (TOPIC, first.schema_id) in both.schema._direct
+    assert both.schema.decode(TOPIC, first.data, first.schema_id) == both.schema.decode(
+        TOPIC, first.data, first.schema_id, both.schema.message_context(TOPIC)
+    )
+    both.schema.close()
+    with pytest.raises(ExternalSchemaError, match="closed"):
+        both.schema.decode(TOPIC, first.data, first.schema_id)
+    with pytest.raises(ExternalSchemaError, match="closed"):
+        both.schema.encode_for(TOPIC, record)
+
+
+def test_a_malformed_payload_on_the_short_way_fails_as_on_the_long_one() -> None:
+    both = Both(mock_factory().avro(json.dumps(AVRO)))
+    record = AVRO_SAMPLE
+    encoded = both.schema.encode_for(TOPIC, record)
+    for _ in range(2):
+        both.schema.decode(TOPIC, encoded.data, encoded.schema_id)
+    assert encoded.schema_id is not None
+    short = outcome(lambda: both.schema.decode(TOPIC, encoded.data[:3], encoded.schema_id), both.client)
+    context = both.schema.message_context(TOPIC)
+    long = outcome(
+        lambda: both.schema.decode(TOPIC, encoded.data[:3], encoded.schema_id, context), both.client
+    )
+    assert short[0] == "error" and short == long

@@ -127,3 +127,16 @@ def test_minus_one_never_rechecks_as_confluent_kafka(monkeypatch: pytest.MonkeyP
 def test_the_interval_is_checked(value: Any) -> None:
     with pytest.raises(ConfigError, match=r"schema\.id\.recheck\.sec"):
         mock_factory(**{"schema.id.recheck.sec": value})
+
+
+def test_a_dropped_plan_stops_the_writer_the_schema_keeps() -> None:
+    factory = mock_factory(**{"schema.id.recheck.sec": 30})
+    orders = factory.avro(json.dumps(ORDER))
+    first = _send(orders, 1)
+    assert _send(orders, 2) == first and ORDERS in orders._writers  # the short way is in use
+    _lose_the_store(factory)
+    factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})  # takes id 1
+    codec = orders._part.codec
+    assert codec is not None
+    codec._check(codec._stamps[ORDERS])  # the re-check, answered now: the registry lost the id
+    assert _send(orders, 3) != first  # not the kept writer's id, though it has not expired

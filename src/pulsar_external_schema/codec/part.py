@@ -111,6 +111,8 @@ class PartCodec:
         self._checks: set[Stamp] = set()
         self._checks_lock = threading.Lock()
         self._check_threads: list[threading.Thread] = []
+        self.write_epoch = 0
+        """Counts the write plans the re-check dropped: a writer of `direct_writer` stops when it changes."""
         self._limits = limits
         self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
@@ -147,6 +149,37 @@ class PartCodec:
         if context is not None:
             context.schema_id = plan.schema_id
         return (plan.prefix + payload if plan.prefix else payload), plan.schema_id
+
+    def direct_writer(self, topic: str) -> tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]:
+        """(`value -> (payload, id)`, or None where the long way must decide; the plan's expiry)
+        for messages of `topic` with no properties the rules read: what `encode` does, in one
+        call, for the caller to keep until the expiry (0: never). None where the topic has no
+        compiled plan. A plan the producer's re-check drops stops its writer at once."""
+        plan = self.writes.get(topic)
+        if type(plan) is not WritePlan:
+            return None, 0.0
+        if plan.steps or self._to_dict is not None or self._key:
+            encode = self.encode
+            epoch = self.write_epoch
+
+            def general(value: Any) -> tuple[bytes, bytes] | None:
+                return encode(topic, value, None) if self.write_epoch == epoch else None
+
+            return general, plan.expires
+        write, prefix, schema_id, epoch = plan.write, plan.prefix, plan.schema_id, self.write_epoch
+
+        def direct(value: Any) -> tuple[bytes, bytes] | None:
+            if self.write_epoch != epoch:
+                return None
+            try:
+                payload = write(value)
+            except Exception:
+                return None
+            if _key_parts:
+                clear_original_key()  # type: ignore[no-untyped-call]
+            return (prefix + payload if prefix else payload), schema_id
+
+        return direct, plan.expires
 
     def learn(self, topic: str, context: MessageContext) -> None:
         """After the reference path encoded a message of `topic`: its writer (subject, schema,
@@ -241,6 +274,7 @@ class PartCodec:
             for topic, stamped in list(self._stamps.items()):
                 if stamped.subject == stamp.subject:
                     self.writes.drop(topic)
+            self.write_epoch += 1
         finally:
             with self._checks_lock:
                 self._checks.discard(stamp)
@@ -302,6 +336,40 @@ class PartCodec:
             return None
         read = self._read
         return lambda payload: read(plan, topic, payload, id_bytes, None)
+
+    def direct(self, topic: str, id_bytes: bytes) -> tuple[Callable[[bytes], Any] | None, float]:
+        """(`payload -> value or FALLBACK`, the plan's expiry) for messages of (topic, id) with no
+        properties the rules read, to be kept by the caller until the expiry (0: never); None
+        where the plan is not compiled. `ExternalSchema.decode` keeps one per (topic, metadata
+        id), so that a message is one dict lookup and this call away from the format library.
+        A plan without rule steps, conversion or key gets a closure of its own with `_read`'s
+        checks inlined (one call less per message); raises as `_read` does."""
+        plan = self.reads.get((topic, id_bytes))
+        if type(plan) is not ReadPlan:
+            return None, 0.0
+        if plan.steps or self._from_dict is not None or self._key:
+            read_plan = self._read
+            return (lambda payload: read_plan(plan, topic, payload, id_bytes, None)), plan.expires
+        read, guard, final = plan.read, plan.guard, plan.final_errors
+        longest = guard.longest if guard is not None else -1
+        check = guard.check if guard is not None else None
+
+        def direct(payload: bytes) -> Any:
+            if not payload:
+                return FALLBACK
+            if check is not None and len(payload) > longest:
+                check(payload)
+            try:
+                value = read(payload)
+            except Exception as error:
+                if final:
+                    raise PayloadError(error) from error
+                return FALLBACK
+            if _key_parts:
+                clear_original_key()  # type: ignore[no-untyped-call]
+            return value
+
+        return direct, plan.expires
 
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
