@@ -232,7 +232,9 @@ def read_partition(
             receiver_queue_size=2000,
         )
         rows = _Rows(options.include_data, reader_schema)
-        while reader.has_message_available():
+        last_entry = (end.ledger, end.entry)
+        ask = True  # whether to ask the broker if more messages follow before reading the next
+        while not ask or reader.has_message_available():
             try:
                 msg = reader.read_next(options.read_timeout_ms)
             except Exception as error:
@@ -242,6 +244,11 @@ def read_partition(
                 ) from None
             mid = msg.message_id()
             ledger, entry, batch = mid.ledger_id(), mid.entry_id(), mid.batch_index()
+            # Before the range's last entry more messages follow for sure (the planner found that
+            # entry on the broker), so `has_message_available` is asked only within the last one:
+            # it cost more than `read_next` itself (~3 us against ~2 us per message of a batched
+            # topic here), and was 44% of a partition's read loop.
+            ask = (ledger, entry) >= last_entry
             if start.covers(ledger, entry, batch):
                 continue
             if not end.covers(ledger, entry, batch):
