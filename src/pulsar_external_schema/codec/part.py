@@ -158,7 +158,7 @@ class PartCodec:
         plan = self.writes.get(topic)
         if type(plan) is not WritePlan:
             return None, 0.0
-        if plan.steps or self._to_dict is not None or self._key:
+        if self._to_dict is not None or self._key:
             encode = self.encode
             epoch = self.write_epoch
 
@@ -167,11 +167,14 @@ class PartCodec:
 
             return general, plan.expires
         write, prefix, schema_id, epoch = plan.write, plan.prefix, plan.schema_id, self.write_epoch
+        steps = plan.steps
 
         def direct(value: Any) -> tuple[bytes, bytes] | None:
             if self.write_epoch != epoch:
                 return None
             try:
+                for step in steps:
+                    value = step(value)
                 payload = write(value)
             except Exception:
                 return None
@@ -342,15 +345,15 @@ class PartCodec:
         properties the rules read, to be kept by the caller until the expiry (0: never); None
         where the plan is not compiled. `ExternalSchema.decode` keeps one per (topic, metadata
         id), so that a message is one dict lookup and this call away from the format library.
-        A plan without rule steps, conversion or key gets a closure of its own with `_read`'s
-        checks inlined (one call less per message); raises as `_read` does."""
+        A value part without conversion gets a closure of its own with `_read`'s checks and
+        steps inlined (one call less per message); raises as `_read` does."""
         plan = self.reads.get((topic, id_bytes))
         if type(plan) is not ReadPlan:
             return None, 0.0
-        if plan.steps or self._from_dict is not None or self._key:
+        if self._from_dict is not None or self._key:
             read_plan = self._read
             return (lambda payload: read_plan(plan, topic, payload, id_bytes, None)), plan.expires
-        read, guard, final = plan.read, plan.guard, plan.final_errors
+        read, guard, final, steps = plan.read, plan.guard, plan.final_errors, plan.steps
         longest = guard.longest if guard is not None else -1
         check = guard.check if guard is not None else None
 
@@ -364,6 +367,11 @@ class PartCodec:
             except Exception as error:
                 if final:
                     raise PayloadError(error) from error
+                return FALLBACK
+            try:
+                for step in steps:
+                    value = step(value)
+            except Exception:
                 return FALLBACK
             if _key_parts:
                 clear_original_key()  # type: ignore[no-untyped-call]

@@ -391,7 +391,7 @@ class CompiledCondition:
     and the caller runs the message through the executor, whose actions and errors are the
     reference; so this class never has to decide a failure's outcome."""
 
-    __slots__ = ("_body", "_guard")
+    __slots__ = ("_body", "_eval", "_fields", "_guard")
 
     def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
         text = ctx.rule.expr
@@ -400,13 +400,23 @@ class CompiledCondition:
         guard, body = split_guard(text, ctx)
         self._guard = None if guard is None else compiled.program(guard, False, pool)
         self._body = compiled.program(body, False, pool)
+        # The usual case, a record's named fields without `now`: evaluated in this call, with no
+        # further Python call than each field's conversion.
+        plain = self._body.fields is not None and not self._body.uses_now
+        self._fields = tuple(self._body.fields or ()) if plain else None
+        self._eval = self._body.expression.eval
 
     def __call__(self, message: Any) -> Any:
         """A rule step (`codec/steps.py`): the message, if it passes; else ConditionNotMet."""
         # A guard that is not true (false, not a bool, or an error) skips the rule: it passes.
         if self._guard is not None and _value(self._guard, message) is not True:
             return message
-        if _value(self._body, message) is True:
+        fields = self._fields
+        if fields is not None and type(message) is dict:
+            bound = {name: to_cel(message[name]) for name in fields if name in message}
+            if self._eval(data={"message": bound}).value() is True:
+                return message
+        elif _value(self._body, message) is True:
             return message
         raise ConditionNotMet
 
