@@ -20,6 +20,7 @@ from .errors import (
     RegistryUnavailableError,
     RuleViolationError,
     SchemaIdError,
+    SchemaParseError,
     UnknownSchemaIdError,
 )
 from .evolution import JsonSchemaEvolution
@@ -59,6 +60,7 @@ __all__ = [
     "RegistryUnavailableError",
     "RuleViolationError",
     "SchemaIdError",
+    "SchemaParseError",
     "SchemaRegistrySchemaFactory",
     "TopicName",
     "UnknownSchemaIdError",

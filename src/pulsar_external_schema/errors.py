@@ -49,6 +49,11 @@ class ConfigError(ExternalSchemaError, ValueError):
     """A configuration key is unknown, missing, or has a value of the wrong type."""
 
 
+class SchemaParseError(ConfigError):
+    """A schema given to the factory does not parse (not JSON, an unknown Avro type, ...): found
+    when the schema is made, before anything is registered or sent."""
+
+
 class SchemaIdError(ExternalSchemaError, ValueError):
     """Schema id bytes (PIP-420 metadata or Confluent prefix) are missing or malformed."""
 

@@ -16,13 +16,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import fastavro
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField
+from fastavro.schema import UnknownType
 
 from . import _confluent
 from .codec import DecodeLimits, PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
-from .errors import ConfigError
+from .errors import ConfigError, ExternalSchemaError, SchemaParseError
 from .evolution.json_evolution import JsonSchemaEvolution
 from .evolution.serdes import ConsumerSchemaDeserializer, ProducerSchemaSerializer, parse_schema
 from .protobuf_text import file_descriptor_proto, render_proto
@@ -107,6 +109,7 @@ class SchemaRegistrySchemaFactory:
         """An Avro schema (JSON text, a parsed dict or a confluent-kafka `Schema`): values are dicts
         (or objects through `to_dict` / `from_dict`)."""
         schema = _schema_text(schema, "avro")
+        _parse_avro(schema)
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
@@ -271,7 +274,7 @@ class SchemaRegistrySchemaFactory:
 
     def _schema(self, make: Callable[[MessageField], _Part]) -> ExternalSchema:
         """A value schema; `make` is kept so key_value() can build fresh serdes for a key."""
-        return ExternalSchema(make(MessageField.VALUE), self._config, self._registry, make_part=make)
+        return ExternalSchema(_made(make, MessageField.VALUE), self._config, self._registry, make_part=make)
 
     def _rule_args(self) -> dict[str, Any]:
         return {"rule_conf": self._rules.rule_conf, "rule_registry": self._rules.registry}
@@ -317,6 +320,44 @@ class SchemaRegistrySchemaFactory:
             self._config.registry_url,
             codec,
         )
+
+
+def _made(make: Callable[[MessageField], _Part], field: MessageField) -> _Part:
+    """`make(field)`, where a schema confluent-kafka's serdes cannot parse is a `SchemaParseError`
+    (they raise what their parser raised: a TypeError, a KeyError, ...)."""
+    try:
+        return make(field)
+    except ExternalSchemaError:
+        raise
+    except Exception as error:
+        raise SchemaParseError(f"the schema does not parse: {error or type(error).__name__}") from error
+
+
+def _parse_avro(schema: str | Schema) -> None:
+    """Parse an Avro schema here, for an error that says what is wrong with it: confluent-kafka's
+    serializer answers a misspelled type (`strng`) with "argument of type 'NoneType' is not
+    iterable". A schema with references is left to the serializer, which resolves them."""
+    if isinstance(schema, Schema):
+        if schema.references:
+            return
+        text = schema.schema_str or ""
+    else:
+        text = schema
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as error:
+        if text.strip() and text.strip()[0] not in '{["':
+            return  # a bare primitive name (`string`): confluent-kafka takes it as is
+        raise SchemaParseError(f"the Avro schema is not JSON: {error}") from None
+    try:
+        fastavro.parse_schema(parsed)
+    except UnknownType as error:
+        raise SchemaParseError(
+            f"the Avro schema names a type that does not exist: {error.name!r} (the primitive types "
+            "are null, boolean, int, long, float, double, bytes and string)"
+        ) from None
+    except Exception as error:
+        raise SchemaParseError(f"the Avro schema does not parse: {error or type(error).__name__}") from None
 
 
 def _schema_text(schema: Any, method: str) -> str | Schema:

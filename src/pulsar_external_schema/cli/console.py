@@ -205,6 +205,7 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
 def run_produce(args: argparse.Namespace) -> int:
     try:
         require(args, "service_url", "registry_url")
+        _check_service_url(args.service_url)
         given = _schema_arguments(args, producing=True)
         source = _open_input(args.input)
     except CommandError as error:
@@ -296,6 +297,7 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
 def run_consume(args: argparse.Namespace) -> int:
     try:
         require(args, "service_url", "registry_url")
+        _check_service_url(args.service_url)
         if args.dead_letter_topic and not args.subscription:
             raise CommandError("--dead-letter-topic needs --subscription (a reader acknowledges nothing)")
         given = _schema_arguments(args, producing=False)
@@ -498,6 +500,15 @@ def _open_input(path: str) -> BinaryIO:
         return open(path, "rb")  # closed by run_produce
     except OSError as error:
         raise CommandError(f"--input: cannot read {path}: {error.strerror or error}") from None
+
+
+def _check_service_url(service_url: str) -> None:
+    """Before any connection: pulsar-client answers a URL without its scheme with a traceback."""
+    if not service_url.startswith(("pulsar://", "pulsar+ssl://")):
+        raise CommandError(
+            f"--service-url {service_url!r} is not a Pulsar service URL: it starts with pulsar:// "
+            "(or pulsar+ssl://), e.g. pulsar://127.0.0.1:6650"
+        )
 
 
 def _client(service_url: str) -> Any:

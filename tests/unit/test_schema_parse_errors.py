@@ -1,0 +1,77 @@
+"""A schema that does not parse is a `SchemaParseError` (a `ConfigError`) that says what is wrong,
+when the schema is made, before anything is registered or sent; the console tools print it as
+one line. confluent-kafka's serdes answer the same schemas with a TypeError from their parser
+("argument of type 'NoneType' is not iterable" for a misspelled Avro type)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaReference
+from contracts import mock_factory
+
+from pulsar_external_schema import ConfigError, ExternalSchemaError, SchemaParseError
+from pulsar_external_schema.cli import main
+
+RECORD = {"type": "record", "name": "R", "fields": [{"name": "f1", "type": "string"}]}
+
+
+def test_a_misspelled_avro_type_is_named() -> None:
+    typo = {**RECORD, "fields": [{"name": "f1", "type": "strng"}]}
+    with pytest.raises(SchemaParseError) as raised:
+        mock_factory().avro(json.dumps(typo))
+    assert "'strng'" in str(raised.value) and "primitive types" in str(raised.value)
+    assert isinstance(raised.value, ConfigError)
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (lambda factory: factory.avro('{"type": "record", "name": "R", "fields": [}'), "not JSON"),
+        (
+            lambda factory: factory.avro({"type": "object", "properties": {"a": {"type": "string"}}}),
+            "'object'",
+        ),
+        (
+            lambda factory: factory.avro({"type": "record", "name": "R", "fields": [{"type": "string"}]}),
+            "missing 'name'",
+        ),
+        (lambda factory: factory.json("{not json"), "does not parse"),
+    ],
+    ids=["not JSON", "a JSON Schema given as Avro", "a field without a name", "JSON Schema not JSON"],
+)
+def test_a_schema_that_does_not_parse_says_so(make: object, expected: str) -> None:
+    with pytest.raises(SchemaParseError, match=expected):
+        make(mock_factory())  # type: ignore[operator]
+
+
+def test_a_schema_with_references_is_left_to_the_serializer() -> None:
+    factory = mock_factory()
+    factory.registry_client.register_schema(
+        "acme.Item", Schema(json.dumps({**RECORD, "name": "Item"}), "AVRO")
+    )
+    order = {"type": "record", "name": "Order", "fields": [{"name": "item", "type": "Item"}]}
+    schema = factory.avro(Schema(json.dumps(order), "AVRO", [SchemaReference("Item", "acme.Item", 1)]))
+    assert schema.schema_type == "AVRO"  # 'Item' is known from the reference, not locally
+
+
+def test_the_console_tools_check_the_service_url_before_connecting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            "produce",
+            "--topic",
+            "t",
+            "--service-url",
+            "127.0.0.1:6650",
+            "--registry-url",
+            "http://127.0.0.1:9",
+            "--value-schema",
+            json.dumps(RECORD),
+        ]
+    )
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and "is not a Pulsar service URL" in line and "pulsar://127.0.0.1:6650" in line
+    assert issubclass(SchemaParseError, ExternalSchemaError)
