@@ -228,3 +228,20 @@ def test_the_console_consumer_sends_dead_letter_copies_without_waiting(
     assert err[-1].endswith(
         "1 messages from persistent://acme/orders/in, 40 failed (40 dead-lettered, 0 redelivered later)"
     )
+
+
+def test_the_console_consumer_exits_0_when_stdout_closes_early(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+    import sys
+
+    class Closed(io.StringIO):  # `consume ... | head -1`, after head has exited
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+    consumer = FakeConsumer([FakeMessage(1, value=b"a"), FakeMessage(2, value=b"b")])
+    monkeypatch.setattr(sys, "stdout", Closed())
+    assert _console(FakeConsoleClient(consumer)) == 0
+    assert consumer.negatively_acknowledged == [1] and "receive 2" not in consumer.events
+    assert capsys.readouterr().err.strip().endswith("0 failed, stopped: stdout was closed")

@@ -65,7 +65,8 @@ and a message that cannot be decoded or fails its data contract is negatively ac
 redelivers it later), or copied to --dead-letter-topic with __rule.* properties and acknowledged
 once the broker has persisted the copy (copies are sent without waiting, as by consume());
 a registry outage is never dead-lettered: the message is negatively acknowledged and the tool stops.
-Exit code: 0 when every message was printed, 1 when any failed or the run stopped early.
+Exit code: 0 when every message was printed (or stdout closed early, as `| head` does), 1 when
+any failed or the run stopped early.
 """
 
 
@@ -381,6 +382,7 @@ class _ConsoleConsumer:
     def run(self) -> int:
         args = self.args
         stopped: str | None = None
+        closed = False
         result = None
         try:
             result = consume(
@@ -394,9 +396,9 @@ class _ConsoleConsumer:
             )
         except KeyboardInterrupt:
             pass
-        except BrokenPipeError:  # `consume ... | head`: the reader of stdout is gone
+        except BrokenPipeError:  # `consume ... | head`: the reader of stdout has what it wanted
             _silence_stdout()
-            stopped = "stdout closed"
+            closed = True  # not a failure: `set -o pipefail` scripts go on (the message is redelivered)
         except _Stop as stop:
             stopped = str(stop)
         finally:
@@ -404,7 +406,7 @@ class _ConsoleConsumer:
         if stopped:
             _report(stopped)
         if not args.quiet:
-            early = ", stopped early" if stopped else ""
+            early = ", stopped early" if stopped else ", stopped: stdout was closed" if closed else ""
             copied = ""
             if result is not None and args.dead_letter_topic:
                 copied = f" ({result.dead_lettered} dead-lettered, {result.redelivered} redelivered later)"
