@@ -559,7 +559,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             id_bytes = self._value_id(topic, schema_id)
         except SchemaIdError:
             return None  # `decode` raises it, message by message
-        return codec.reader(topic, id_bytes) if id_bytes else None
+        return codec.direct(topic, id_bytes)[0] if id_bytes else None
 
     def decode_message(self, msg: Any, *, trust_rule_properties: bool = True) -> Any:
         """Called by pulsar-client's `Message.value()`: schema id from the message properties.

@@ -3,6 +3,8 @@
     codec.encode(topic, value, context)       -> (payload, schema id), or None: the reference path
     codec.learn(topic, context)               after the reference path encoded a message
     codec.decode(topic, payload, id, context) -> value, or FALLBACK: the reference path
+    codec.direct(topic, id), codec.direct_writer(topic)
+                                              one plan's per-message path, for the caller to keep
 
 `context` (the message's properties, for a replayed DLQ copy's `__rule.name`) may be None: the
 caller then knows the message has none, and the path builds no per-message object at all.
@@ -331,20 +333,12 @@ class PartCodec:
             return FALLBACK
         return self._read(plan, topic, payload, id_bytes, context)
 
-    def reader(self, topic: str, id_bytes: bytes) -> Callable[[bytes], Any] | None:
-        """`payload -> value or FALLBACK` for messages of (topic, id) with no properties the rules
-        read, where a plan is built already (a batch looks its plan up once); else None."""
-        plan = self.reads.get((topic, id_bytes))
-        if type(plan) is not ReadPlan:
-            return None
-        read = self._read
-        return lambda payload: read(plan, topic, payload, id_bytes, None)
-
     def direct(self, topic: str, id_bytes: bytes) -> tuple[Callable[[bytes], Any] | None, float]:
         """(`payload -> value or FALLBACK`, the plan's expiry) for messages of (topic, id) with no
         properties the rules read, to be kept by the caller until the expiry (0: never); None
         where the plan is not compiled. `ExternalSchema.decode` keeps one per (topic, metadata
-        id), so that a message is one dict lookup and this call away from the format library.
+        id), so that a message is one dict lookup and this call away from the format library;
+        a batch looks it up once per run of one id.
         A value part without conversion gets a closure of its own with `_read`'s checks and
         steps inlined (one call less per message); raises as `_read` does."""
         plan = self.reads.get((topic, id_bytes))

@@ -23,7 +23,7 @@ reader's major versions: the chain `_execute_migrations` would run, each express
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from confluent_kafka.schema_registry import RuleKind, Schema
@@ -89,33 +89,21 @@ def compile_rules(
     if mode == RuleMode.READ:
         rules.reverse()  # as confluent-kafka: READ runs the rules in reverse order
     compiled: list[Step] = []
-    for index, rule in enumerate(rules):
-        if not applies(rule, mode):
-            continue
-        ctx = RuleContext(
-            rule_set.enable_at, ser_ctx, None, schema, subject, mode, rule, index, rules, None, None
-        )
-        if _confluent.rule_is_disabled(serde, ctx):
-            continue
+    for index, rule, ctx in _enabled(serde, ser_ctx, subject, mode, rules, rule_set.enable_at, None, schema):
         what = f"rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
         rule_type = (rule.type or "").upper()
         condition = rule.kind == RuleKind.CONDITION and rule_type == "CEL"
         kind = rule_type if rule.kind == RuleKind.TRANSFORM else ""
         if not condition and kind not in _FIELD_RULES:
             return f"{what} runs on the reference path"
-        executor = rule_executor(_confluent.rule_registry(serde), ctx)
-        expected = CelExecutor if condition else _FIELD_RULES[kind]
-        builtin = type(executor) is expected
-        if not builtin:
-            return f"{what} has a custom executor ({type(executor).__name__})"
+        executor, why = _builtin(serde, ctx, mode, what, CelExecutor if condition else _FIELD_RULES[kind])
+        if why is not None:
+            return why
         cel: CelExecutor | None = None
         if kind != "ENCRYPT":
             cel = executor if isinstance(executor, CelExecutor) else executor.executor
             if rule_engine(ctx, cel.engine) != COMPILED:
                 return f"{what} runs on cel-python"
-        action = _confluent.on_success_action(serde, ctx, mode)
-        if action != "NONE":
-            return f"{what} runs the action {action!r} when it passes"
         try:
             if condition:
                 assert cel is not None
@@ -166,23 +154,15 @@ def compile_migrations(
         rules = list(rule_set.migration_rules or [])
         if mode == RuleMode.DOWNGRADE:
             rules.reverse()
-        for index, rule in enumerate(rules):
-            if not applies(rule, mode):
-                continue
-            ctx = RuleContext(
-                rule_set.enable_at, ser_ctx, source, target, subject, mode, rule, index, rules, None, None
-            )
-            if _confluent.rule_is_disabled(serde, ctx):
-                continue
+        for _, rule, ctx in _enabled(
+            serde, ser_ctx, subject, mode, rules, rule_set.enable_at, source, target
+        ):
             what = f"migration rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
             if rule.kind != RuleKind.TRANSFORM or (rule.type or "").upper() != "JSONATA" or not rule.expr:
                 return f"{what} runs on the reference path"
-            executor = rule_executor(_confluent.rule_registry(serde), ctx)
-            if type(executor) is not JsonataExecutor:
-                return f"{what} has a custom executor ({type(executor).__name__})"
-            action = _confluent.on_success_action(serde, ctx, mode)
-            if action != "NONE":
-                return f"{what} runs the action {action!r} when it passes"
+            executor, why = _builtin(serde, ctx, mode, what, JsonataExecutor)
+            if why is not None:
+                return why
             try:
                 executor.parse(rule.expr)
             except JsonataError as error:
@@ -200,6 +180,40 @@ def _migration(executor: JsonataExecutor, text: str, timeout_ms: int, max_depth:
         return value if result is None else result
 
     return migrate
+
+
+def _enabled(
+    serde: Any,
+    ser_ctx: SerializationContext,
+    subject: str,
+    mode: RuleMode,
+    rules: list[Rule],
+    enable_at: Any,
+    source: Schema | None,
+    target: Schema | None,
+) -> Iterator[tuple[int, Rule, RuleContext]]:
+    """(index, rule, its context) of each rule that runs in `mode` and is not disabled, as
+    confluent-kafka's `_execute_rules_with_phase` decides for every message."""
+    for index, rule in enumerate(rules):
+        if not applies(rule, mode):
+            continue
+        ctx = RuleContext(enable_at, ser_ctx, source, target, subject, mode, rule, index, rules, None, None)
+        if not _confluent.rule_is_disabled(serde, ctx):
+            yield index, rule, ctx
+
+
+def _builtin(
+    serde: Any, ctx: RuleContext, mode: RuleMode, what: str, expected: type
+) -> tuple[Any, str | None]:
+    """The rule's executor, and why the rule does not compile (None: it does): an executor other
+    than the built-in `expected`, or an action on success other than NONE."""
+    executor = rule_executor(_confluent.rule_registry(serde), ctx)
+    if type(executor) is not expected:
+        return executor, f"{what} has a custom executor ({type(executor).__name__})"
+    action = _confluent.on_success_action(serde, ctx, mode)
+    if action != "NONE":
+        return executor, f"{what} runs the action {action!r} when it passes"
+    return executor, None
 
 
 def shadowed(rule: Rule, rules: list[Rule], index: int, mode: RuleMode) -> bool:
