@@ -1177,16 +1177,24 @@ def _renames(old: str, new: str) -> dict[str, Any]:
     }
 
 
-def _three_majors() -> dict[int, Both]:
-    """One subject with three major versions (1 -> 2 -> 3 renames the id field twice), and a
-    schema pinned to each (`use.latest.with.metadata`), all on one in-memory registry."""
+def _register_majors(shape: Callable[[str], dict[str, Any]], schema_type: str) -> SchemaRegistrySchemaFactory:
+    """A factory whose registry holds the payments subject in three major versions, each
+    version's id field renamed by the migration rules of the next."""
     factory = mock_factory()
-    subject = "acme.orders.payments-value"
     for major, field in ID_FIELDS.items():
         parts: dict[str, Any] = {"metadata": {"properties": {MAJOR: str(major)}}}
         if major > 1:
             parts["ruleSet"] = _renames(ID_FIELDS[major - 1], field)
-        factory.registry_client.register_schema(subject, contract(_person_of(field), **parts))
+        factory.registry_client.register_schema(
+            "acme.orders.payments-value", contract(shape(field), schema_type, **parts)
+        )
+    return factory
+
+
+def _three_majors() -> dict[int, Both]:
+    """One subject with three major versions (1 -> 2 -> 3 renames the id field twice), and a
+    schema pinned to each (`use.latest.with.metadata`), all on one in-memory registry."""
+    factory = _register_majors(_person_of, "AVRO")
     return {
         major: Both(sharing(factory, **{"use.latest.with.metadata": f"{MAJOR}={major}"}).avro(EMPTY))
         for major in ID_FIELDS
@@ -1226,13 +1234,7 @@ def _json_person_of(id_field: str) -> dict[str, Any]:
 
 
 def test_json_migrations_agree() -> None:
-    factory = mock_factory()
-    subject = "acme.orders.payments-value"
-    for major, field in ID_FIELDS.items():
-        parts: dict[str, Any] = {"metadata": {"properties": {MAJOR: str(major)}}}
-        if major > 1:
-            parts["ruleSet"] = _renames(ID_FIELDS[major - 1], field)
-        factory.registry_client.register_schema(subject, contract(_json_person_of(field), "JSON", **parts))
+    factory = _register_majors(_json_person_of, "JSON")
     sides = {
         major: Both(
             sharing(factory, **{"use.latest.with.metadata": f"{MAJOR}={major}"}).json(
