@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema
 from contracts import mock_factory
 from fastavro import parse_schema, schemaless_writer
 from google.protobuf import descriptor_pb2
@@ -227,3 +228,27 @@ def test_json_guard_passes_short_payloads_on_their_length() -> None:
     json_guard(DecodeLimits(max_bytes=10_000))(b"[{}]")
     with pytest.raises(LimitExceeded):
         json_guard(DecodeLimits(max_bytes=10_000))(b"[" + b"{}," * 1000 + b"{}]")
+
+
+def test_a_payload_encrypted_whole_is_not_walked_as_if_it_were_avro() -> None:
+    # ENCRYPT_PAYLOAD: the payload is ciphertext until the reference path decrypts it; walked as
+    # Avro of this schema, random bytes state random counts of zero-size items and would be
+    # refused as over the limits. (What the key's holder encrypted is authenticated: nobody else
+    # can make a plaintext for the decoder.)
+    rule = {
+        "name": "encryptPayload",
+        "kind": "TRANSFORM",
+        "type": "ENCRYPT_PAYLOAD",
+        "mode": "WRITEREAD",
+        "params": {"encrypt.kek.name": "kek1", "encrypt.kms.type": "local-kms", "encrypt.kms.key.id": "k"},
+    }
+    factory = mock_factory(**{"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"})
+    schema = factory.avro(
+        Schema.from_dict(
+            {"schema": json.dumps(NULLS), "schemaType": "AVRO", "ruleSet": {"encodingRules": [rule]}}
+        )
+    )
+    for count in range(200):  # AES-GCM: a fresh nonce, so fresh ciphertext, each time
+        value = {"pings": [None] * count}
+        encoded = schema.encode(TOPIC, value)
+        assert schema.decode(TOPIC, encoded.data, encoded.schema_id) == value

@@ -492,7 +492,13 @@ class PartCodec:
                 migrating = compiled
             reader = pinned.schema
         reason = encoding_rule(writer, RuleMode.READ)
-        steps = reason or compile_rules(
+        if reason is not None:
+            # The payload is the encoding rule's output (ENCRYPT_PAYLOAD: ciphertext), not data of
+            # the writer schema, so the guard would read noise as counts; the reference path
+            # decodes what the rule gives back, which is authenticated: only the key's holder
+            # can make it.
+            return self._reference(subject, reason, expires)
+        steps = compile_rules(
             deserializer,
             ser_ctx,
             subject,
