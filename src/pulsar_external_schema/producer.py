@@ -36,17 +36,17 @@ def encode_message(
     rules see the properties and the `partition_key` / `ordering_key` / `event_timestamp` in
     `options`), the schema id added as the `__schema_id` property. Every sender of external-schema
     messages goes through here: these producers, and Pulsar Functions' `context.publish`."""
-    message_properties = dict(properties or {})
-    if message_properties or options:
-        context: MessageContext | None = schema.message_context(
+    context: MessageContext | None = None  # nothing for the rules to see: the schema makes one
+    message_properties: dict[str, str] = {}  # only if a rule fails
+    if properties or options:
+        message_properties = dict(properties or {})
+        context = schema.message_context(
             topic,
             message_properties,
             partition_key=options.get("partition_key"),
             ordering_key=options.get("ordering_key"),
             event_timestamp=options.get("event_timestamp"),
         )
-    else:
-        context = None  # nothing for the rules to see: the schema makes one only if a rule fails
     encoded = schema.encode_for(topic, value, context)
     if encoded.schema_id is not None:
         message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
@@ -73,11 +73,6 @@ class _SchemaProducer:
     def producer_name(self) -> str:
         return str(self._producer.producer_name())
 
-    def _encode(
-        self, value: Any, given: Mapping[str, str] | None, options: dict[str, Any]
-    ) -> tuple[bytes, dict[str, str]]:
-        return encode_message(self._schema, self._topic, value, given, **options)
-
 
 class Producer(_SchemaProducer):
     """A `pulsar.Producer` for values of an `ExternalSchema` (same methods, values instead of bytes)."""
@@ -85,7 +80,7 @@ class Producer(_SchemaProducer):
     def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
         """Encode `value`, send it with its schema id, return the `MessageId`; keyword
         arguments as `pulsar.Producer.send` (partition_key, event_timestamp, ...)."""
-        data, props = self._encode(value, properties, kwargs)
+        data, props = encode_message(self._schema, self._topic, value, properties, **kwargs)
         return self._producer.send(data, properties=props, **kwargs)
 
     def send_async(
@@ -96,7 +91,7 @@ class Producer(_SchemaProducer):
         **kwargs: Any,
     ) -> None:
         """Encode now (errors raise here), send in the background; `callback(result, msg_id)`."""
-        data, props = self._encode(value, properties, kwargs)
+        data, props = encode_message(self._schema, self._topic, value, properties, **kwargs)
         self._producer.send_async(data, callback, properties=props, **kwargs)
 
     def flush(self) -> None:
@@ -122,7 +117,7 @@ class AsyncProducer(_SchemaProducer):
     """The `pulsar.asyncio.Producer` counterpart of `Producer`."""
 
     async def send(self, value: Any, properties: Mapping[str, str] | None = None, **kwargs: Any) -> Any:
-        data, props = self._encode(value, properties, kwargs)
+        data, props = encode_message(self._schema, self._topic, value, properties, **kwargs)
         return await self._producer.send(data, properties=props, **kwargs)
 
     async def flush(self) -> None:

@@ -486,24 +486,36 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         for a payload in the Confluent prefix form. `context`: the message's properties for the
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
         if context is None and type(schema_id) is bytes:
-            # The usual message: one lookup by the id as it came, past the id's parsing and the
-            # plan lookup. A message it does not take goes the whole way below, which reports it.
-            direct, expires = self._direct.get((topic, schema_id), _NO_DIRECT)
-            if direct is not None and (not expires or expires > monotonic()):
-                try:
-                    value = direct(data)
-                except Exception:
-                    value = FALLBACK
-                if value is not FALLBACK:
-                    return value
+            value = self._decode_compiled(topic, data, schema_id)
+            if value is not FALLBACK:
+                return value
+        self._check_open()
+        return self._part.decode(topic, data, self._value_id(topic, schema_id), _or_new(context, self, topic))
+
+    def _decode_compiled(self, topic: str, data: bytes, schema_id: bytes) -> Any:
+        """The value of a message with a metadata id and no properties the rules read, from the
+        compiled plan; FALLBACK where that plan does not take it (the caller goes the whole way,
+        which reports what is wrong).
+
+        The usual message is one lookup of the direct reader kept for (topic, id as it came),
+        past the id's parsing and the plan lookup; the first message of a (topic, id) finds the
+        plan through the part and keeps its direct reader."""
+        direct, expires = self._direct.get((topic, schema_id), _NO_DIRECT)
+        if direct is not None and (not expires or expires > monotonic()):
+            try:
+                value = direct(data)
+            except Exception:
+                value = FALLBACK
+            if value is not FALLBACK:
+                return value
         self._check_open()
         id_bytes = self._value_id(topic, schema_id)
-        if id_bytes and context is None:
-            value = self._part.decode_compiled(topic, data, id_bytes)
-            if value is not FALLBACK:
-                self._learn_direct(topic, schema_id, id_bytes)
-                return value
-        return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
+        if not id_bytes:
+            return FALLBACK
+        value = self._part.decode_compiled(topic, data, id_bytes)
+        if value is not FALLBACK:
+            self._learn_direct(topic, schema_id, id_bytes)
+        return value
 
     def _learn_direct(self, topic: str, schema_id: Any, id_bytes: bytes) -> None:
         """Keep the codec's direct reader of (topic, metadata id) for `decode` (bounded as plans are)."""
@@ -581,9 +593,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             ) from None
         if schema_id and not self.is_key_value and RULE_NAME not in properties:
             # The compiled path reads nothing else of the message: no context unless it falls back.
-            self._check_open()
-            id_bytes = self._value_id(topic, schema_id)
-            value = self._part.decode_compiled(topic, msg.data(), id_bytes) if id_bytes else FALLBACK
+            value = self._decode_compiled(topic, msg.data(), schema_id)
             if value is not FALLBACK:
                 return value
         context = self.message_context(
