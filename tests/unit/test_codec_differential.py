@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from schemas import add_fields, message_class
 
 from pulsar_external_schema import ExternalSchema, ExternalSchemaError, KeyValue, SchemaRegistrySchemaFactory
+from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.codec import PLAN_CACHE_SIZE, ReadPlan, Reference, WritePlan
 from pulsar_external_schema.protobuf_text import file_descriptor_proto
 
@@ -1341,3 +1342,49 @@ def test_a_malformed_payload_on_the_short_way_fails_as_on_the_long_one() -> None
         lambda: both.schema.decode(TOPIC, encoded.data[:3], encoded.schema_id, context), both.client
     )
     assert short[0] == "error" and short == long
+
+
+class _Received:
+    """A received message as pulsar-client's `Message.value()` hands it to the schema."""
+
+    def __init__(self, data: bytes, schema_id: bytes) -> None:
+        self._data, self._id = data, schema_id
+
+    def properties(self) -> dict[str, str]:
+        return {"__schema_id": ids.to_property(self._id)}
+
+    def topic_name(self) -> str:
+        return TOPIC
+
+    def data(self) -> bytes:
+        return self._data
+
+    def partition_key(self) -> str:
+        return ""
+
+    def ordering_key(self) -> str:
+        return ""
+
+    def event_timestamp(self) -> int:
+        return 0
+
+    def message_id(self) -> str:
+        return "(1,0,-1,0)"
+
+
+def test_a_received_message_takes_the_short_way_decode_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    both = Both(mock_factory().avro(json.dumps(AVRO)))
+    encoded = both.schema.encode_for(TOPIC, AVRO_SAMPLE)
+    assert encoded.schema_id is not None
+    message = _Received(encoded.data, encoded.schema_id)
+    expected = both.schema.decode(TOPIC, encoded.data, encoded.schema_id, both.schema.message_context(TOPIC))
+    assert both.schema.decode_message(message) == expected  # the first: the plan is built
+    assert both.schema.decode_message(message) == expected  # its direct reader is kept
+    assert (TOPIC, ids.to_metadata(encoded.schema_id)) in both.schema._direct
+
+    def no_plan_lookup(*args: Any) -> Any:
+        raise AssertionError("the message went past the direct reader")
+
+    monkeypatch.setattr(both.schema._part, "decode_compiled", no_plan_lookup)
+    monkeypatch.setattr(both.schema._part, "decode", no_plan_lookup)
+    assert both.schema.decode_message(message) == expected
