@@ -53,6 +53,7 @@ from confluent_kafka.schema_registry.rules.cel.cel_executor import (
 from confluent_kafka.schema_registry.rules.cel.cel_executor import field_value_to_cel, msg_to_cel
 from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecutor, FieldTransform, RuleContext
 from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
+from google.protobuf.message import Message as ProtoMessage
 
 from .._confluent import to_plain_containers, validate_hostname
 from ..config import CEL_ENGINES
@@ -391,7 +392,7 @@ class CompiledCondition:
     and the caller runs the message through the executor, whose actions and errors are the
     reference; so this class never has to decide a failure's outcome."""
 
-    __slots__ = ("_body", "_eval", "_fields", "_guard")
+    __slots__ = ("_body", "_eval", "_fields", "_guard", "_whole")
 
     def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
         text = ctx.rule.expr
@@ -404,6 +405,8 @@ class CompiledCondition:
         # further Python call than each field's conversion.
         plain = self._body.fields is not None and not self._body.uses_now
         self._fields = tuple(self._body.fields or ()) if plain else None
+        # A Protobuf message goes to cel-cpp as it is (it reads the fields through the pool).
+        self._whole = not self._body.uses_now
         self._eval = self._body.expression.eval
 
     def __call__(self, message: Any) -> Any:
@@ -415,6 +418,9 @@ class CompiledCondition:
         if fields is not None and type(message) is dict:
             bound = {name: to_cel(message[name]) for name in fields if name in message}
             if self._eval(data={"message": bound}).value() is True:
+                return message
+        elif self._whole and isinstance(message, ProtoMessage):
+            if self._eval(data={"message": message}).value() is True:
                 return message
         elif _value(self._body, message) is True:
             return message
