@@ -573,15 +573,20 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             return None  # `decode` raises it, message by message
         return codec.direct(topic, id_bytes)[0] if id_bytes else None
 
-    def decode_message(self, msg: Any, *, trust_rule_properties: bool = True) -> Any:
+    def decode_message(
+        self, msg: Any, *, trust_rule_properties: bool = True, properties: Mapping[str, str] | None = None
+    ) -> Any:
         """Called by pulsar-client's `Message.value()`: schema id from the message properties.
 
         A DLQ copy (a `__rule.topic` property) is decoded with the subject of the topic it failed on,
         and the rule its `__rule.name` names is skipped. A validator must not let a producer choose
         that: with `trust_rule_properties=False` the `__rule.*` properties are ignored.
+        `properties`: `msg.properties()`, where the caller has them already (each call builds a
+        dict from the C++ message).
         """
-        properties = msg.properties()
-        if not trust_rule_properties:
+        if properties is None:
+            properties = msg.properties()
+        if not trust_rule_properties and any(key.startswith(RULE_PREFIX) for key in properties):
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = properties.get(RULE_TOPIC) or msg.topic_name()
         raw = properties.get(ids.SCHEMA_ID_PROPERTY)
@@ -598,7 +603,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
                 return value
         context = self.message_context(
             topic,
-            properties,
+            dict(properties),
             original_data=msg.data(),
             partition_key=msg.partition_key() or None,
             ordering_key=msg.ordering_key() or None,

@@ -117,6 +117,21 @@ def test_starting_and_ending_offsets_at_batch_index_boundaries(
     assert read(spark, services, topic=orders.topic, startingOffsets="latest").count() == 0
 
 
+def test_min_partitions_reads_the_topic_partitions_in_pieces_each_message_once(
+    spark: Any, services: Services, orders: Produced
+) -> None:
+    every = _ids(read(spark, services, topic=orders.topic).collect())
+    df = read(spark, services, topic=orders.topic, minPartitions="10")
+    rows = df.collect()
+
+    assert df.rdd.getNumPartitions() >= 10  # four topic partitions, in pieces
+    assert len(rows) == len(every)
+    assert _ids(rows).keys() == every.keys()
+    assert {key: row.value for key, row in _ids(rows).items()} == {
+        key: row.value for key, row in every.items()
+    }
+
+
 def test_bad_options_fail_with_what_to_change(spark: Any, services: Services, orders: Produced) -> None:
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
 import json
 from typing import Any
 
@@ -20,7 +21,14 @@ from pulsar_external_schema import ConfigError, ExternalSchemaError
 from pulsar_external_schema.spark.admin import Ledger, full_topic_name
 from pulsar_external_schema.spark.offsets import EARLIEST, Bound, parse_offsets, user_bound
 from pulsar_external_schema.spark.options import SourceOptions
-from pulsar_external_schema.spark.reader import _Planner, _Rows, advance
+from pulsar_external_schema.spark.reader import (
+    TopicPartitionRange,
+    _Planner,
+    _Rows,
+    advance,
+    entries_between,
+    split,
+)
 from pulsar_external_schema.spark.types import (
     SparkTypeError,
     avro_type,
@@ -110,6 +118,60 @@ class _Admin:
 
     def ledgers(self, partition: str) -> list[Ledger]:
         return self._ledgers
+
+
+def _covered(ledgers: list[Ledger], start: Bound, end: Bound) -> list[tuple[int, int, int]]:
+    """The messages (ledger, entry, batch index) a range reads, with three messages per entry."""
+    return [
+        (row.ledger_id, entry, batch)
+        for row in ledgers
+        for entry in range(row.entries)
+        for batch in range(3)
+        if not start.covers(row.ledger_id, entry, batch) and end.covers(row.ledger_id, entry, batch)
+    ]
+
+
+def test_entries_between_counts_what_a_range_reads() -> None:
+    assert entries_between(LEDGERS, EARLIEST, Bound(9, 2, -1, True)) == 7
+    assert entries_between(LEDGERS, Bound(3, 1, -1, True), Bound(9, 0, -1, True)) == 3
+    assert entries_between(LEDGERS, Bound(3, 1, 2, True), Bound(3, 1, -1, True)) == 1  # a part of one
+
+
+@pytest.mark.parametrize("pieces", [1, 2, 3, 4, 7, 20])
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [
+        (EARLIEST, Bound(9, 2, -1, True)),
+        (Bound(3, 0, 1, True), Bound(9, 1, 2, False)),  # bounds inside entries
+        (Bound(3, 2, -1, True), Bound(9, 0, -1, True)),
+    ],
+)
+def test_a_range_split_in_pieces_reads_each_message_once(start: Bound, end: Bound, pieces: int) -> None:
+    ranges = split(LEDGERS, start, end, pieces)
+    assert ranges[0][0] == start and ranges[-1][1] == end
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # contiguous
+    read = [message for first, last in ranges for message in _covered(LEDGERS, first, last)]
+    assert read == _covered(LEDGERS, start, end)  # each once, in order
+    total = entries_between(LEDGERS, start, end)
+    step = -(-total // pieces)  # entries per piece, the last one takes what is left
+    assert len(ranges) == -(-total // step)
+
+
+def test_min_partitions_divides_the_larger_partitions_more() -> None:
+    big = [Ledger(3, 90)]
+    small = [Ledger(5, 10)]
+    planner = _Planner(_options(minPartitions="10"))
+    admin: Any = _Admin(big)
+    ranges = [
+        TopicPartitionRange("persistent://t/n/a-partition-0", EARLIEST, Bound(3, 89, -1, True)),
+        TopicPartitionRange("persistent://t/n/a-partition-1", EARLIEST, Bound(5, 9, -1, True)),
+    ]
+    pieces = planner.split(admin, ranges, {"persistent://t/n/a-partition-1": small})
+    counts = {
+        p: sum(1 for r in pieces if r.partition_topic == p) for p in (r.partition_topic for r in ranges)
+    }
+    assert counts == {"persistent://t/n/a-partition-0": 9, "persistent://t/n/a-partition-1": 1}
+    assert _Planner(_options()).split(admin, ranges) == ranges  # one Spark partition each by default
 
 
 def _options(**extra: str) -> SourceOptions:
@@ -385,7 +447,7 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
             return b""
 
     for i, value in enumerate([{"n": 1}, {"n": "one"}, {"n": 3}]):
-        rows.add(Msg(value), "persistent://t/n/a", 0, 1, i, -1, lambda msg: msg.value)
+        rows.add(Msg(value), "persistent://t/n/a", 0, (1, i), -1, lambda msg, properties: msg.value)
     batch = rows.batch(arrow, arrow.field("value").type, convert)
     assert batch.schema == arrow
     table = pa.Table.from_batches([batch]).to_pylist()
@@ -404,3 +466,58 @@ def test_writer_turns_arrow_maps_back_into_dicts_and_protobuf_values_into_json()
         "b": "AQ==",
         "at": "2024-01-02T03:04:05Z",
     }
+
+
+# -- executors ---------------------------------------------------------------------------------
+
+
+def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pulsar_external_schema.registered import RegisteredSchema
+    from pulsar_external_schema.spark import executor
+
+    def options_of(registry: str) -> SourceOptions:
+        return SourceOptions.parse({"service.url": "pulsar://x:6650", "schema.registry.url": registry})
+
+    options = options_of("mock://kept-schemas")
+    text = json.dumps({"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]})
+
+    def reader(version: int) -> RegisteredSchema:
+        return RegisteredSchema("a-value", "AVRO", text, version, version)
+
+    monkeypatch.setattr(executor, "MAX_SCHEMAS", 2)
+    try:
+        first = executor.decoding_schema(options, reader(1))
+        assert executor.decoding_schema(options, reader(1)) is first  # the next task's
+        second = executor.decoding_schema(options, reader(2))  # another reader version: its own
+        assert second is not first
+        other = SourceOptions.parse(
+            {**{"service.url": "pulsar://x:6650", "topic": "a"}, "schema.registry.url": "mock://other"}
+        )
+        executor.decoding_schema(other, reader(1))  # a third: the least recently used is closed
+        with pytest.raises(ExternalSchemaError, match="closed"):
+            first.decode("a", b"\x02", b"\xff\x00\x00\x00\x00\x01")
+        assert executor.decoding_schema(options, reader(2)) is second
+    finally:
+        executor.close_all()
+    with pytest.raises(ExternalSchemaError, match="closed"):
+        second.decode("a", b"\x02", b"\xff\x00\x00\x00\x00\x01")
+
+
+def test_reading_a_partition_makes_collections_rare_and_restores_them() -> None:
+    import gc
+
+    from pulsar_external_schema.spark.reader import _RareCollections
+
+    before = gc.get_threshold()
+    rare = _RareCollections()
+    assert gc.get_threshold()[0] == max(before[0], _RareCollections.YOUNG)
+    assert gc.get_threshold()[1:] == before[1:]
+    rare.close()
+    assert gc.get_threshold() == before
+    rare = _RareCollections()
+    gc.set_threshold(5_000)  # changed meanwhile by someone else: theirs stays
+    rare.close()
+    assert gc.get_threshold()[0] == 5_000
+    gc.set_threshold(*before)

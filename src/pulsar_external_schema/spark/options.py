@@ -22,6 +22,7 @@ SPELLING = {
     "startingoffsets": "startingOffsets",
     "endingoffsets": "endingOffsets",
     "maxentriesperpartition": "maxEntriesPerPartition",
+    "minpartitions": "minPartitions",
     "failondataloss": "failOnDataLoss",
     "includedata": "includeData",
     "trustruleproperties": "trustRuleProperties",
@@ -38,6 +39,7 @@ SOURCE_OPTIONS = {
     "startingoffsets": "earliest (default), latest, or JSON per partition topic",
     "endingoffsets": "latest (default), or JSON per partition topic; batch queries only",
     "maxentriesperpartition": "at most this many entries per partition per micro-batch",
+    "minpartitions": "at least this many Spark partitions: large topic partitions are read in pieces",
     "failondataloss": "true (default): fail when messages to read were deleted by retention",
     "includedata": "true: add a binary `data` column with the original payload (for a DLQ)",
     "protobuf.message.class": "import path of the generated Protobuf class (pkg.module.Class)",
@@ -62,6 +64,7 @@ class SourceOptions:
     starting_offsets: str | dict[str, Any]
     ending_offsets: str | dict[str, Any]
     max_entries_per_partition: int | None
+    min_partitions: int | None
     fail_on_data_loss: bool
     include_data: bool
     protobuf_message_class: str | None
@@ -94,6 +97,7 @@ class SourceOptions:
             starting_offsets=parse_offsets("startingOffsets", source.get("startingoffsets"), "earliest"),
             ending_offsets=parse_offsets("endingOffsets", source.get("endingoffsets"), "latest"),
             max_entries_per_partition=_positive_int(source, "maxentriesperpartition"),
+            min_partitions=_positive_int(source, "minpartitions"),
             fail_on_data_loss=_bool(source, "failondataloss", True),
             include_data=_bool(source, "includedata", False),
             protobuf_message_class=source.get("protobuf.message.class"),

@@ -33,6 +33,7 @@ from pyspark.sql.datasource import (
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
 from ..producer import create_producer
 from .admin import full_topic_name
+from .executor import pulsar_client
 from .options import SourceOptions
 from .values import make_schema, protobuf_class, resolve_reader_schema
 
@@ -52,13 +53,8 @@ class _TaskWriter:
     """Producers of one task, one per topic, sending the rows of its Arrow batches."""
 
     def __init__(self, options: SourceOptions, sequence_base: int | None, task: int) -> None:
-        import pulsar
-
         self.options = options
-        args: dict[str, Any] = {"logger": pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)}
-        if options.auth_token:
-            args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
-        self.client = pulsar.Client(options.service_url, **args)
+        self.client = pulsar_client(options)  # the worker's, kept for its next task (`executor.py`)
         self.task = task
         self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
         self.sequence_base = sequence_base
@@ -171,7 +167,7 @@ class _TaskWriter:
                 log.warning("could not close a producer: %s", error)
         for owned in self.schemas:
             owned.close()
-        self.client.close()
+        # The client is the worker's (`executor.py`): its next task sends through it too.
 
 
 def _plain(value: Any) -> Any:

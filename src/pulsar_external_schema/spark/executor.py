@@ -1,0 +1,112 @@
+"""What an executor's Python worker keeps from one task to the next: Pulsar clients and the
+schemas it decodes with.
+
+Spark reuses its Python workers (`spark.python.worker.reuse`, on by default), and every task used
+to build its own Pulsar client, factory and schema, and close them at its end. The factory alone
+took 100-250 ms here: each of its registry clients (the schema's, and one per encryption
+executor) loads the system's CA certificates even for an `http://` registry, ~35 ms each. Then
+the schema's plans were fetched from the registry again. For a 100k-row partition that was a
+fifth of its read; for a streaming micro-batch of a few hundred rows, most of it.
+
+So a worker keeps them, a few of each (the least recently used one is closed beyond that), for
+the options and reader schema of a query: a new reader version or other options make a new one.
+A kept schema is what a long-running consumer is: its plans expire with `latest.cache.ttl.sec`
+and its rules are the registry's, as for every consumer of this package.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..schema import ExternalSchema
+from .options import SourceOptions
+from .values import ReaderSchema, make_schema
+
+#: Pulsar clients kept per worker (one per service URL and credentials).
+MAX_CLIENTS = 4
+#: Decoding schemas kept per worker (one per query's options and reader schema version).
+MAX_SCHEMAS = 8
+
+_lock = threading.Lock()
+_clients: OrderedDict[tuple[str, str | None], Any] = OrderedDict()
+_schemas: OrderedDict[str, tuple[Any, ExternalSchema]] = OrderedDict()
+
+T = TypeVar("T")
+
+
+def pulsar_client(options: SourceOptions) -> Any:
+    """The worker's Pulsar client for `options.service_url` and token; the caller must not close it."""
+    import pulsar  # imported on the executor
+
+    def make() -> Any:
+        args: dict[str, Any] = {"logger": pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)}
+        if options.auth_token:
+            args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
+        return pulsar.Client(options.service_url, **args)
+
+    return _kept(_clients, (options.service_url, options.auth_token), make, MAX_CLIENTS, _close_client)
+
+
+def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:
+    """The worker's schema that decodes into `reader` with the query's options (`make_schema`);
+    the caller must not close it."""
+    key = json.dumps(
+        [options.config, options.protobuf_message_class, reader.subject, reader.schema_id, reader.schema_str],
+        sort_keys=True,
+        default=str,
+    )
+    return _kept(_schemas, key, lambda: make_schema(options, reader), MAX_SCHEMAS, _close_schema)[1]
+
+
+def close_all() -> None:
+    """Close what the worker keeps (at exit, and in tests)."""
+    with _lock:
+        clients, schemas = list(_clients.values()), list(_schemas.values())
+        _clients.clear()
+        _schemas.clear()
+    for schema in schemas:
+        _close_schema(schema)
+    for client in clients:
+        _close_client(client)
+
+
+def _kept(
+    kept: OrderedDict[Any, T], key: Any, make: Callable[[], T], most: int, close: Callable[[T], None]
+) -> T:
+    with _lock:
+        found = kept.get(key)
+        if found is not None:
+            kept.move_to_end(key)
+            return found
+    made = make()  # outside the lock: it may wait on the registry or the broker
+    evicted: list[T] = []
+    with _lock:
+        found = kept.get(key)
+        if found is not None:  # another thread made one meanwhile: keep that one
+            evicted.append(made)
+            made = found
+        else:
+            kept[key] = made
+            while len(kept) > most:
+                evicted.append(kept.popitem(last=False)[1])
+    for item in evicted:
+        close(item)
+    return made
+
+
+def _close_client(client: Any) -> None:
+    client.close()
+
+
+def _close_schema(made: tuple[Any, ExternalSchema]) -> None:
+    factory, schema = made
+    schema.close()
+    factory.close()
+
+
+atexit.register(close_all)
