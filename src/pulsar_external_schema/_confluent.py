@@ -319,10 +319,22 @@ def set_local_schema(serializer: Any, schema: Schema) -> None:
     serializer._schema = schema
 
 
-def pin_schema_id(deserializer: Any, schema_id: int) -> None:
+def pin_schema_id(
+    deserializer: Any, schema_id: int, subject: str | None = None, version: int | None = None
+) -> None:
     """Read into this registered schema id, as `use.schema.id` does for serializers (confluent-kafka's
-    deserializers take no such key, but read the attribute)."""
+    deserializers take no such key, but read the attribute).
+
+    With `subject` and `version`: into that version, rules included. A registry may give one id to
+    versions that differ only in their rules (AxonOps does: a rule set added as a new version keeps
+    the id), and the id alone then finds the first of them; so the version is looked up (one
+    request) and kept where the deserializer looks for the pinned id's version first."""
     deserializer._use_schema_id = schema_id
+    if subject is not None and version is not None:
+        registry = deserializer._registry
+        registered = registry.get_version(subject, version)
+        if registered.schema_id == schema_id:
+            registry._cache.set_registered_schema(registered.schema, registered)
 
 
 def rest_get(client: Any, path: str, query: dict[str, Any] | None = None) -> Any:

@@ -263,3 +263,29 @@ def test_a_version_registered_after_planning_does_not_change_a_running_read(
     assert [r._valid for r in rows] == [True] * 8 and "amount" not in rows[0].value
     replanned = read(spark, services, topic=topic).collect()
     assert {r._rule for r in replanned} == {"refuseAll"}  # a new query reads with v2
+
+
+def test_a_rule_set_added_as_a_version_of_the_same_schema_runs_on_read(
+    spark: Any, services: Services, pulsar_client: Any
+) -> None:
+    # A registry may give that version the writer's id (AxonOps does, comparing the schemas'
+    # canonical forms), so the id alone finds the version whose text it was given first, without
+    # rules: the source reads into the version the driver resolved.
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from spark_support import CHECK_NAME, ORDER_V1
+
+    topic = f"persistent://public/default/{unique('spark-rules-later')}"
+    produce_orders(services, pulsar_client, topic, 1, 8, 1)
+    refuse_all = {**CHECK_NAME, "name": "refuseAll", "expr": "size(message.name) > 1000"}
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
+    text = json.dumps(ORDER_V1, indent=2)  # the same schema, written out differently, with a rule
+    rules = {"domainRules": [refuse_all]}
+    registry.register_schema(
+        subject, Schema.from_dict({"schemaType": "AVRO", "schema": text, "ruleSet": rules})
+    )
+    assert registry.get_version(subject, 2).schema_id == registry.get_version(subject, 1).schema_id
+
+    rows = read(spark, services, topic=topic).collect()
+    assert len(rows) == 8 and {r._rule for r in rows} == {"refuseAll"}
+    assert not any(r._valid for r in rows)

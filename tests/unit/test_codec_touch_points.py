@@ -152,6 +152,28 @@ def test_set_local_schema_and_pin_schema_id() -> None:
     assert found is not None and found.schema_id == 1
 
 
+def test_pin_schema_id_with_a_version_reads_into_that_version_rules_included() -> None:
+    from confluent_kafka.schema_registry import RegisteredSchema
+
+    pinned, _ = _avro(**{"use.latest.version": True})
+    deserializer = pinned._part.deserializer
+    registry = deserializer._registry
+    ruled = registry.get_version(SUBJECT, 1)
+    # A registry that gives one id to versions that differ only in their rules (AxonOps): the
+    # id alone finds another version of it, here one without rules.
+    other = RegisteredSchema(
+        schema_id=ruled.schema_id, guid=None, schema=contract(RECORD), subject=SUBJECT, version=7
+    )
+    registry._cache.rs_id_index[SUBJECT][ruled.schema_id] = other
+    _confluent.pin_schema_id(deserializer, ruled.schema_id)
+    assert _confluent.pinned_schema(deserializer, SUBJECT, None) is other
+    _confluent.pin_schema_id(deserializer, ruled.schema_id, SUBJECT, 1)
+    found = _confluent.pinned_schema(deserializer, SUBJECT, None)
+    assert found is not None and found.version == 1
+    assert found.schema.rule_set is not None
+    assert [rule.name for rule in found.schema.rule_set.domain_rules or []] == ["r"]
+
+
 def test_rest_calls_go_through_the_clients_own_rest_client() -> None:
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
