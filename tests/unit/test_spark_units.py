@@ -474,6 +474,7 @@ def test_writer_turns_arrow_maps_back_into_dicts_and_protobuf_values_into_json()
 def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from pulsar_external_schema import _confluent
     from pulsar_external_schema.registered import RegisteredSchema
     from pulsar_external_schema.spark import executor
 
@@ -483,15 +484,22 @@ def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
     options = options_of("mock://kept-schemas")
     text = json.dumps({"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]})
 
-    def reader(version: int) -> RegisteredSchema:
-        return RegisteredSchema("a-value", "AVRO", text, version, version)
+    def reader(version: int, schema_id: int | None = None) -> RegisteredSchema:
+        return RegisteredSchema("a-value", "AVRO", text, schema_id or version, version)
 
     monkeypatch.setattr(executor, "MAX_SCHEMAS", 2)
+    # Nothing is registered in this mock registry: the versions are not looked up to pin them.
+    monkeypatch.setattr(_confluent, "pin_schema_id", lambda *args: None)
     try:
         first = executor.decoding_schema(options, reader(1))
         assert executor.decoding_schema(options, reader(1)) is first  # the next task's
         second = executor.decoding_schema(options, reader(2))  # another reader version: its own
         assert second is not first
+        # a version that only adds rules may keep the id (AxonOps): its own schema too
+        assert executor.decoding_schema(options, reader(3, schema_id=1)) is not first
+        executor.close_all()
+        first = executor.decoding_schema(options, reader(1))
+        second = executor.decoding_schema(options, reader(2))
         other = SourceOptions.parse(
             {**{"service.url": "pulsar://x:6650", "topic": "a"}, "schema.registry.url": "mock://other"}
         )

@@ -55,8 +55,9 @@ def pulsar_client(options: SourceOptions) -> Any:
 def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:
     """The worker's schema that decodes into `reader` with the query's options (`make_schema`);
     the caller must not close it."""
+    # The version too: a registry may give versions that differ only in their rules one id.
     key = json.dumps(
-        [options.config, options.protobuf_message_class, reader.subject, reader.schema_id, reader.schema_str],
+        [options.config, options.protobuf_message_class, reader.subject, reader.schema_id, reader.version],
         sort_keys=True,
         default=str,
     )
