@@ -96,15 +96,21 @@ class _TaskWriter:
                 f"column (sent as it is); the columns are {', '.join(batch.schema.names)}"
             )
         columns = {name: batch.column(name).to_pylist() for name in names}
+        absent: list[Any] = [None] * batch.num_rows  # a column the batch does not have
+        topics, keys, events = (columns.get(name, absent) for name in ("topic", "key", "eventTime"))
+        given_properties = columns.get("properties", absent)
+        full_names: dict[str | None, str] = {}  # a batch names a few topics, if any
         for i in range(batch.num_rows):
-            topic = columns["topic"][i] if "topic" in columns and columns["topic"][i] else None
-            topic = full_topic_name(topic or self._default_topic())
-            properties = dict(columns["properties"][i] or []) if "properties" in columns else {}
+            named = topics[i] or None
+            topic = full_names.get(named)
+            if topic is None:
+                topic = full_names[named] = full_topic_name(named or self._default_topic())
+            properties = dict(given_properties[i] or [])
             kwargs: dict[str, Any] = {}
-            key = columns.get("key", [None] * batch.num_rows)[i]
+            key = keys[i]
             if key is not None:
                 kwargs["partition_key"] = str(key)
-            event = columns.get("eventTime", [None] * batch.num_rows)[i]
+            event = events[i]
             if event is not None:
                 kwargs["event_timestamp"] = int(event.timestamp() * 1000)
             if self.producer_name is not None:
