@@ -713,50 +713,64 @@ E2E_ROWS = (
 )
 
 
-def end_to_end(service_url: str, registry_url: str, count: int) -> list[Throughput]:
+def end_to_end(service_url: str, registry_url: str, count: int, rounds: int = 3) -> list[Throughput]:
+    """Each row of `E2E_ROWS` on a topic of its own, `rounds` times in turns (the order reversed
+    every other round); per row, the round with the best produce + consume rate."""
     client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
-    results = []
     batching = {"batching_enabled": True, "batching_max_publish_delay_ms": 5, "block_if_queue_full": True}
     payload = _raw_avro()[0]()
     factory = SchemaRegistrySchemaFactory({"schema.registry.url": registry_url})
-    try:
-        topic = f"persistent://public/default/bench-bytes-{RUN}"
-        consumer = client.subscribe(topic, "bench")
-        producer = client.create_producer(topic, **batching)
+    ours = factory.avro(
+        Schema.from_dict(
+            {
+                "schema": json.dumps(avro_schema()),
+                "schemaType": "AVRO",
+                "ruleSet": {"domainRules": RULES["CEL condition"]},
+            }
+        )
+    )
+    native = pulsar.schema.AvroSchema(NativePerson)
+
+    def topic(kind: str, round_: int) -> str:
+        return f"persistent://public/default/bench-{kind}-{RUN}-{round_}"
+
+    def raw_bytes(round_: int) -> Throughput:
+        consumer = client.subscribe(topic("bytes", round_), "bench")
+        producer = client.create_producer(topic("bytes", round_), **batching)
         send = lambda: producer.send_async(payload, _sent)  # noqa: E731
-        results.append(_pump(E2E_ROWS[0], producer, consumer, send, lambda m: m.value(), count))
+        return _pump(E2E_ROWS[0], producer, consumer, send, lambda m: m.value(), count)
 
-        topic = f"persistent://public/default/bench-native-{RUN}"
-        schema = pulsar.schema.AvroSchema(NativePerson)
-        consumer = client.subscribe(topic, "bench", schema=schema)
-        producer = client.create_producer(topic, schema=schema, **batching)
-        results.append(
-            _pump(E2E_ROWS[1], producer, consumer, *_values(producer, NativePerson(**VALUE)), count)
-        )
+    def pulsar_avro(round_: int) -> Throughput:
+        consumer = client.subscribe(topic("native", round_), "bench", schema=native)
+        producer = client.create_producer(topic("native", round_), schema=native, **batching)
+        return _pump(E2E_ROWS[1], producer, consumer, *_values(producer, NativePerson(**VALUE)), count)
 
-        ours = factory.avro(
-            Schema.from_dict(
-                {
-                    "schema": json.dumps(avro_schema()),
-                    "schemaType": "AVRO",
-                    "ruleSet": {"domainRules": RULES["CEL condition"]},
-                }
-            )
-        )
-        topic = f"persistent://public/default/bench-itself-{RUN}"
-        consumer = client.subscribe(topic, "bench")
-        producer = client.create_producer(topic, **batching)
-        schema_id = ids.to_property(ours.encode(topic, VALUE).schema_id or b"")
-        results.append(_pump(E2E_ROWS[2], producer, consumer, *_work_itself(producer, schema_id), count))
+    def itself(round_: int) -> Throughput:
+        consumer = client.subscribe(topic("itself", round_), "bench")
+        producer = client.create_producer(topic("itself", round_), **batching)
+        schema_id = ids.to_property(ours.encode(topic("itself", round_), VALUE).schema_id or b"")
+        return _pump(E2E_ROWS[2], producer, consumer, *_work_itself(producer, schema_id), count)
 
-        topic = f"persistent://public/default/bench-ours-{RUN}"
-        consumer = client.subscribe(topic, "bench", schema=ours)
-        producer = create_producer(client, topic, ours, **batching)
-        results.append(_pump(E2E_ROWS[3], producer, consumer, *_values(producer, VALUE), count))
+    def with_ours(round_: int) -> Throughput:
+        consumer = client.subscribe(topic("ours", round_), "bench", schema=ours)
+        producer = create_producer(client, topic("ours", round_), ours, **batching)
+        return _pump(E2E_ROWS[3], producer, consumer, *_values(producer, VALUE), count)
+
+    ways = [raw_bytes, pulsar_avro, itself, with_ours]
+    best: list[Throughput | None] = [None] * len(ways)
+    try:
+        for round_ in range(rounds):
+            order = list(enumerate(ways))
+            for index, way in order if round_ % 2 == 0 else reversed(order):
+                result = way(round_)
+                found = best[index]
+                if found is None or result.both > found.both:
+                    best[index] = result
     finally:
+        ours.close()
         factory.close()
         client.close()
-    return results
+    return [result for result in best if result is not None]
 
 
 #: The rows of `consume_side`, in order.
