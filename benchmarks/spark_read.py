@@ -155,14 +155,13 @@ def cost_split(
     (best of three): the parts timed one by one, and the whole read (`read_partition`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from pulsar_external_schema.spark.executor import decoding_schema
+    from pulsar_external_schema.spark.executor import RareCollections, decoding_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.reader import (
         ROWS_PER_BATCH,
         TopicPartitionRange,
         _Planner,
-        _RareCollections,
         _Rows,
         read_partition,
         read_schema,
@@ -216,7 +215,7 @@ def cost_split(
         read_count = sum(batch.num_rows for batch in read_partition(source, plain, value_type, whole))
         assert read_count == count, (read_count, count)
 
-    rare = _RareCollections()  # as the source reads
+    rare = RareCollections()  # as the source reads
     try:
         plain_schema, ruled_schema = decoding_schema(source, plain), decoding_schema(source, ruled)
         decoding(plain_schema)(), decoding(ruled_schema)()  # plans built

@@ -516,15 +516,15 @@ def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
 def test_reading_a_partition_makes_collections_rare_and_restores_them() -> None:
     import gc
 
-    from pulsar_external_schema.spark.reader import _RareCollections
+    from pulsar_external_schema.spark.executor import RareCollections
 
     before = gc.get_threshold()
-    rare = _RareCollections()
-    assert gc.get_threshold()[0] == max(before[0], _RareCollections.YOUNG)
+    rare = RareCollections()
+    assert gc.get_threshold()[0] == max(before[0], RareCollections.YOUNG)
     assert gc.get_threshold()[1:] == before[1:]
     rare.close()
     assert gc.get_threshold() == before
-    rare = _RareCollections()
+    rare = RareCollections()
     gc.set_threshold(5_000)  # changed meanwhile by someone else: theirs stays
     rare.close()
     assert gc.get_threshold()[0] == 5_000

@@ -17,6 +17,7 @@ and its rules are the registry's, as for every consumer of this package.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import threading
 from collections import OrderedDict
@@ -74,6 +75,31 @@ def close_all() -> None:
         _close_schema(schema)
     for client in clients:
         _close_client(client)
+
+
+class RareCollections:
+    """CPython's cyclic garbage collector made rare while a task reads a partition; `close()`
+    restores it.
+
+    A batch's rows (a dict per value, tuples, lists of properties) all survive until the batch
+    becomes Arrow, and none is part of a cycle. With the default thresholds the collector runs
+    every ~150 rows and promotes them all, and its older generations then scan every row kept so
+    far: 6 of 15 us per row here (cProfile shows it as fastavro's time, where the allocations
+    are). A young collection every 100,000 allocations instead leaves what cycles there are to be
+    collected a little later. The thresholds go back as they were when the read is done, unless
+    something else changed them meanwhile. (Writing, a row's encode and send cost ten times as
+    much, and the same change measured no difference.)"""
+
+    YOUNG = 100_000
+
+    def __init__(self) -> None:
+        self._before = gc.get_threshold()
+        self._set = (max(self._before[0], self.YOUNG), *self._before[1:])
+        gc.set_threshold(*self._set)
+
+    def close(self) -> None:
+        if gc.get_threshold() == self._set:
+            gc.set_threshold(*self._before)
 
 
 def _kept(

@@ -11,7 +11,6 @@ cannot be reached fails the task, which Spark retries.
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
 from .admin import Ledger, PulsarAdmin
-from .executor import decoding_schema, pulsar_client
+from .executor import RareCollections, decoding_schema, pulsar_client
 from .offsets import EARLIEST, Bound, user_bound
 from .options import SourceOptions
 from .types import Converter
@@ -286,7 +285,7 @@ def read_partition(
     start, end = partition.start, partition.end
     topic, index = _logical(partition.partition_topic)
     reader = None
-    collections = _RareCollections()
+    collections = RareCollections()
     try:
         start_id = (
             pulsar.MessageId.earliest
@@ -338,29 +337,6 @@ def read_partition(
         collections.close()
         if reader is not None:
             reader.close()
-
-
-class _RareCollections:
-    """CPython's cyclic garbage collector made rare while a partition is read; `close()` restores it.
-
-    A batch's rows (a dict per value, tuples, lists of properties) all survive until the batch
-    becomes Arrow, and none is part of a cycle. With the default thresholds the collector runs
-    every ~150 rows and promotes them all, and its older generations then scan every row kept
-    so far: 6 of 15 us per row here (cProfile shows it as fastavro's time, where the allocations
-    are). A young collection every 100,000 allocations instead leaves what cycles there are to
-    be collected a little later. The thresholds go back as they were when the read ends, unless
-    something else changed them meanwhile."""
-
-    YOUNG = 100_000
-
-    def __init__(self) -> None:
-        self._before = gc.get_threshold()
-        self._set = (max(self._before[0], self.YOUNG), *self._before[1:])
-        gc.set_threshold(*self._set)
-
-    def close(self) -> None:
-        if gc.get_threshold() == self._set:
-            gc.set_threshold(*self._before)
 
 
 def _logical(partition_topic: str) -> tuple[str, int]:
