@@ -27,7 +27,7 @@ from pulsar_external_schema.spark.reader import (
     _Rows,
     advance,
     entries_between,
-    split,
+    split_range,
 )
 from pulsar_external_schema.spark.types import (
     SparkTypeError,
@@ -147,7 +147,7 @@ def test_entries_between_counts_what_a_range_reads() -> None:
     ],
 )
 def test_a_range_split_in_pieces_reads_each_message_once(start: Bound, end: Bound, pieces: int) -> None:
-    ranges = split(LEDGERS, start, end, pieces)
+    ranges = split_range(LEDGERS, start, end, pieces)
     assert ranges[0][0] == start and ranges[-1][1] == end
     assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # contiguous
     read = [message for first, last in ranges for message in _covered(LEDGERS, first, last)]

@@ -192,7 +192,7 @@ class _Planner:
         pieces = []
         for piece, size in zip(ranges, sizes, strict=True):
             share = -(-wanted * size // total) if total else 1
-            for first, last in split(ledgers[piece.partition_topic], piece.start, piece.end, share):
+            for first, last in split_range(ledgers[piece.partition_topic], piece.start, piece.end, share):
                 pieces.append(TopicPartitionRange(piece.partition_topic, first, last))
         return pieces
 
@@ -238,7 +238,9 @@ def entries_between(ledgers: Sequence[Ledger], start: Bound, end: Bound) -> int:
     return count
 
 
-def split(ledgers: Sequence[Ledger], start: Bound, end: Bound, pieces: int) -> list[tuple[Bound, Bound]]:
+def split_range(
+    ledgers: Sequence[Ledger], start: Bound, end: Bound, pieces: int
+) -> list[tuple[Bound, Bound]]:
     """(start, end) of `pieces` ranges of about as many entries each, which together read what
     the range after `start` up to `end` reads; each ends after a whole entry, the last at `end`."""
     total = entries_between(ledgers, start, end)
