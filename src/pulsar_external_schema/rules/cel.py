@@ -53,7 +53,6 @@ from confluent_kafka.schema_registry.rules.cel.cel_executor import (
 from confluent_kafka.schema_registry.rules.cel.cel_executor import field_value_to_cel, msg_to_cel
 from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecutor, FieldTransform, RuleContext
 from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
-from google.protobuf.message import Message as ProtoMessage
 
 from .._confluent import to_plain_containers, validate_hostname
 from ..config import CEL_ENGINES
@@ -392,7 +391,7 @@ class CompiledCondition:
     and the caller runs the message through the executor, whose actions and errors are the
     reference; so this class never has to decide a failure's outcome."""
 
-    __slots__ = ("_body", "_eval", "_fields", "_guard", "_whole")
+    __slots__ = ("_body", "_eval", "_fields", "_guard", "_uses_now")
 
     def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
         text = ctx.rule.expr
@@ -401,29 +400,31 @@ class CompiledCondition:
         guard, body = split_guard(text, ctx)
         self._guard = None if guard is None else compiled.program(guard, False, pool)
         self._body = compiled.program(body, False, pool)
-        # The usual case, a record's named fields without `now`: evaluated in this call, with no
-        # further Python call than each field's conversion.
-        plain = self._body.fields is not None and not self._body.uses_now
-        self._fields = tuple(self._body.fields or ()) if plain else None
-        # A Protobuf message goes to cel-cpp as it is (it reads the fields through the pool).
-        self._whole = not self._body.uses_now
+        self._fields = self._body.fields
+        self._uses_now = self._body.uses_now
         self._eval = self._body.expression.eval
 
-    def __call__(self, message: Any) -> Any:
+    def __call__(self, value: Any) -> Any:
         """A rule step (`codec/steps.py`): the message, if it passes; else ConditionNotMet."""
         # A guard that is not true (false, not a bool, or an error) skips the rule: it passes.
-        if self._guard is not None and _value(self._guard, message) is not True:
-            return message
-        fields = self._fields
-        if fields is not None and type(message) is dict:
-            bound = {name: to_cel(message[name]) for name in fields if name in message}
-            if self._eval(data={"message": bound}).value() is True:
-                return message
-        elif self._whole and isinstance(message, ProtoMessage):
-            if self._eval(data={"message": message}).value() is True:
-                return message
-        elif _value(self._body, message) is True:
-            return message
+        if self._guard is not None and _value(self._guard, value) is not True:
+            return value
+        if self._uses_now:
+            passed = _value(self._body, value) is True
+        else:
+            # `_bind_message` inlined for the usual messages (a call less per message): a
+            # record's named fields converted, a Protobuf message as it is.
+            fields = self._fields
+            bound: Any
+            if fields is not None and type(value) is dict:
+                bound = {name: to_cel(value[name]) for name in fields if name in value}
+            elif isinstance(value, message.Message):
+                bound = value
+            else:
+                bound = _bind_message(value, fields)
+            passed = self._eval(data={"message": bound}).value() is True
+        if passed:
+            return value
         raise ConditionNotMet
 
 
