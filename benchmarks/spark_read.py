@@ -197,15 +197,13 @@ def cost_split(
 
     def prepared() -> list[Any]:
         values = iter(decoding(plain_schema)())
-        batches, rows = [], _Rows(False, plain)
+        batches, rows = [], _Rows(False, plain, "t", 0)
         for m in messages:
             mid = m.message_id()
-            rows.add(
-                m, "t", 0, (mid.ledger_id(), mid.entry_id()), mid.batch_index(), lambda m, p: next(values)
-            )
+            rows.add(m, (mid.ledger_id(), mid.entry_id()), mid.batch_index(), lambda m, p: next(values))
             if rows.count >= ROWS_PER_BATCH:
                 batches.append(rows)
-                rows = _Rows(False, plain)
+                rows = _Rows(False, plain, "t", 0)
         return [*batches, rows]
 
     def arrow_batches(batches: list[Any]) -> Callable[[], Any]:

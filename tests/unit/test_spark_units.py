@@ -425,7 +425,7 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow = to_arrow_schema(schema, timezone="UTC")
-    rows = _Rows(include_data=False)
+    rows = _Rows(False, None, "persistent://t/n/a", 0)
 
     class Msg:
         def __init__(self, value: Any) -> None:
@@ -447,7 +447,7 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
             return b""
 
     for i, value in enumerate([{"n": 1}, {"n": "one"}, {"n": 3}]):
-        rows.add(Msg(value), "persistent://t/n/a", 0, (1, i), -1, lambda msg, properties: msg.value)
+        rows.add(Msg(value), (1, i), -1, lambda msg, properties: msg.value)
     batch = rows.batch(arrow, arrow.field("value").type, convert)
     assert batch.schema == arrow
     table = pa.Table.from_batches([batch]).to_pylist()

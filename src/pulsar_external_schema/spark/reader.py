@@ -304,7 +304,7 @@ def read_partition(
         # Python `Message` (the wrapper made per message costs a Python call per method).
         read_next = getattr(reader, "_reader", reader).read_next
         timeout = options.read_timeout_ms
-        rows = _Rows(options.include_data, reader_schema)
+        rows = _Rows(options.include_data, reader_schema, topic, index)
         first_entry = (start.ledger, start.entry)
         last_entry = (end.ledger, end.entry)
         ask = True  # whether to ask the broker if more messages follow before reading the next
@@ -329,10 +329,10 @@ def read_partition(
                     continue
                 if not end.covers(*position, batch):
                     break
-            rows.add(msg, topic, index, position, batch, decode)
+            rows.add(msg, position, batch, decode)
             if len(rows.rows) >= ROWS_PER_BATCH:
                 yield rows.batch(arrow_schema, value_arrow, converter)
-                rows = _Rows(options.include_data, reader_schema)
+                rows = _Rows(options.include_data, reader_schema, topic, index)
         if rows.rows:
             yield rows.batch(arrow_schema, value_arrow, converter)
     finally:
@@ -352,11 +352,13 @@ class _Rows:
     """The rows of one Arrow batch, one tuple each (turned into columns by `batch`); the verdict
     columns are kept only for failed rows."""
 
-    def __init__(self, include_data: bool, reader_schema: ReaderSchema | None = None) -> None:
+    def __init__(
+        self, include_data: bool, reader_schema: ReaderSchema | None, topic: str, partition: int
+    ) -> None:
         self.include_data = include_data
         self.reader_schema = reader_schema
-        self.topic = ""
-        self.partition = -1
+        self.topic = topic
+        self.partition = partition
         self.rows: list[tuple[Any, ...]] = []
         """(key, value, ledger, entry, batch index, publish us, event us, properties, schema id[, data])"""
         self.failed: dict[int, tuple[str, str | None, list[tuple[str, str]]]] = {}
@@ -366,9 +368,7 @@ class _Rows:
     def count(self) -> int:
         return len(self.rows)
 
-    def add(
-        self, msg: Any, topic: str, index: int, position: tuple[int, int], batch: int, decode: Any
-    ) -> None:
+    def add(self, msg: Any, position: tuple[int, int], batch: int, decode: Any) -> None:
         properties = msg.properties()
         try:
             value = decode(msg, properties)
@@ -376,8 +376,7 @@ class _Rows:
             if not is_data_error(failure):
                 raise
             value = None
-            self._fail(failure, topic)
-        self.topic, self.partition = topic, index
+            self._fail(failure)
         event = msg.event_timestamp()
         id_property = properties.get(ids.SCHEMA_ID_PROPERTY)
         row = (
@@ -392,10 +391,10 @@ class _Rows:
         )
         self.rows.append((*row, msg.data()) if self.include_data else row)
 
-    def _fail(self, error: ExternalSchemaError, topic: str) -> None:
+    def _fail(self, error: ExternalSchemaError) -> None:
         rule = error if isinstance(error, RuleViolationError) else None
         failure = failure_properties(
-            error.topic or topic,
+            error.topic or self.topic,
             str(error),
             rule=(rule.rule or "") if rule else None,
             mode=rule.mode if rule else None,
