@@ -622,6 +622,17 @@ def encryption_rows(serdes: Serdes) -> list[Row]:
     ]
 
 
+#: The record's schema with one CEL condition: what the end-to-end, consume-side and registry
+#: request figures encode and decode.
+CONTRACT = Schema.from_dict(
+    {
+        "schema": json.dumps(avro_schema()),
+        "schemaType": "AVRO",
+        "ruleSet": {"domainRules": RULES["CEL condition"]},
+    }
+)
+
+
 # -- 3. end to end -----------------------------------------------------------------------------------
 
 
@@ -688,7 +699,7 @@ def _work_itself(producer: Any, schema_id: str) -> tuple[Callable[[], None], Cal
     parsed = fastavro.parse_schema(avro_schema())
     check = bare_rule("avro", "CEL condition")
     assert check is not None
-    properties = {"__schema_id": schema_id}
+    properties = {ids.SCHEMA_ID_PROPERTY: schema_id}
 
     def send() -> None:
         out = io.BytesIO()
@@ -696,15 +707,24 @@ def _work_itself(producer: Any, schema_id: str) -> tuple[Callable[[], None], Cal
         check()
         producer.send_async(out.getvalue(), _sent, properties=properties)
 
+    return send, _read_itself()
+
+
+def _read_itself() -> Callable[[Any], Any]:
+    """A received message's value with nothing of ours: fastavro and one bare evaluation."""
+    parsed = fastavro.parse_schema(avro_schema())
+    check = bare_rule("avro", "CEL condition")
+    assert check is not None
+
     def read(message: Any) -> Any:
         value = fastavro.schemaless_reader(io.BytesIO(message.data()), parsed, None)
         check()
         return value
 
-    return send, read
+    return read
 
 
-#: The rows of `end_to_end`, in order; the targets compare the last with the first two.
+#: The rows of `end_to_end`, in order; the targets compare ours (the last) with each of the others.
 E2E_ROWS = (
     "BYTES schema (Avro bytes made beforehand)",
     "pulsar-client AvroSchema (no rules)",
@@ -720,15 +740,7 @@ def end_to_end(service_url: str, registry_url: str, count: int, rounds: int = 3)
     batching = {"batching_enabled": True, "batching_max_publish_delay_ms": 5, "block_if_queue_full": True}
     payload = _raw_avro()[0]()
     factory = SchemaRegistrySchemaFactory({"schema.registry.url": registry_url})
-    ours = factory.avro(
-        Schema.from_dict(
-            {
-                "schema": json.dumps(avro_schema()),
-                "schemaType": "AVRO",
-                "ruleSet": {"domainRules": RULES["CEL condition"]},
-            }
-        )
-    )
+    ours = factory.avro(CONTRACT)
     native = pulsar.schema.AvroSchema(NativePerson)
 
     def topic(kind: str, round_: int) -> str:
@@ -788,15 +800,7 @@ def consume_side(service_url: str, registry_url: str, count: int, rounds: int = 
     client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
     factory = SchemaRegistrySchemaFactory({"schema.registry.url": registry_url})
     try:
-        ours = factory.avro(
-            Schema.from_dict(
-                {
-                    "schema": json.dumps(avro_schema()),
-                    "schemaType": "AVRO",
-                    "ruleSet": {"domainRules": RULES["CEL condition"]},
-                }
-            )
-        )
+        ours = factory.avro(CONTRACT)
         topic = f"persistent://public/default/bench-consume-{RUN}"
         subscriptions = [
             client.subscribe(topic, f"way-{i}", schema=ours if i >= 2 else pulsar.schema.BytesSchema())
@@ -807,7 +811,6 @@ def consume_side(service_url: str, registry_url: str, count: int, rounds: int = 
             producer.send_async(VALUE, _sent)
         producer.flush()
         producer.close()
-        _, read_itself = _work_itself(None, "")
         chunk = count // rounds
 
         def receiving(consumer: Any, read: Callable[[Any], Any]) -> Callable[[], None]:
@@ -830,7 +833,7 @@ def consume_side(service_url: str, registry_url: str, count: int, rounds: int = 
 
         ways = [
             receiving(subscriptions[0], lambda message: message.data()),
-            receiving(subscriptions[1], read_itself),
+            receiving(subscriptions[1], _read_itself()),
             receiving(subscriptions[2], lambda message: message.value()),
             looping(subscriptions[3]),
         ]
@@ -912,13 +915,7 @@ def registry_requests(registry_url: str, counts: tuple[int, ...]) -> dict[int, i
             topic = f"bench-requests-{count}-{RUN}"
             writer = SchemaRegistrySchemaFactory({"schema.registry.url": proxy.url})
             reader = SchemaRegistrySchemaFactory({"schema.registry.url": proxy.url})
-            check = RULES["CEL condition"]
-            text = {
-                "schema": json.dumps(avro_schema()),
-                "schemaType": "AVRO",
-                "ruleSet": {"domainRules": check},
-            }
-            producer_schema = writer.avro(Schema.from_dict(text))
+            producer_schema = writer.avro(CONTRACT)
             consumer_schema = reader.avro(json.dumps(avro_schema()))
             for _ in range(count):
                 encoded = producer_schema.encode(topic, VALUE)
