@@ -456,7 +456,11 @@ class PartCodec:
                     "use other subjects",
                     expiry(min(self._ttl or REFUSAL_TTL, REFUSAL_TTL)),
                 )
-        guard = self._format.guard(deserializer, writer, self._limits)
+        # A payload an encoding rule made (ENCRYPT_PAYLOAD: ciphertext) is not data of the writer
+        # schema: the guard would read noise as counts. The reference path decodes what the
+        # rule gives back, which is authenticated: only the key's holder can make it.
+        encoded = encoding_rule(writer, RuleMode.READ)
+        guard = None if encoded else self._format.guard(deserializer, writer, self._limits)
         if subject is None:
             return Reference("the subject name strategy needs the writer's record name", expires, guard)
         try:
@@ -472,7 +476,7 @@ class PartCodec:
         subject: str,
         writer: Any,
         pinned: Any,
-        guard: Guard,
+        guard: Guard | None,
         expires: float,
     ) -> ReadPlan | Reference:
         deserializer = self._deserializer
@@ -493,11 +497,7 @@ class PartCodec:
             reader = pinned.schema
         reason = encoding_rule(writer, RuleMode.READ)
         if reason is not None:
-            # The payload is the encoding rule's output (ENCRYPT_PAYLOAD: ciphertext), not data of
-            # the writer schema, so the guard would read noise as counts; the reference path
-            # decodes what the rule gives back, which is authenticated: only the key's holder
-            # can make it.
-            return self._reference(subject, reason, expires)
+            return self._reference(subject, reason, expires, guard)  # `guard` is None (above)
         steps = compile_rules(
             deserializer,
             ser_ctx,
