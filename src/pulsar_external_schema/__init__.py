@@ -18,6 +18,7 @@ from .errors import (
     IncompatibleSchemaError,
     MissingSchemaIdError,
     RegistryUnavailableError,
+    RuleSetError,
     RuleViolationError,
     SchemaIdError,
     SchemaParseError,
@@ -26,6 +27,7 @@ from .errors import (
 from .evolution import JsonSchemaEvolution
 from .factory import SchemaRegistrySchemaFactory
 from .producer import AsyncProducer, Producer, create_async_producer, create_producer
+from .rules.checks import check_metadata, check_rule_set
 from .rules.context import MessageContext
 from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
 from .schema_id import SCHEMA_ID_PROPERTY
@@ -58,6 +60,7 @@ __all__ = [
     "MissingSchemaIdError",
     "Producer",
     "RegistryUnavailableError",
+    "RuleSetError",
     "RuleViolationError",
     "SchemaIdError",
     "SchemaParseError",
@@ -65,6 +68,8 @@ __all__ = [
     "TopicName",
     "UnknownSchemaIdError",
     "__version__",
+    "check_metadata",
+    "check_rule_set",
     "consume",
     "consume_async",
     "create_async_producer",

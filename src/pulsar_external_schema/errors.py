@@ -54,6 +54,11 @@ class SchemaParseError(ConfigError):
     when the schema is made, before anything is registered or sent."""
 
 
+class RuleSetError(ConfigError):
+    """A rule set or metadata to register does not say what it means (an unknown key, a mode of the
+    wrong list, an expression that does not compile): found before anything is registered."""
+
+
 class SchemaIdError(ExternalSchemaError, ValueError):
     """Schema id bytes (PIP-420 metadata or Confluent prefix) are missing or malformed."""
 

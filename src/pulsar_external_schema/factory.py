@@ -13,6 +13,7 @@ that registered version instead (Avro schema resolution, JSON/Protobuf as the se
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -108,8 +109,7 @@ class SchemaRegistrySchemaFactory:
     ) -> ExternalSchema:
         """An Avro schema (JSON text, a parsed dict or a confluent-kafka `Schema`): values are dicts
         (or objects through `to_dict` / `from_dict`)."""
-        schema = _schema_text(schema, "avro")
-        _parse_avro(schema)
+        schema = _parse_avro(_schema_text(schema, "avro"))
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
@@ -333,22 +333,33 @@ def _made(make: Callable[[MessageField], _Part], field: MessageField) -> _Part:
         raise SchemaParseError(f"the schema does not parse: {error or type(error).__name__}") from error
 
 
-def _parse_avro(schema: str | Schema) -> None:
+def _parse_avro(schema: str | Schema) -> str | Schema:
     """Parse an Avro schema here, for an error that says what is wrong with it: confluent-kafka's
     serializer answers a misspelled type (`strng`) with "argument of type 'NoneType' is not
-    iterable". A schema with references is left to the serializer, which resolves them."""
+    iterable", and a JSON Schema with "unhashable type: 'dict'". A schema with references is left
+    to the serializer, which resolves them.
+
+    Returns the schema to build the serializer with: a `Schema` of a bare primitive (`"string"`,
+    a key schema's usual shape) as `{"type": "string"}`, which is how confluent-kafka rewrites
+    schema *text* before it parses it (it does not for a `Schema`, and then fails on it)."""
     if isinstance(schema, Schema):
         if schema.references:
-            return
+            return schema
         text = schema.schema_str or ""
     else:
         text = schema
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as error:
+        if other_format(text) == "protobuf":
+            raise SchemaParseError(
+                "this looks like a .proto file, not an Avro schema: use factory.protobuf()"
+            ) from None
         if text.strip() and text.strip()[0] not in '{["':
-            return  # a bare primitive name (`string`): confluent-kafka takes it as is
+            return schema  # a bare primitive name (`string`): confluent-kafka takes it as is
         raise SchemaParseError(f"the Avro schema is not JSON: {error}") from None
+    if other_format(text) == "json":
+        raise SchemaParseError("this looks like a JSON Schema, not an Avro schema: use factory.json()")
     try:
         fastavro.parse_schema(parsed)
     except UnknownType as error:
@@ -358,6 +369,32 @@ def _parse_avro(schema: str | Schema) -> None:
         ) from None
     except Exception as error:
         raise SchemaParseError(f"the Avro schema does not parse: {error or type(error).__name__}") from None
+    if isinstance(schema, Schema) and isinstance(parsed, str):
+        return Schema(
+            json.dumps({"type": parsed}),
+            schema.schema_type,
+            schema.references,
+            schema.metadata,
+            schema.rule_set,
+        )
+    return schema
+
+
+def other_format(text: str) -> str | None:
+    """ "json" or "protobuf" when schema text given as Avro is plainly of that format: a JSON
+    Schema's marks that no Avro schema has (`$schema`, `properties`, type `object`), or a `.proto`
+    file's first keyword. None otherwise."""
+    if re.match(r"\s*(syntax|package|import|message|option)\b", text):
+        return "protobuf"
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(parsed, dict) and (
+        "$schema" in parsed or "properties" in parsed or parsed.get("type") == "object"
+    ):
+        return "json"
+    return None
 
 
 def _schema_text(schema: Any, method: str) -> str | Schema:

@@ -25,6 +25,8 @@ class CommandError(Exception):
 
 
 def fail(command: str, message: str) -> int:
+    """One line on stderr, even when a library's or the registry's reason spans several."""
+    message = " ".join(part.strip() for part in message.splitlines() if part.strip())
     print(f"{PROG}: {command}: {message}", file=sys.stderr, flush=True)
     return EXIT_FAILED
 

@@ -15,6 +15,7 @@ import sys
 import uuid
 from typing import Any
 
+import fastavro
 from google.protobuf import json_format
 
 from ..schema import KeyValue
@@ -57,6 +58,74 @@ class PlainCodec:
         return value
 
 
+class AvroCodec(PlainCodec):
+    """Avro values, checked for fields the schema does not have before the serializer sees them:
+    fastavro drops them silently, and a misspelled field name would then be sent as its default
+    (or fail as missing, far from the typo)."""
+
+    def __init__(self, schema_text: str) -> None:
+        try:
+            self._schema: Any = fastavro.parse_schema(json.loads(schema_text), _write_hint=False)
+        except Exception:  # named types from schema references: the serializer resolves them
+            self._schema = None
+        self._names = _named_types(self._schema, {})
+
+    def value(self, document: Any) -> Any:
+        if self._schema is not None:
+            extra = _extra_field(document, self._schema, self._names, "")
+            if extra is not None:
+                raise RecordError(extra)
+        return document
+
+
+def _named_types(schema: Any, names: dict[str, Any]) -> dict[str, Any]:
+    """Every named type of a parsed schema by its full name (later uses name it by a string)."""
+    if isinstance(schema, list):
+        for branch in schema:
+            _named_types(branch, names)
+    elif isinstance(schema, dict):
+        if schema.get("type") in ("record", "error", "enum", "fixed"):
+            names[schema["name"]] = schema
+        for field in schema.get("fields", ()):
+            _named_types(field["type"], names)
+        for key in ("items", "values"):
+            if key in schema:
+                _named_types(schema[key], names)
+    return names
+
+
+def _extra_field(value: Any, schema: Any, names: dict[str, Any], path: str) -> str | None:
+    """Where `value` has a record field `schema` does not define, as an error, or None."""
+    schema = names.get(schema, schema) if isinstance(schema, str) else schema
+    if isinstance(schema, list):  # a union: a dict fits if one of its record branches takes it
+        records = [names.get(b, b) if isinstance(b, str) else b for b in schema]
+        records = [b for b in records if isinstance(b, dict) and b.get("type") in ("record", "error")]
+        if not isinstance(value, dict) or not records:
+            return _extra_field(value, next((b for b in records), None), names, path)
+        reasons = [_extra_field(value, branch, names, path) for branch in records]
+        return None if None in reasons else reasons[0]
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    items: list[tuple[Any, Any, str]] = []
+    if kind in ("record", "error") and isinstance(value, dict):
+        fields = {field["name"]: field["type"] for field in schema["fields"]}
+        for key in value:
+            if key not in fields:
+                known = ", ".join(fields) or "none"
+                return f"field {path}{key} is not in the schema (record {schema['name']} has: {known})"
+        items = [(item, fields[key], f"{path}{key}.") for key, item in value.items()]
+    elif kind == "array" and isinstance(value, list):
+        items = [(item, schema["items"], f"{path.rstrip('.')}[{i}].") for i, item in enumerate(value)]
+    elif kind == "map" and isinstance(value, dict):
+        items = [(item, schema["values"], f"{path}{key}.") for key, item in value.items()]
+    for item, item_schema, item_path in items:
+        reason = _extra_field(item, item_schema, names, item_path)
+        if reason is not None:
+            return reason
+    return None
+
+
 class ProtobufCodec:
     """Values of a Protobuf message class, through Protobuf's JSON mapping."""
 
@@ -75,7 +144,7 @@ class ProtobufCodec:
         )
 
 
-Codec = PlainCodec | ProtobufCodec
+Codec = PlainCodec | AvroCodec | ProtobufCodec
 
 
 class RecordFormat:

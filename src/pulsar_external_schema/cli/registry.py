@@ -23,6 +23,7 @@ from .. import _confluent
 from ..errors import ConfigError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import value_subject
+from ..rules.checks import check_metadata, check_rule_set
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -35,7 +36,7 @@ from .common import (
     schema_config,
     schema_text,
 )
-from .schemas import SCHEMA_TYPES, contract_schema
+from .schemas import SCHEMA_TYPES, checked, contract_schema, guess_format, register
 
 LEVELS = (
     "BACKWARD",
@@ -168,7 +169,7 @@ def _schema_options(parser: argparse.ArgumentParser) -> None:
     text = group.add_mutually_exclusive_group(required=True)
     text.add_argument("--schema", help="the schema text (Avro, JSON Schema or .proto)")
     text.add_argument("--schema-file", metavar="FILE", help="the schema, from a file")
-    group.add_argument("--format", choices=sorted(SCHEMA_TYPES), default="avro", help="default avro")
+    group.add_argument("--format", choices=sorted(SCHEMA_TYPES), help="default avro")
     group.add_argument("--rule-set", metavar="JSON", help="the rule set (JSON or @file)")
     group.add_argument("--metadata", metavar="JSON", help="the metadata (JSON or @file)")
     group.add_argument(
@@ -253,19 +254,8 @@ def run_subjects(args: argparse.Namespace, registry: _Registry) -> int:
 
 def run_register(args: argparse.Namespace, registry: _Registry) -> int:
     subject = _required_subject(args, registry)
-    schema = _schema(args)
-    doing = f"registering a schema under {subject}"
-    registered = registry.call(
-        doing,
-        lambda: registry.client.register_schema_full_response(
-            subject, schema, normalize_schemas=args.normalize
-        ),
-    )
-    found = registry.call(
-        f"looking up the registered version in {subject}",
-        lambda: registry.client.lookup_schema(subject, schema, normalize_schemas=args.normalize),
-    )
-    _print_json({"subject": subject, "id": registered.schema_id, "version": found.version})
+    found = register(registry.client, registry.url, subject, _schema(args), normalize=args.normalize)
+    _print_json({"subject": subject, "id": found.schema_id, "version": found.version})
     return EXIT_OK
 
 
@@ -369,7 +359,7 @@ def _schema(args: argparse.Namespace) -> Schema:
     assert text is not None  # argparse requires one of them
     return contract_schema(
         text,
-        args.format,
+        args.format or guess_format(text, "--schema"),
         json_argument(args.rule_set, "--rule-set"),
         json_argument(args.metadata, "--metadata"),
         [_reference(reference) for reference in args.reference],
@@ -397,10 +387,10 @@ def _config_changes(args: argparse.Namespace) -> dict[str, Any]:
         ("default_rule_set", "defaultRuleSet"),
         ("override_rule_set", "overrideRuleSet"),
     ):
-        value = json_argument(getattr(args, flag), "--" + flag.replace("_", "-"))
+        option = "--" + flag.replace("_", "-")
+        value = json_argument(getattr(args, flag), option)
         if value is not None:
-            if not isinstance(value, dict):
-                raise CommandError(f"--{flag.replace('_', '-')} takes a JSON object")
+            checked(check_metadata if key.endswith("Metadata") else check_rule_set, value, option)
             changes[key] = value
     return changes
 

@@ -10,14 +10,19 @@ the registry's parse of the `.proto` text, so no generated code is needed.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
-from confluent_kafka.schema_registry import Metadata, RuleSet, Schema, SchemaReference
+from confluent_kafka.schema_registry import Schema, SchemaReference
 from confluent_kafka.serialization import MessageField
 
+from .. import _confluent
 from ..config import pins_a_version
-from ..factory import SchemaRegistrySchemaFactory
+from ..errors import RuleSetError
+from ..factory import SchemaRegistrySchemaFactory, other_format
 from ..registered import (
     RegisteredSchema,
     registered_schema,
@@ -25,9 +30,10 @@ from ..registered import (
     schema_for,
     value_subject,
 )
+from ..rules.checks import check_metadata, check_rule_set
 from ..schema import ExternalSchema
 from .common import CommandError, registry_failure
-from .records import PlainCodec, ProtobufCodec, RecordFormat
+from .records import AvroCodec, PlainCodec, ProtobufCodec, RecordFormat
 
 SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
 
@@ -68,20 +74,56 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
                 "give the schema too (or set them with the `config` command's default/override)"
             )
         return _registered(config, client, topic, given, key_value=False)
-    fmt = given.format or "avro"
+    fmt = given.format or guess_format(given.value_schema, "--value-schema")
     schema = contract_schema(given.value_schema, fmt, given.rule_set, given.metadata)
+    if fmt == "protobuf" and given.key_schema is not None:
+        raise CommandError("--key-schema with --format protobuf is not supported by the console tools")
+    key_schema = None if given.key_schema is None else contract_schema(given.key_schema, fmt)
     factory = SchemaRegistrySchemaFactory(config, client=client)
-    if fmt == "protobuf":
-        if given.key_schema is not None:
-            factory.close()
-            raise CommandError("--key-schema with --format protobuf is not supported by the console tools")
-        return _protobuf_by_text(factory, topic, schema, given.protobuf_message)
-    make = factory.avro if fmt == "avro" else factory.json
-    value = make(schema)
-    if given.key_schema is None:
-        return Resolved(value, RecordFormat(PlainCodec()), [factory])
-    key = make(contract_schema(given.key_schema, fmt))
-    return Resolved(factory.key_value(key, value), RecordFormat(PlainCodec(), PlainCodec()), [factory])
+    try:
+        if fmt == "protobuf":
+            registration = _register(factory, topic, schema)
+            return _protobuf_by_text(factory, registration, schema, given.protobuf_message)
+        make = factory.avro if fmt == "avro" else factory.json
+        value = make(schema)  # parsed here, before anything is registered
+        key = None if key_schema is None else make(key_schema)
+        _register(factory, topic, schema)
+        value_codec = _plain_codec(fmt, schema.schema_str or "")
+        if key is None or key_schema is None:
+            return Resolved(value, RecordFormat(value_codec), [factory])
+        _register(factory, topic, key_schema, MessageField.KEY)
+        key_codec = _plain_codec(fmt, key_schema.schema_str or "")
+        return Resolved(factory.key_value(key, value), RecordFormat(value_codec, key_codec), [factory])
+    except BaseException:
+        factory.close()
+        raise
+
+
+def _register(
+    factory: SchemaRegistrySchemaFactory, topic: str, schema: Schema, field: MessageField = MessageField.VALUE
+) -> Registration:
+    """`register` with the factory's client, which then answers the producer's own registration of
+    the same schema from its cache: one request per schema, whatever the number of records."""
+    serde = factory.config.serde
+    return register(
+        factory.registry_client,
+        factory.config.registry_url,
+        value_subject(factory, topic, field),
+        schema,
+        normalize=bool(serde.get("normalize.schemas")),
+        auto_register=bool(serde.get("auto.register.schemas", True)),
+    )
+
+
+def guess_format(text: str, flag: str) -> str:
+    """avro, the default, unless the text is plainly another format: then a usage error that says
+    which flag to add (confluent-kafka's Avro parser answers a JSON Schema with a TypeError)."""
+    other = other_format(text)
+    if other == "json":
+        raise CommandError(f"{flag} looks like a JSON Schema: add --format json")
+    if other == "protobuf":
+        raise CommandError(f"{flag} looks like a .proto file: add --format protobuf")
+    return "avro"
 
 
 def for_consume(
@@ -123,39 +165,129 @@ def _registered_part(
         # same client for the serialized form, which that cache would answer with the text.
         factory.registry_client.clear_caches()
         return schema_for(factory, registered, message_class), ProtobufCodec(message_class)
-    return schema_for(factory, registered), PlainCodec()
+    return schema_for(factory, registered), _plain_codec(registered.schema_type, registered.schema_str)
+
+
+def _plain_codec(fmt: str, text: str) -> PlainCodec:
+    """Avro records are checked for fields their schema lacks; JSON Schema says itself whether it
+    allows them (`additionalProperties`), and the serializer's validation applies it."""
+    return AvroCodec(text) if fmt.upper() == "AVRO" else PlainCodec()
 
 
 def _protobuf_by_text(
-    factory: SchemaRegistrySchemaFactory, topic: str, schema: Schema, message_name: str | None
+    factory: SchemaRegistrySchemaFactory, registration: Registration, schema: Schema, message_name: str | None
 ) -> Resolved:
-    """Register (or look up) the `.proto` text, build its class from the registry's descriptor, and
-    have the producer register that same text (not one rendered from the class, which would be a
-    new version whenever it is spelled differently)."""
+    """Build the `.proto` text's class from the registry's descriptor, and have the producer
+    register that same text (not one rendered from the class, which would be a new version whenever
+    it is spelled differently)."""
+    registered = RegisteredSchema(
+        registration.subject, "PROTOBUF", schema.schema_str or "", registration.schema_id, None
+    )
+    message_class = registry_message_class(factory, registered, message_name)
+    return Resolved(
+        factory.protobuf(message_class, schema=schema),
+        RecordFormat(ProtobufCodec(message_class)),
+        [factory],
+    )
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Where a schema given on the command line is in the registry."""
+
+    subject: str
+    schema_id: int
+    version: int | None
+
+
+def register(
+    client: Any,
+    url: str,
+    subject: str,
+    schema: Schema,
+    *,
+    normalize: bool = False,
+    auto_register: bool = True,
+) -> Registration:
+    """Register `schema` under `subject` (or, without `auto_register`, look it up), once, before any
+    record: a refusal stops the command with the registry's reason instead of failing every line.
+
+    Then the registry's own copy is read back, and a rule set or metadata it did not keep is an
+    error: some Confluent-compatible registries drop them silently (AxonOps drops custom actions),
+    and a contract that will not run must not look registered."""
+    doing = (
+        f"registering the schema under {subject}" if auto_register else f"looking up the schema in {subject}"
+    )
     try:
-        subject = value_subject(factory, topic)
-        client = factory.registry_client
-        try:
-            if factory.config.serde.get("auto.register.schemas", True):
-                normalize = bool(factory.config.serde.get("normalize.schemas"))
-                schema_id = client.register_schema_full_response(
-                    subject, schema, normalize_schemas=normalize
-                ).schema_id
-            else:
-                schema_id = client.lookup_schema(subject, schema).schema_id
-        except Exception as error:
-            doing = f"registering the schema of {subject}"
-            raise registry_failure(error, factory.config.registry_url, doing) from None
-        registered = RegisteredSchema(subject, "PROTOBUF", schema.schema_str or "", schema_id, None)
-        message_class = registry_message_class(factory, registered, message_name)
-        return Resolved(
-            factory.protobuf(message_class, schema=schema),
-            RecordFormat(ProtobufCodec(message_class)),
-            [factory],
+        if auto_register:
+            found = client.register_schema_full_response(subject, schema, normalize_schemas=normalize)
+        else:
+            found = client.lookup_schema(subject, schema, normalize_schemas=normalize)
+        stored = _stored_versions(client, subject, found.schema_id)
+    except Exception as error:
+        raise registry_failure(error, url, doing) from None
+    version = found.version or (max(stored) if stored else None)
+    if auto_register and (schema.rule_set is not None or schema.metadata is not None):
+        _check_kept(schema, stored, subject, found.schema_id, url)
+    return Registration(subject, found.schema_id, version)
+
+
+def _stored_versions(client: Any, subject: str, schema_id: int) -> dict[int, dict[str, Any]]:
+    """The registry's own copies (past the client's caches) of `subject`'s versions with the id:
+    more than one when versions differ only in rules or metadata (AxonOps keeps one id for them)."""
+    stored: dict[int, dict[str, Any]] = {}
+    for entry in _confluent.rest_get(client, f"schemas/ids/{schema_id}/versions") or []:
+        if entry.get("subject") == subject:
+            version = int(entry["version"])
+            stored[version] = _confluent.rest_get(
+                client, f"subjects/{quote(subject, safe='')}/versions/{version}"
+            )
+    return stored
+
+
+def _check_kept(
+    schema: Schema, stored: dict[int, dict[str, Any]], subject: str, schema_id: int, url: str
+) -> None:
+    given = {
+        "ruleSet": schema.rule_set.to_dict() if schema.rule_set is not None else {},
+        "metadata": schema.metadata.to_dict() if schema.metadata is not None else {},
+    }
+    if not stored:
+        raise CommandError(
+            f"the registry at {url} registered the schema under {subject} (id {schema_id}) but lists "
+            "no version of it there: its rule set and metadata cannot be checked"
         )
-    except BaseException:
-        factory.close()
-        raise
+    missing = [_missing(copy, given, "") for copy in stored.values()]
+    if any(path is None for path in missing):
+        return
+    path = missing[-1]
+    raise CommandError(
+        f"the registry at {url} registered the schema under {subject} (id {schema_id}) but did not keep "
+        f"{path} as given: the contract would not run as registered (this registry may not store it)"
+    )
+
+
+def _missing(stored: Any, given: Any, path: str) -> str | None:
+    """The first part of `given` that the registry's copy does not hold, as a path with its value
+    (`ruleSet.enableAt "CLIENT"`), or None when it holds it all. The copy may hold more: defaults,
+    and the rules of a default or override rule set."""
+    if isinstance(given, dict):
+        for key, value in given.items():
+            if value not in (None, [], {}):
+                where = _missing(
+                    stored.get(key) if isinstance(stored, dict) else None, value, f"{path}.{key}"
+                )
+                if where is not None:
+                    return where
+        return None
+    if isinstance(given, list):
+        for index, item in enumerate(given):
+            items = stored if isinstance(stored, list) else []
+            if all(_missing(candidate, item, "") is not None for candidate in items):
+                name = f" {item['name']!r}" if isinstance(item, dict) and "name" in item else ""
+                return f"{path.lstrip('.')}[{index}]{name}"
+        return None
+    return None if stored == given else f"{path.lstrip('.')} ({json.dumps(given)})"
 
 
 def contract_schema(
@@ -168,22 +300,22 @@ def contract_schema(
     flags: tuple[str, str] = ("--value-rule-set", "--value-metadata"),
 ) -> Schema:
     """A schema to register: its text, format, references, and the rule set and metadata given as
-    JSON objects (checked here, each error naming its flag in `flags`)."""
+    JSON objects, checked before anything is registered (`rules.checks`: unknown keys, modes,
+    expressions that do not compile), each error naming its flag in `flags`."""
     return Schema(
         text,
         SCHEMA_TYPES[fmt],
         references or [],
-        _from_dict(Metadata, metadata, flags[1], '{"properties": {"owner": "team"}}'),
-        _from_dict(RuleSet, rule_set, flags[0], '{"domainRules": [...]}'),
+        checked(check_metadata, metadata, flags[1]),
+        checked(check_rule_set, rule_set, flags[0]),
     )
 
 
-def _from_dict(kind: Any, document: Any, flag: str, example: str) -> Any:
+def checked(check: Callable[[Any], Any], document: Any, flag: str) -> Any:
+    """`check(document)` (a rule set or metadata check), its error prefixed with the flag."""
     if document is None:
         return None
-    if not isinstance(document, dict):
-        raise CommandError(f"{flag} takes a JSON object such as {example}, not {type(document).__name__}")
     try:
-        return kind.from_dict(document)
-    except (AttributeError, KeyError, TypeError, ValueError) as error:
-        raise CommandError(f"{flag} is not a {kind.__name__} ({example}): {error}") from None
+        return check(document)
+    except RuleSetError as error:
+        raise CommandError(f"{flag}: {error}") from None
