@@ -206,10 +206,12 @@ def test_unreachable_registry_is_a_clear_error(services: Services, topic: str, p
     for result in (produced, consumed, listed):
         assert result.returncode == 1
         assert url in result.stderr and "Connection refused" in result.stderr, result.stderr
-    [stop] = errors(produced)
-    assert stop.startswith("line 1: could not serialize the value: cannot reach the registry at " + url)
-    assert stop.endswith("stopped: this line and the ones after it were not sent")
-    assert produced.stderr.splitlines()[-1].endswith("0 failed, stopped early")
+    # The schema is registered before the first line is read: the tool stops there, once.
+    assert produced.stderr.strip() == (
+        f"pulsar-external-schema: produce: registering the schema under "
+        f"public.default.{topic.rsplit('/', 1)[1]}-value: cannot reach the schema registry at {url}: "
+        "[Errno 111] Connection refused"
+    )
     assert listed.stderr.strip() == (
         f"pulsar-external-schema: subjects: listing subjects: cannot reach the schema registry at {url}: "
         "[Errno 111] Connection refused"
@@ -219,6 +221,134 @@ def test_unreachable_registry_is_a_clear_error(services: Services, topic: str, p
     with pytest.raises(pulsar.Timeout):
         reader.read_next(1000)
     reader.close()
+
+
+# -- mistakes found before anything is registered or sent ------------------------------------------
+
+RECORD_R = '{"type":"record","name":"r","fields":[{"name":"f1","type":"string"}]}'
+
+
+def rule_set(**rule: Any) -> str:
+    base = {"name": "c", "kind": "CONDITION", "type": "CEL", "mode": "WRITE", "expr": "size(message.f1) < 10"}
+    return json.dumps({"domainRules": [{**base, **rule}]})
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--value-schema", '{"type": "record", "name": "r"'), "the Avro schema is not JSON"),
+        (
+            ("--value-schema", '{"type":"record","name":"r","fields":[{"name":"f1","type":"strng"}]}'),
+            "names a type that does not exist: 'strng'",
+        ),
+        (
+            ("--value-schema", '{"type": "object", "properties": {"f1": {"type": "string"}}}'),
+            "--value-schema looks like a JSON Schema: add --format json",
+        ),
+        (
+            ("--value-schema", 'syntax = "proto3";\nmessage M { string f1 = 1; }'),
+            "--value-schema looks like a .proto file: add --format protobuf",
+        ),
+        (
+            ("--value-schema", RECORD_R, "--value-rule-set", rule_set(expr="size(message.f1 < 10")),
+            "--value-rule-set: rule 'c' (domainRules[0]): CEL expression 'size(message.f1 < 10' does "
+            "not compile",
+        ),
+        (
+            ("--value-schema", RECORD_R, "--value-rule-set", '{"domainRule": []}'),
+            "--value-rule-set: the rule set has an unknown key 'domainRule'; did you mean 'domainRules'?",
+        ),
+        (
+            ("--value-schema", RECORD_R, "--value-rule-set", rule_set(onfailure="ERROR")),
+            "rule 'c' (domainRules[0]) has an unknown key 'onfailure'; did you mean 'onFailure'?",
+        ),
+        (
+            ("--value-schema", RECORD_R, "--value-metadata", '{"propertys": {"a": "b"}}'),
+            "--value-metadata: the metadata has an unknown key 'propertys'; did you mean 'properties'?",
+        ),
+        (("--value-schema", RECORD_R, "--service-url", "127.0.0.1:6650"), "is not a Pulsar service URL"),
+        (("--value-schema", RECORD_R, "-p", "subject.name.strategy=short"), "subject.name.strategy"),
+    ],
+    ids=[
+        "schema not JSON",
+        "Avro type typo",
+        "JSON Schema without --format",
+        ".proto without --format",
+        "CEL that does not compile",
+        "misspelled domainRules",
+        "misspelled onFailure",
+        "misspelled metadata key",
+        "service URL without scheme",
+        "bad config value",
+    ],
+)
+def test_a_command_line_mistake_is_one_line_exit_2_and_registers_nothing(
+    services: Services, topic: str, args: tuple[str, ...], expected: str
+) -> None:
+    result = cli(services, "produce", "--topic", topic, *args, stdin='{"f1": "x"}\n')
+
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith("pulsar-external-schema: produce: ") and expected in line, line
+    short = topic.rsplit("/", 1)[1]
+    assert cli(services, "subjects", "--prefix", f"public.default.{short}").stdout == ""
+
+
+def test_a_schema_the_registry_refuses_stops_once_before_the_first_line(
+    services: Services, topic: str
+) -> None:
+    assert produce(services, topic, '{"f1": "a"}\n').returncode == 0
+    int_schema = QUICK_START_SCHEMA.replace('"string"', '"int"')
+    refused = cli(
+        services, "produce", "--topic", topic, "--value-schema", int_schema, stdin='{"f1": 1}\n{"f1": 2}\n'
+    )
+
+    assert refused.returncode == 1
+    [line] = refused.stderr.splitlines()  # once, not once per line
+    assert "registering the schema under" in line and "answered 409" in line
+    assert "f1: type mismatch: reader has int, writer has string" in line
+    assert records(read_all(services, topic)) == [{"f1": "a"}]
+
+
+def test_a_rule_set_the_registry_did_not_keep_is_an_error(services: Services, topic: str) -> None:
+    """AxonOps v0.2.1 stores a rule set's rules but drops its `enableAt`: the tool says so instead
+    of reporting a contract that is not the one registered."""
+    rules = json.dumps({**json.loads(rule_set()), "enableAt": "CLIENT"})
+    result = produce(services, topic, '{"f1": "a"}\n', "--value-rule-set", rules)
+
+    assert result.returncode == 1, result.stderr
+    [line] = result.stderr.splitlines()
+    assert 'but did not keep ruleSet.enableAt ("CLIENT") as given' in line
+    assert records(read_all(services, topic)) == []
+
+
+def test_fields_the_avro_schema_lacks_are_refused(services: Services, topic: str) -> None:
+    produced = produce(services, topic, '{"f1": "a", "f2": 1}\n{"f1": "b"}\n')
+
+    assert produced.returncode == 1
+    assert errors(produced) == ["line 1: field f2 is not in the schema (record myrecord has: f1)"]
+    assert records(read_all(services, topic)) == [{"f1": "b"}]
+
+
+def test_a_primitive_key_schema(services: Services, topic: str) -> None:
+    produced = produce(services, topic, '{"key": "k1", "value": {"f1": "a"}}\n', "--key-schema", '"string"')
+
+    assert produced.returncode == 0, produced.stderr
+    assert records(read_all(services, topic, "--key-value")) == [{"key": "k1", "value": {"f1": "a"}}]
+
+
+def test_a_broker_that_does_not_answer_is_one_line_after_the_connect_timeout(
+    services: Services, topic: str
+) -> None:
+    url = closed_port_url().replace("http://", "pulsar://")
+    result = cli(
+        services, "produce", "--topic", topic, "--value-schema", RECORD_R, "--service-url", url,
+        "--connect-timeout", "2", stdin='{"f1": "a"}\n',
+    )  # fmt: skip
+
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()  # no C++ log lines without --verbose
+    assert f"cannot connect to the broker at {url} within 2 s" in line and "--connect-timeout" in line
 
 
 def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
@@ -475,7 +605,7 @@ def test_config_shows_and_changes_only_what_is_given(services: Services, subject
     assert reset["fromGlobal"] is True
 
     bad = cli(services, "config", "--subject", subject, "--default-rule-set", "{nope")
-    assert bad.returncode == 1 and "--default-rule-set is not valid JSON" in bad.stderr
+    assert bad.returncode == 2 and "--default-rule-set is not valid JSON" in bad.stderr
 
 
 # -- the command line itself ---------------------------------------------------------------------
@@ -500,9 +630,9 @@ def test_usage_errors(services: Services) -> None:
     both = cli(services, "produce", "--topic", "t", "--value-schema", "{}", "--value-schema-file", "f")
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
     rules_only = cli(services, "produce", "--topic", "t", "--value-rule-set", "{}", stdin="")
-    assert rules_only.returncode == 1 and "registered with --value-schema" in rules_only.stderr
+    assert rules_only.returncode == 2 and "registered with --value-schema" in rules_only.stderr
     no_file = cli(services, "produce", "--topic", "t", "--value-schema-file", "/nonexistent/x.avsc")
-    assert no_file.returncode == 1
+    assert no_file.returncode == 2
     assert no_file.stderr.strip() == (
         "pulsar-external-schema: produce: --value-schema-file: cannot read /nonexistent/x.avsc: "
         "No such file or directory"

@@ -31,7 +31,11 @@ def test_a_misspelled_avro_type_is_named() -> None:
         (lambda factory: factory.avro('{"type": "record", "name": "R", "fields": [}'), "not JSON"),
         (
             lambda factory: factory.avro({"type": "object", "properties": {"a": {"type": "string"}}}),
-            "'object'",
+            "looks like a JSON Schema, not an Avro schema: use factory.json",
+        ),
+        (
+            lambda factory: factory.avro('syntax = "proto3";\nmessage M { string a = 1; }'),
+            "looks like a .proto file",
         ),
         (
             lambda factory: factory.avro({"type": "record", "name": "R", "fields": [{"type": "string"}]}),
@@ -39,11 +43,27 @@ def test_a_misspelled_avro_type_is_named() -> None:
         ),
         (lambda factory: factory.json("{not json"), "does not parse"),
     ],
-    ids=["not JSON", "a JSON Schema given as Avro", "a field without a name", "JSON Schema not JSON"],
+    ids=[
+        "not JSON",
+        "a JSON Schema given as Avro",
+        "a .proto given as Avro",
+        "a field without a name",
+        "JSON Schema not JSON",
+    ],
 )
 def test_a_schema_that_does_not_parse_says_so(make: object, expected: str) -> None:
     with pytest.raises(SchemaParseError, match=expected):
         make(mock_factory())  # type: ignore[operator]
+
+
+def test_a_primitive_avro_schema_works_as_a_confluent_schema_too() -> None:
+    """confluent-kafka rewrites `"string"` text to `{"type": "string"}` before parsing it, but not
+    the text of a `Schema`, and then fails with "'str' object has no attribute 'get'"."""
+    factory = mock_factory()
+    for given in ('"string"', Schema('"string"', "AVRO")):
+        schema = factory.avro(given)
+        data, schema_id = schema.encode("persistent://public/default/keys", "k1")
+        assert schema.decode("persistent://public/default/keys", data, schema_id) == "k1"
 
 
 def test_a_schema_with_references_is_left_to_the_serializer() -> None:
@@ -73,5 +93,5 @@ def test_the_console_tools_check_the_service_url_before_connecting(
         ]
     )
     [line] = capsys.readouterr().err.strip().splitlines()
-    assert code == 1 and "is not a Pulsar service URL" in line and "pulsar://127.0.0.1:6650" in line
+    assert code == 2 and "is not a Pulsar service URL" in line and "pulsar://127.0.0.1:6650" in line
     assert issubclass(SchemaParseError, ExternalSchemaError)

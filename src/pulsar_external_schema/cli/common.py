@@ -20,15 +20,28 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 
 
+EXIT_USAGE = 2
+
+
 class CommandError(Exception):
     """Why a command stops: printed as `pulsar-external-schema: <command>: <reason>`, exit 1."""
 
+    exit_code = EXIT_FAILED
 
-def fail(command: str, message: str) -> int:
-    """One line on stderr, even when a library's or the registry's reason spans several."""
-    message = " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+class UsageError(CommandError):
+    """The command line itself is wrong (a flag missing or malformed, a schema or rule set given on
+    it that does not parse, a URL of the wrong form): exit 2, as argparse's own usage errors."""
+
+    exit_code = EXIT_USAGE
+
+
+def fail(command: str, error: str | Exception) -> int:
+    """One line on stderr, even when a library's or the registry's reason spans several; the exit
+    code of the error: 2 for a `UsageError`, else 1."""
+    message = " ".join(part.strip() for part in str(error).splitlines() if part.strip())
     print(f"{PROG}: {command}: {message}", file=sys.stderr, flush=True)
-    return EXIT_FAILED
+    return error.exit_code if isinstance(error, CommandError) else EXIT_FAILED
 
 
 def property_pair(text: str) -> tuple[str, str]:
@@ -80,7 +93,7 @@ def require(args: argparse.Namespace, *names: str) -> None:
     }
     missing = [flags[name] for name in names if not getattr(args, name, None)]
     if missing:
-        raise CommandError(f"missing {', '.join(missing)}")
+        raise UsageError(f"missing {', '.join(missing)}")
 
 
 def schema_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
@@ -98,14 +111,14 @@ def json_argument(text: str | None, flag: str) -> Any:
     try:
         return json.loads(source)
     except json.JSONDecodeError as error:
-        raise CommandError(f"{flag} is not valid JSON ({error}): {_short(source)}") from None
+        raise UsageError(f"{flag} is not valid JSON ({error}): {_short(source)}") from None
 
 
 def read_file(path: str, flag: str) -> str:
     try:
         return Path(path).read_text()
     except OSError as error:
-        raise CommandError(f"{flag}: cannot read {path}: {error.strerror or error}") from None
+        raise UsageError(f"{flag}: cannot read {path}: {error.strerror or error}") from None
 
 
 def schema_text(inline: str | None, path: str | None, flag: str) -> str | None:

@@ -29,6 +29,7 @@ from .common import (
     EXIT_FAILED,
     EXIT_OK,
     CommandError,
+    UsageError,
     add_registry_options,
     fail,
     json_argument,
@@ -198,6 +199,26 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
         help="print counts on stderr every SECONDS during long runs (default 10; 0 turns them off)",
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="show the Pulsar client's warnings and errors on stderr"
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="give up connecting to the broker (and looking the topic up) after SECONDS (default 10)",
+    )
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"takes a number of seconds above 0, not {text!r}")
+    return value
 
 
 # -- produce -----------------------------------------------------------------------------------
@@ -210,12 +231,12 @@ def run_produce(args: argparse.Namespace) -> int:
         given = _schema_arguments(args, producing=True)
         source = _open_input(args.input)
     except CommandError as error:
-        return fail("produce", str(error))
-    client = _client(args.service_url)
+        return fail("produce", error)
+    client = _client(args)
     try:
         return _produce(args, client, given, source)
     except (CommandError, ExternalSchemaError) as error:
-        return fail("produce", str(error))
+        return fail("produce", error)
     finally:
         client.close()
         if source is not sys.stdin.buffer:
@@ -244,6 +265,7 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
         producer = _pulsar_call(
             lambda: create_producer(client, args.topic, resolved.schema, block_if_queue_full=True),
             f"creating a producer on {args.topic} at {args.service_url}",
+            args,
         )
         delivery = _Delivery()
         progress = Progress("produced", 0 if args.quiet else args.progress)
@@ -300,15 +322,15 @@ def run_consume(args: argparse.Namespace) -> int:
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
         if args.dead_letter_topic and not args.subscription:
-            raise CommandError("--dead-letter-topic needs --subscription (a reader acknowledges nothing)")
+            raise UsageError("--dead-letter-topic needs --subscription (a reader acknowledges nothing)")
         given = _schema_arguments(args, producing=False)
     except CommandError as error:
-        return fail("consume", str(error))
-    client = _client(args.service_url)
+        return fail("consume", error)
+    client = _client(args)
     try:
         return _consume(args, client, given)
     except (CommandError, ExternalSchemaError) as error:
-        return fail("consume", str(error))
+        return fail("consume", error)
     finally:
         client.close()
 
@@ -367,6 +389,7 @@ class _ConsoleConsumer:
                     args.topic, args.subscription, schema=schema, initial_position=position
                 ),
                 f"subscribing {args.subscription} to {where}",
+                args,
             )
         else:
             start = pulsar.MessageId.earliest if args.from_beginning else pulsar.MessageId.latest
@@ -374,6 +397,7 @@ class _ConsoleConsumer:
                 _pulsar_call(
                     lambda: client.create_reader(args.topic, start, schema=schema),
                     f"creating a reader on {where}",
+                    args,
                 )
             )
         self.progress = Progress("consumed", 0 if args.quiet else args.progress)
@@ -501,36 +525,49 @@ def _open_input(path: str) -> BinaryIO:
     try:
         return open(path, "rb")  # closed by run_produce
     except OSError as error:
-        raise CommandError(f"--input: cannot read {path}: {error.strerror or error}") from None
+        raise UsageError(f"--input: cannot read {path}: {error.strerror or error}") from None
 
 
 def _check_service_url(service_url: str) -> None:
     """Before any connection: pulsar-client answers a URL without its scheme with a traceback."""
     if not service_url.startswith(("pulsar://", "pulsar+ssl://")):
-        raise CommandError(
+        raise UsageError(
             f"--service-url {service_url!r} is not a Pulsar service URL: it starts with pulsar:// "
             "(or pulsar+ssl://), e.g. pulsar://127.0.0.1:6650"
         )
 
 
-def _client(service_url: str) -> Any:
-    """A client whose C++ log (warnings only) goes to stderr, never into the records on stdout.
+def _client(args: argparse.Namespace) -> Any:
+    """A client whose C++ log stays quiet unless `--verbose` (then warnings, on stderr, never into
+    the records on stdout), and whose connection and lookups give up after `--connect-timeout`.
 
     Not through a Python `logging.Logger`: pulsar-client calls it from its own threads, and a
     process ending right after `client.close()` then sometimes aborts ("terminate called without
     an active exception")."""
     stderr = "/dev/stderr"
-    logger = (
-        pulsar.FileLogger(pulsar.LoggerLevel.Warn, stderr)
-        if os.path.exists(stderr)
-        else pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)
+    level = pulsar.LoggerLevel.Warn if args.verbose else pulsar.LoggerLevel.Error
+    target = stderr if args.verbose and os.path.exists(stderr) else os.devnull
+    logger = pulsar.FileLogger(level, target) if os.path.exists(target) else pulsar.ConsoleLogger(level)
+    seconds = max(1, round(args.connect_timeout))
+    return pulsar.Client(
+        args.service_url,
+        logger=logger,
+        operation_timeout_seconds=seconds,
+        connection_timeout_ms=int(args.connect_timeout * 1000),
     )
-    return pulsar.Client(service_url, logger=logger, operation_timeout_seconds=15)
 
 
-def _pulsar_call(call: Callable[[], Any], doing: str) -> Any:
+def _pulsar_call(call: Callable[[], Any], doing: str, args: argparse.Namespace | None = None) -> Any:
     try:
         return call()
+    except (pulsar.Timeout, pulsar.ConnectError) as error:
+        if args is None:
+            raise CommandError(f"{doing}: {error}") from None
+        raise CommandError(
+            f"{doing}: cannot connect to the broker at {args.service_url} within {args.connect_timeout:g} s "
+            f"({error}); check --service-url, or raise --connect-timeout"
+            + ("" if args.verbose else " (--verbose shows the client's log)")
+        ) from None
     except pulsar.PulsarException as error:
         raise CommandError(f"{doing}: {error}") from None
 

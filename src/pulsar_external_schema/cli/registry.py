@@ -21,13 +21,13 @@ from confluent_kafka.serialization import MessageField
 
 from .. import _confluent
 from ..errors import ConfigError
-from ..factory import SchemaRegistrySchemaFactory
 from ..registered import value_subject
 from ..rules.checks import check_metadata, check_rule_set
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
     CommandError,
+    UsageError,
     add_registry_options,
     fail,
     json_argument,
@@ -36,7 +36,7 @@ from .common import (
     schema_config,
     schema_text,
 )
-from .schemas import SCHEMA_TYPES, checked, contract_schema, guess_format, register
+from .schemas import SCHEMA_TYPES, checked, contract_schema, guess_format, new_factory, register
 
 LEVELS = (
     "BACKWARD",
@@ -191,7 +191,7 @@ def _runner(name: str, command: Command) -> Callable[[argparse.Namespace], int]:
             with _Registry(args) as registry:
                 return command(args, registry)
         except CommandError as error:
-            return fail(name, str(error))
+            return fail(name, error)
 
     return run
 
@@ -200,10 +200,7 @@ class _Registry:
     """The registry client of the command's config, and registry errors as one-line reasons."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        try:
-            self._factory = SchemaRegistrySchemaFactory(schema_config(args))
-        except ConfigError as error:
-            raise CommandError(str(error)) from None
+        self._factory = new_factory(schema_config(args))
         self.url = self._factory.config.registry_url
         self.client = self._factory.registry_client
 
@@ -212,6 +209,17 @@ class _Registry:
 
     def __exit__(self, *exc: object) -> None:
         self._factory.close()
+
+    def parse(self, schema: Schema) -> None:
+        """Parse an Avro or JSON schema here, before the registry sees it, for an error that says
+        what is wrong with it (the registry parses `.proto` text itself)."""
+        if schema.schema_type == "PROTOBUF":
+            return
+        make = self._factory.avro if schema.schema_type == "AVRO" else self._factory.json
+        try:
+            make(schema).close()
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
 
     def subject(self, args: argparse.Namespace) -> str | None:
         if args.subject:
@@ -254,7 +262,9 @@ def run_subjects(args: argparse.Namespace, registry: _Registry) -> int:
 
 def run_register(args: argparse.Namespace, registry: _Registry) -> int:
     subject = _required_subject(args, registry)
-    found = register(registry.client, registry.url, subject, _schema(args), normalize=args.normalize)
+    schema = _schema(args)
+    registry.parse(schema)
+    found = register(registry.client, registry.url, subject, schema, normalize=args.normalize)
     _print_json({"subject": subject, "id": found.schema_id, "version": found.version})
     return EXIT_OK
 
@@ -263,7 +273,7 @@ def run_get(args: argparse.Namespace, registry: _Registry) -> int:
     subject = registry.subject(args)
     if args.id is not None:
         if subject is not None:
-            raise CommandError("give --id, or a subject (--subject / --topic) and --version, not both")
+            raise UsageError("give --id, or a subject (--subject / --topic) and --version, not both")
         schema = registry.call(f"getting schema id {args.id}", lambda: registry.client.get_schema(args.id))
         subjects = registry.call(
             f"listing the subjects of schema id {args.id}",
@@ -271,7 +281,7 @@ def run_get(args: argparse.Namespace, registry: _Registry) -> int:
         )
         document = {"id": args.id, "subjects": subjects, **schema.to_dict()}
     elif subject is None:
-        raise CommandError("give a subject (--subject or --topic), or --id")
+        raise UsageError("give a subject (--subject or --topic), or --id")
     else:
         version = _version(args.version)
         found = registry.call(
@@ -296,6 +306,7 @@ def run_get(args: argparse.Namespace, registry: _Registry) -> int:
 def run_check(args: argparse.Namespace, registry: _Registry) -> int:
     subject = _required_subject(args, registry)
     schema = _schema(args)
+    registry.parse(schema)
     versions = registry.call(
         f"listing the versions of {subject}", lambda: registry.client.get_versions(subject), subject
     )
@@ -326,7 +337,7 @@ def run_config(args: argparse.Namespace, registry: _Registry) -> int:
     where = f"the config of {subject}" if subject else "the global config"
     if args.delete:
         if subject is None:
-            raise CommandError("--delete removes a subject's config: give --subject or --topic")
+            raise UsageError("--delete removes a subject's config: give --subject or --topic")
         registry.call(f"deleting {where}", lambda: registry.client.delete_config(subject))
     changes = _config_changes(args)
     if changes:
@@ -350,7 +361,7 @@ def run_config(args: argparse.Namespace, registry: _Registry) -> int:
 def _required_subject(args: argparse.Namespace, registry: _Registry) -> str:
     subject = registry.subject(args)
     if subject is None:
-        raise CommandError("give --subject or --topic")
+        raise UsageError("give --subject or --topic")
     return subject
 
 
@@ -371,7 +382,7 @@ def _reference(text: str) -> SchemaReference:
     name, _, target = text.partition("=")
     subject, _, version = target.rpartition(":")
     if not name or not subject or not version.isdigit():
-        raise CommandError(f"--reference takes NAME=SUBJECT:VERSION, not {text!r}")
+        raise UsageError(f"--reference takes NAME=SUBJECT:VERSION, not {text!r}")
     return SchemaReference(name, subject, int(version))
 
 
@@ -423,7 +434,7 @@ def _version(text: str) -> int | str:
         return "latest"
     if text.isdigit():
         return int(text)
-    raise CommandError(f"--version takes a number or 'latest', not {text!r}")
+    raise UsageError(f"--version takes a number or 'latest', not {text!r}")
 
 
 def _quote(subject: str) -> str:

@@ -21,7 +21,7 @@ from confluent_kafka.serialization import MessageField
 
 from .. import _confluent
 from ..config import pins_a_version
-from ..errors import RuleSetError
+from ..errors import ConfigError, RuleSetError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory, other_format
 from ..registered import (
     RegisteredSchema,
@@ -32,7 +32,7 @@ from ..registered import (
 )
 from ..rules.checks import check_metadata, check_rule_set
 from ..schema import ExternalSchema
-from .common import CommandError, registry_failure
+from .common import CommandError, UsageError, registry_failure
 from .records import AvroCodec, PlainCodec, ProtobufCodec, RecordFormat
 
 SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
@@ -67,9 +67,9 @@ class SchemaArguments:
 def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaArguments) -> Resolved:
     if given.value_schema is None:
         if given.key_schema is not None:
-            raise CommandError("--key-schema needs --value-schema too")
+            raise UsageError("--key-schema needs --value-schema too")
         if given.rule_set is not None or given.metadata is not None:
-            raise CommandError(
+            raise UsageError(
                 "--value-rule-set and --value-metadata are registered with --value-schema; "
                 "give the schema too (or set them with the `config` command's default/override)"
             )
@@ -77,16 +77,19 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
     fmt = given.format or guess_format(given.value_schema, "--value-schema")
     schema = contract_schema(given.value_schema, fmt, given.rule_set, given.metadata)
     if fmt == "protobuf" and given.key_schema is not None:
-        raise CommandError("--key-schema with --format protobuf is not supported by the console tools")
+        raise UsageError("--key-schema with --format protobuf is not supported by the console tools")
     key_schema = None if given.key_schema is None else contract_schema(given.key_schema, fmt)
-    factory = SchemaRegistrySchemaFactory(config, client=client)
+    factory = new_factory(config, client)
     try:
         if fmt == "protobuf":
             registration = _register(factory, topic, schema)
             return _protobuf_by_text(factory, registration, schema, given.protobuf_message)
         make = factory.avro if fmt == "avro" else factory.json
-        value = make(schema)  # parsed here, before anything is registered
-        key = None if key_schema is None else make(key_schema)
+        try:  # parsed here, before anything is registered
+            value = make(schema)
+            key = None if key_schema is None else make(key_schema)
+        except SchemaParseError as error:
+            raise UsageError(str(error)) from None
         _register(factory, topic, schema)
         value_codec = _plain_codec(fmt, schema.schema_str or "")
         if key is None or key_schema is None:
@@ -97,6 +100,14 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
     except BaseException:
         factory.close()
         raise
+
+
+def new_factory(config: dict[str, Any], client: Any = None) -> SchemaRegistrySchemaFactory:
+    """The factory of a command's config; a config key given wrongly (`-p`) is a usage error."""
+    try:
+        return SchemaRegistrySchemaFactory(config, client=client)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
 
 
 def _register(
@@ -120,9 +131,9 @@ def guess_format(text: str, flag: str) -> str:
     which flag to add (confluent-kafka's Avro parser answers a JSON Schema with a TypeError)."""
     other = other_format(text)
     if other == "json":
-        raise CommandError(f"{flag} looks like a JSON Schema: add --format json")
+        raise UsageError(f"{flag} looks like a JSON Schema: add --format json")
     if other == "protobuf":
-        raise CommandError(f"{flag} looks like a .proto file: add --format protobuf")
+        raise UsageError(f"{flag} looks like a .proto file: add --format protobuf")
     return "avro"
 
 
@@ -138,7 +149,7 @@ def _registered(
     """The registered versions the config selects, for the value (and the key)."""
     if not pins_a_version(config):
         config = {**config, "use.latest.version": True}
-    factory = SchemaRegistrySchemaFactory(config, client=client)
+    factory = new_factory(config, client)
     try:
         value, value_codec = _registered_part(factory, topic, given, MessageField.VALUE)
         if not key_value:
@@ -318,4 +329,4 @@ def checked(check: Callable[[Any], Any], document: Any, flag: str) -> Any:
     try:
         return check(document)
     except RuleSetError as error:
-        raise CommandError(f"{flag}: {error}") from None
+        raise UsageError(f"{flag}: {error}") from None

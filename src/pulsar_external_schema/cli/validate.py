@@ -78,7 +78,7 @@ def run_validate(args: argparse.Namespace) -> int:
     try:
         require(args, "service_url", "admin_url", "registry_url")
     except CommandError as error:
-        return fail("validate", str(error))
+        return fail("validate", error)
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -123,7 +123,7 @@ def run_validate(args: argparse.Namespace) -> int:
             on_batch=progress,
         )
     except ExternalSchemaError as error:
-        return fail("validate", str(error))
+        return fail("validate", error)
     builder: Any = SparkSession.builder.appName(f"{PROG} validate {args.input}")
     if args.master:
         builder = builder.master(args.master)
