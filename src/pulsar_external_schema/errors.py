@@ -59,6 +59,11 @@ class RuleSetError(ConfigError):
     wrong list, an expression that does not compile): found before anything is registered."""
 
 
+class SubjectNotFoundError(ConfigError, LookupError):
+    """A topic's subject has no registered version to read or write with (nothing was produced
+    with an external schema yet, or the topic holds another topic's messages)."""
+
+
 class SchemaIdError(ExternalSchemaError, ValueError):
     """Schema id bytes (PIP-420 metadata or Confluent prefix) are missing or malformed."""
 

@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _confluent
-from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
+from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, SubjectNotFoundError
 from .factory import SchemaRegistrySchemaFactory
 from .registry import describe, failure_kind
 from .schema import ExternalSchema
@@ -74,7 +74,7 @@ def registered_schema(
     except Exception as error:
         kind = failure_kind(error)
         if kind == "not found":
-            raise ConfigError(
+            raise SubjectNotFoundError(
                 f"subject {subject} (topic {topic}) has no registered schema at {config.registry_url}: "
                 f"{error}; register one, or produce with an external schema first"
             ) from None

@@ -373,6 +373,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._prefix = config.schema_id_location == "prefix"
         self._closed = False
         self._pulsar_client: Any = None
+        self._read_as: str | None = None
         self._direct: dict[tuple[str, bytes], tuple[Callable[[bytes], Any] | None, float]] = {}
         """(topic, metadata schema id) -> the codec's direct reader and its expiry (`decode`)."""
         self._writers: dict[str, tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]] = {}
@@ -415,6 +416,16 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         close it too."""
         copy = ExternalSchema(self._part, self._config, self._registry, topic, self._make_part)
         copy._pulsar_client = self._pulsar_client
+        return copy
+
+    def reading_as(self, topic: str) -> ExternalSchema:
+        """A copy (bound to `topic`, as `for_topic`) whose `decode_message` decodes every message
+        as if it were on `topic`: with its subject, its schema ids and its rules.
+
+        For topics that hold another topic's messages with their original schema ids: the
+        `validate` job's `--valid` output, a DLQ topic, a mirror. Close the copy too."""
+        copy = self.for_topic(topic)
+        copy._read_as = topic
         return copy
 
     @overload
@@ -579,7 +590,8 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Called by pulsar-client's `Message.value()`: schema id from the message properties.
 
         A DLQ copy (a `__rule.topic` property) is decoded with the subject of the topic it failed on,
-        and the rule its `__rule.name` names is skipped. A validator must not let a producer choose
+        and the rule its `__rule.name` names is skipped; a schema made by `reading_as(topic)`
+        decodes every message with the subject of that topic. A validator must not let a producer choose
         that: with `trust_rule_properties=False` the `__rule.*` properties are ignored.
         `properties`: `msg.properties()`, where the caller has them already (each call builds a
         dict from the C++ message).
@@ -588,7 +600,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             properties = msg.properties()
         if not trust_rule_properties and any(key.startswith(RULE_PREFIX) for key in properties):
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
-        topic = properties.get(RULE_TOPIC) or msg.topic_name()
+        topic = self._read_as or properties.get(RULE_TOPIC) or msg.topic_name()
         raw = properties.get(ids.SCHEMA_ID_PROPERTY)
         try:
             schema_id = ids.parse_hex(raw) if raw is not None else None

@@ -21,8 +21,14 @@ from typing import Any, BinaryIO
 import pulsar
 
 from ..consumer import consume
-from ..deadletter import Fate, fate
-from ..errors import ConfigError, DeadLetteredError, ExternalSchemaError, RegistryUnavailableError
+from ..deadletter import RULE_TOPIC, Fate, fate
+from ..errors import (
+    ConfigError,
+    DeadLetteredError,
+    ExternalSchemaError,
+    RegistryUnavailableError,
+    SubjectNotFoundError,
+)
 from ..producer import create_producer
 from ..schema_id import SCHEMA_ID_PROPERTY
 from .common import (
@@ -339,12 +345,44 @@ def _consume(args: argparse.Namespace, client: Any, given: SchemaArguments) -> i
     resolved = None
     if not args.raw:
         schema_topic = args.schema_topic or args.topic
-        resolved = for_consume(schema_config(args), client, schema_topic, given, key_value=args.key_value)
+        try:
+            resolved = for_consume(schema_config(args), client, schema_topic, given, key_value=args.key_value)
+        except SubjectNotFoundError as error:
+            if args.schema_topic is not None:
+                raise
+            source = _source_of_copies(client, args)
+            if source is None:
+                raise CommandError(
+                    f"{error}. If {args.topic} holds another topic's messages (the output of `validate`, "
+                    "a mirror), add --schema-topic SOURCE_TOPIC; --raw prints them undecoded"
+                ) from None
+            # A DLQ topic: each copy names the topic it failed on (`__rule.topic`), whose subject
+            # decodes it (`decode_message`); the first one tells the format.
+            resolved = for_consume(schema_config(args), client, source, given, key_value=args.key_value)
+        if args.schema_topic is not None:
+            resolved.schema = resolved.schema.reading_as(args.schema_topic)
     try:
         return _ConsoleConsumer(args, client, resolved).run()
     finally:
         if resolved is not None:
             resolved.close()
+
+
+def _source_of_copies(client: Any, args: argparse.Namespace) -> str | None:
+    """The `__rule.topic` of the topic's first message, if it is a DLQ copy (else None)."""
+    reader = _pulsar_call(
+        lambda: client.create_reader(args.topic, pulsar.MessageId.earliest),
+        f"creating a reader on {args.topic} at {args.service_url}",
+        args,
+    )
+    try:
+        first = reader.read_next(int(args.connect_timeout * 1000))
+    except pulsar.Timeout:
+        return None
+    finally:
+        reader.close()
+    source: str | None = first.properties().get(RULE_TOPIC) or None
+    return source
 
 
 class _Stop(Exception):

@@ -140,14 +140,25 @@ def guess_format(text: str, flag: str) -> str:
 def for_consume(
     config: dict[str, Any], client: Any, topic: str, given: SchemaArguments, *, key_value: bool
 ) -> Resolved:
-    return _registered(config, client, topic, given, key_value=key_value)
+    """The schema to decode with: each message's writer schema (the one its id names), as a Python
+    consumer decodes, unless the config pins a reader version (`use.latest.version`,
+    `use.latest.with.metadata`, `use.schema.id`). The subject's latest version tells the format
+    (and, for Protobuf, the message class the values are read into)."""
+    return _registered(config, client, topic, given, key_value=key_value, pin_latest=False)
 
 
 def _registered(
-    config: dict[str, Any], client: Any, topic: str, given: SchemaArguments, *, key_value: bool
+    config: dict[str, Any],
+    client: Any,
+    topic: str,
+    given: SchemaArguments,
+    *,
+    key_value: bool,
+    pin_latest: bool = True,
 ) -> Resolved:
-    """The registered versions the config selects, for the value (and the key)."""
-    if not pins_a_version(config):
+    """The registered versions the config selects, for the value (and the key); `pin_latest`:
+    the latest one when the config pins none (to write with)."""
+    if pin_latest and not pins_a_version(config):
         config = {**config, "use.latest.version": True}
     factory = new_factory(config, client)
     try:
