@@ -508,7 +508,11 @@ def pins_a_version(conf: Mapping[str, Any]) -> bool:
 
 def _unknown_key_message(key: str) -> str:
     close = difflib.get_close_matches(key, KEYS, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(KEYS))}"
+    hint = (
+        f"; did you mean {close[0]!r}?"
+        if close
+        else f" (none of the {len(KEYS)} keys of docs/configuration.md is close to it)"
+    )
     return f"unknown config key {key!r}{hint}"
 
 

@@ -351,6 +351,37 @@ def test_a_broker_that_does_not_answer_is_one_line_after_the_connect_timeout(
     assert f"cannot connect to the broker at {url} within 2 s" in line and "--connect-timeout" in line
 
 
+def test_confluent_console_properties_and_pulsar_client_habits(services: Services, topic: str) -> None:
+    """`--property value.schema=... parse.key=true`, as kafka-avro-console-producer; `print.key`,
+    as its consumer; `-s`, `-n` and a positional topic, as pulsar-client; keys and properties."""
+    produced = cli(
+        services, "produce", topic,
+        "-p", f"value.schema={QUICK_START_SCHEMA}", "-p", f"value.rule.set={QUICK_START_RULES}",
+        "-p", "parse.key=true", "--message-property", "source=cli",
+        stdin='k1\t{"f1": "a"}\nk2\t{"f1": "far too long"}\nno separator\n',
+    )  # fmt: skip
+    assert produced.returncode == 1
+    assert errors(produced)[0].startswith("line 2: rule 'checkLen'")
+    assert errors(produced)[1] == "line 3: no key separator '\\t' in the line (--parse-key)"
+
+    printed = cli(
+        services, "consume", topic, "-s", "sub", "-n", "1", "--from-beginning", "-p", "print.key=true"
+    )
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == 'k1\t{"f1": "a"}\n'
+    [meta] = records(read_all(services, topic, "--print-metadata"))
+    assert meta["key"] == "k1" and meta["properties"]["source"] == "cli"
+
+    one_key = cli(
+        services, "produce", topic, "--key", "same", "--print-key", stdin='{"f1": "b"}\n'
+    )  # --print-key is a consume flag
+    assert one_key.returncode == 2 and "unrecognized arguments: --print-key" in one_key.stderr
+    group = cli(services, "consume", topic, "--group", "g")
+    assert group.returncode == 2 and "--subscription g" in group.stderr
+    swapped = cli(services, "produce", topic, "-p", "print.key=true", stdin="")
+    assert swapped.returncode == 2 and "a setting of the console consumer" in swapped.stderr
+
+
 def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
     services: Services, topic: str, pulsar_client: Any
 ) -> None:

@@ -43,6 +43,7 @@ from .common import (
     schema_config,
     schema_text,
 )
+from .habits import add_key_options, add_topic, settle
 from .progress import Progress
 from .records import RecordError, decode_line, dumps
 from .schemas import SCHEMA_TYPES, Resolved, SchemaArguments, for_consume, for_produce
@@ -90,8 +91,9 @@ def add_parsers(commands: Any) -> None:
         epilog=PRODUCE_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    produce.add_argument("--topic", required=True, help="topic name, e.g. test or persistent://t/ns/orders")
+    add_topic(produce)
     _schema_options(produce, producing=True)
+    add_key_options(produce, producing=True)
     produce.add_argument(
         "--input", default="-", metavar="FILE", help="file of JSON lines to send (default: stdin)"
     )
@@ -116,13 +118,17 @@ def add_parsers(commands: Any) -> None:
         epilog=CONSUME_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    consume.add_argument("--topic", required=True, help="topic name, e.g. test or persistent://t/ns/orders")
+    add_topic(consume)
     _schema_options(consume, producing=False)
+    add_key_options(consume, producing=False)
     consume.add_argument(
         "--from-beginning", action="store_true", help="start at the earliest message (default: new ones only)"
     )
     consume.add_argument(
-        "--subscription", metavar="NAME", help="consume (and acknowledge) through this durable subscription"
+        "--subscription",
+        "-s",
+        metavar="NAME",
+        help="consume (and acknowledge) through this durable subscription (a Kafka consumer group)",
     )
     consume.add_argument(
         "--dead-letter-topic",
@@ -139,7 +145,7 @@ def add_parsers(commands: Any) -> None:
         action="store_true",
         help="no decoding: print metadata and the payload (UTF-8 text, else base64), e.g. for DLQ copies",
     )
-    consume.add_argument("--max-messages", type=int, metavar="N", help="stop after N messages")
+    consume.add_argument("--max-messages", "-n", type=int, metavar="N", help="stop after N messages")
     consume.add_argument(
         "--timeout-ms", type=int, metavar="MS", help="stop when no message arrives for MS milliseconds"
     )
@@ -232,6 +238,7 @@ def _positive_seconds(text: str) -> float:
 
 def run_produce(args: argparse.Namespace) -> int:
     try:
+        settle(args, producing=True)
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
         given = _schema_arguments(args, producing=True)
@@ -282,8 +289,8 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
                 if not raw.strip():
                     continue
                 try:
-                    record = resolved.records.read(decode_line(raw))
-                    producer.send_async(record, delivery.callback(number))
+                    record, extra = _record(args, resolved, decode_line(raw))
+                    producer.send_async(record, delivery.callback(number), **extra)
                     sent += 1
                 except (RegistryUnavailableError, ConfigError) as error:
                     stopped = (
@@ -320,11 +327,30 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
     return EXIT_FAILED if failed or stopped else EXIT_OK
 
 
+def _record(args: argparse.Namespace, resolved: Resolved, line: str) -> tuple[Any, dict[str, Any]]:
+    """The value to send for a line, and `send_async`'s keyword arguments (key, properties)."""
+    extra: dict[str, Any] = {}
+    if args.message_property:
+        extra["properties"] = dict(args.message_property)
+    if not args.parse_key:
+        if args.key is not None:
+            extra["partition_key"] = args.key
+        return resolved.records.read(line), extra
+    key, sep, value = line.rstrip("\r\n").partition(args.key_separator)
+    if not sep:
+        raise RecordError(f"no key separator {args.key_separator!r} in the line (--parse-key)")
+    if resolved.records.key_value:
+        return resolved.records.read_key_value(key, value), extra
+    extra["partition_key"] = key
+    return resolved.records.read(value), extra
+
+
 # -- consume -----------------------------------------------------------------------------------
 
 
 def run_consume(args: argparse.Namespace) -> int:
     try:
+        settle(args, producing=False)
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
         if args.dead_letter_topic and not args.subscription:
@@ -519,7 +545,14 @@ class _ConsoleConsumer:
             document = self.resolved.records.document(value)
             if self.args.print_metadata:
                 document = {**_metadata(msg), "value": document}
-        print(dumps(document), flush=True)
+        if not self.args.print_key:
+            print(dumps(document), flush=True)
+            return
+        if self.resolved is not None and self.resolved.records.key_value and not self.args.print_metadata:
+            key, document = dumps(document["key"]), document["value"]
+        else:
+            key = msg.partition_key() or "null"
+        print(f"{key}{self.args.key_separator}{dumps(document)}", flush=True)
 
 
 def _metadata(msg: Any) -> dict[str, Any]:

@@ -166,6 +166,11 @@ class RecordFormat:
             raise RecordError('a key/value record is an object {"key": ..., "value": ...}')
         return KeyValue(self._key.value(document["key"]), self._value.value(document["value"]))
 
+    def read_key_value(self, key: str, value: str) -> KeyValue:
+        """A key/value record given as two JSON texts (`--parse-key`)."""
+        assert self._key is not None
+        return KeyValue(self._key.value(parse_json(key)), self._value.value(parse_json(value)))
+
     def document(self, value: Any) -> Any:
         if self._key is not None and isinstance(value, KeyValue):
             return {"key": self._key.document(value.key), "value": self._value.document(value.value)}
