@@ -600,6 +600,52 @@ def test_register_get_check_and_subjects(services: Services, subject: str) -> No
     assert unknown_check.returncode == 1 and "is not registered" in unknown_check.stderr
 
 
+def test_versions_json_output_delete_and_describe(services: Services, topic: str) -> None:
+    short = topic.rsplit("/", 1)[1]
+    subject = f"public.default.{short}-value"
+    v2 = QUICK_START_SCHEMA.replace("]}", ',{"name":"f2","type":"int","default":1}]}')
+    for schema in (QUICK_START_SCHEMA, v2):
+        registered = cli(
+            services, "register", "--topic", topic, "--schema", schema, "--rule-set", QUICK_START_RULES
+        )
+        assert registered.returncode == 0, registered.stderr
+
+    assert cli(services, "subjects", "--prefix", subject, "--versions").stdout == f"{subject}\t1,2\n"
+    as_json = cli(services, "subjects", "--prefix", subject, "--versions", "--output", "json")
+    assert json.loads(as_json.stdout) == {subject: [1, 2]}
+    assert json.loads(cli(services, "subjects", "--prefix", subject, "-o", "json").stdout) == [subject]
+    verdict = json.loads(cli(services, "check", "--topic", topic, "--schema", v2, "-o", "json").stdout)
+    assert verdict == {
+        "subject": subject,
+        "compatible": True,
+        "compatibility": "BACKWARD",
+        "versions": [1, 2],
+        "against": "all",
+        "messages": [],
+    }
+
+    view = cli(services, "describe", "--topic", topic)
+    assert view.returncode == 0, view.stderr
+    lines = view.stdout.splitlines()
+    assert f"value subject {subject}" in lines and "  versions       1, 2" in lines
+    rule = "domain checkLen CONDITION CEL WRITE ERROR size(message.f1) < 10"
+    assert any(line.split() == rule.split() for line in lines)
+    assert f"public.default.{short}-key: not registered (the topic's messages have no key schema)" in lines
+    described = json.loads(cli(services, "describe", "--topic", topic, "--version", "1", "-o", "json").stdout)
+    [value] = described["subjects"]
+    assert value["version"] == 1 and value["versions"] == [1, 2] and value["config"]["fromGlobal"] is True
+    assert value["ruleSet"]["domainRules"][0]["name"] == "checkLen"
+
+    soft = cli(services, "delete", "--topic", topic, "--version", "2")
+    assert json.loads(soft.stdout) == {"subject": subject, "deleted_versions": [2], "permanent": False}
+    assert cli(services, "subjects", "--prefix", subject, "--versions").stdout == f"{subject}\t1\n"
+    hard = cli(services, "delete", "--subject", subject, "--permanent")
+    assert json.loads(hard.stdout) == {"subject": subject, "deleted_versions": [1], "permanent": True}
+    assert cli(services, "subjects", "--prefix", subject, "--deleted").stdout == ""
+    gone = cli(services, "describe", "--topic", topic)
+    assert gone.returncode == 1 and "is not registered" in gone.stderr
+
+
 def test_config_shows_and_changes_only_what_is_given(services: Services, subject: str) -> None:
     cli(services, "register", "--subject", subject, "--schema", QUICK_START_SCHEMA)
     inherited = json.loads(cli(services, "config", "--subject", subject).stdout)
@@ -643,7 +689,19 @@ def test_config_shows_and_changes_only_what_is_given(services: Services, subject
 
 
 @pytest.mark.parametrize(
-    "command", ["produce", "consume", "register", "get", "check", "config", "subjects", "validate"]
+    "command",
+    [
+        "produce",
+        "consume",
+        "register",
+        "get",
+        "check",
+        "config",
+        "subjects",
+        "validate",
+        "delete",
+        "describe",
+    ],
 )
 def test_every_command_has_help(services: Services, command: str) -> None:
     result = cli(services, command, "--help")

@@ -84,6 +84,16 @@ def add_registry_options(
     )
 
 
+def add_output_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--output",
+        "-o",
+        choices=("text", "json"),
+        default="text",
+        help="text for people (default), or json for scripts (`| jq`)",
+    )
+
+
 def require(args: argparse.Namespace, *names: str) -> None:
     """Fail with the flags (and environment variables) a command needs and did not get."""
     flags = {

@@ -21,6 +21,7 @@ from confluent_kafka.serialization import MessageField
 
 from .. import _confluent
 from ..errors import ConfigError
+from ..factory import SchemaRegistrySchemaFactory
 from ..registered import value_subject
 from ..rules.checks import check_metadata, check_rule_set
 from .common import (
@@ -28,6 +29,7 @@ from .common import (
     EXIT_OK,
     CommandError,
     UsageError,
+    add_output_option,
     add_registry_options,
     fail,
     json_argument,
@@ -60,7 +62,24 @@ def add_parsers(commands: Any) -> None:
     )
     subjects.add_argument("--prefix", help="only subjects that start with this")
     subjects.add_argument("--deleted", action="store_true", help="include soft-deleted subjects")
+    subjects.add_argument("--versions", action="store_true", help="each subject's versions too")
+    add_output_option(subjects)
     subjects.set_defaults(run=_runner("subjects", run_subjects))
+
+    delete = _command(
+        commands,
+        "delete",
+        "delete a subject, or one version of it (soft, or --permanent)",
+        "Soft-delete a subject's versions (or one, with --version): readers of messages that carry "
+        "their ids still decode them, new producers cannot use them. --permanent removes them for "
+        "good (soft-deleting first, as the registry requires). Prints what was deleted as JSON.",
+        "examples:\n  pulsar-external-schema delete --topic orders --version 2\n"
+        "  pulsar-external-schema delete --subject orders-value --permanent",
+    )
+    _subject_options(delete)
+    delete.add_argument("--version", help="only this version (a number or 'latest'; default: every one)")
+    delete.add_argument("--permanent", action="store_true", help="hard delete: ids no longer resolve")
+    delete.set_defaults(run=_runner("delete", run_delete))
 
     register = _command(
         commands,
@@ -107,6 +126,7 @@ def add_parsers(commands: Any) -> None:
     )
     _subject_options(check)
     _schema_options(check)
+    add_output_option(check)
     check.add_argument(
         "--version",
         default="all",
@@ -142,6 +162,23 @@ def add_parsers(commands: Any) -> None:
         help="remove the subject's own config (it falls back to the global one)",
     )
     config.set_defaults(run=_runner("config", run_config))
+
+    describe = _command(
+        commands,
+        "describe",
+        "one view of a topic's contract: subjects, versions, schema, rules, compatibility",
+        "Print what the registry holds for a topic (or a subject): its value and key subjects, "
+        "their versions, the latest version's schema, metadata and rules, and the compatibility "
+        "config that applies.",
+        "examples:\n  pulsar-external-schema describe --topic orders\n"
+        "  pulsar-external-schema describe --topic orders --version 1 --output json",
+    )
+    which = describe.add_mutually_exclusive_group(required=True)
+    which.add_argument("--topic", help="the topic: its value and key subjects")
+    which.add_argument("--subject", help="one subject")
+    describe.add_argument("--version", default="latest", help="the version to show (default latest)")
+    add_output_option(describe)
+    describe.set_defaults(run=_runner("describe", run_describe))
 
 
 def _command(commands: Any, name: str, summary: str, description: str, epilog: str | None = None) -> Any:
@@ -234,10 +271,14 @@ class _Registry:
             return call()
         except Exception as error:
             if subject and getattr(error, "error_code", None) == _SUBJECT_NOT_FOUND:
-                raise CommandError(self._not_found(subject)) from None
+                raise CommandError(self.not_found(subject)) from None
             raise registry_failure(error, self.url, doing) from None
 
-    def _not_found(self, subject: str) -> str:
+    @property
+    def factory(self) -> SchemaRegistrySchemaFactory:
+        return self._factory
+
+    def not_found(self, subject: str) -> str:
         try:
             known = self.client.get_subjects()
         except Exception:
@@ -251,12 +292,58 @@ class _Registry:
 
 
 def run_subjects(args: argparse.Namespace, registry: _Registry) -> int:
-    subjects = registry.call(
-        "listing subjects",
-        lambda: registry.client.get_subjects(subject_prefix=args.prefix, deleted=args.deleted),
+    subjects = sorted(
+        registry.call(
+            "listing subjects",
+            lambda: registry.client.get_subjects(subject_prefix=args.prefix, deleted=args.deleted),
+        )
     )
-    for subject in sorted(subjects):
-        print(subject)
+    if not args.versions:
+        if args.output == "json":
+            _print_json(subjects)
+        else:
+            for subject in subjects:
+                print(subject)
+        return EXIT_OK
+    versions = {subject: _versions(registry, subject, deleted=args.deleted) for subject in subjects}
+    if args.output == "json":
+        _print_json(versions)
+    else:
+        for subject, numbers in versions.items():
+            print(f"{subject}\t{','.join(map(str, numbers))}")
+    return EXIT_OK
+
+
+def _versions(registry: _Registry, subject: str, *, deleted: bool = False) -> list[int]:
+    found: list[int] = registry.call(
+        f"listing the versions of {subject}",
+        lambda: registry.client.get_versions(subject, deleted=deleted),
+        subject,
+    )
+    return found
+
+
+def run_delete(args: argparse.Namespace, registry: _Registry) -> int:
+    subject = _required_subject(args, registry)
+    client = registry.client
+    version = None if args.version is None else _version(args.version)
+    what = f"version {version} of {subject}" if version is not None else subject
+    if version is None:
+        deleted = registry.call(f"deleting {what}", lambda: client.delete_subject(subject), subject)
+    else:
+        version = registry.call(
+            f"finding {what}", lambda: client.get_version(subject, version).version, subject
+        )
+        registry.call(f"deleting {what}", lambda: client.delete_version(subject, version), subject)
+        deleted = [version]
+    if args.permanent:
+        if version is None:
+            registry.call(f"permanently deleting {what}", lambda: client.delete_subject(subject, True))
+        else:
+            registry.call(
+                f"permanently deleting {what}", lambda: client.delete_version(subject, version, True)
+            )
+    _print_json({"subject": subject, "deleted_versions": sorted(deleted), "permanent": args.permanent})
     return EXIT_OK
 
 
@@ -323,13 +410,24 @@ def run_check(args: argparse.Namespace, registry: _Registry) -> int:
     )
     against = "every version the level covers" if args.version == "all" else f"version {args.version}"
     scope = f"{subject} ({level}, versions {', '.join(map(str, versions))}), {against}"
-    if answer.get("is_compatible"):
-        print(f"compatible: {scope}")
-        return EXIT_OK
-    print(f"incompatible: {scope}")
-    for reason in answer.get("messages") or ["(the registry gave no reason)"]:
-        print(f"  - {reason}")
-    return EXIT_FAILED
+    compatible = bool(answer.get("is_compatible"))
+    reasons = [] if compatible else list(answer.get("messages") or ["(the registry gave no reason)"])
+    if args.output == "json":
+        _print_json(
+            {
+                "subject": subject,
+                "compatible": compatible,
+                "compatibility": level,
+                "versions": versions,
+                "against": args.version,
+                "messages": reasons,
+            }
+        )
+    else:
+        print(f"{'compatible' if compatible else 'incompatible'}: {scope}")
+        for reason in reasons:
+            print(f"  - {reason}")
+    return EXIT_OK if compatible else EXIT_FAILED
 
 
 def run_config(args: argparse.Namespace, registry: _Registry) -> int:
@@ -353,6 +451,116 @@ def run_config(args: argparse.Namespace, registry: _Registry) -> int:
         shown = {"compatibility": _effective_level(registry, subject), "fromGlobal": True}
     _print_json({"subject": subject, **shown} if subject else shown)
     return EXIT_OK
+
+
+def run_describe(args: argparse.Namespace, registry: _Registry) -> int:
+    if args.subject:
+        subjects = [(str(args.subject), "value")]
+    else:
+        subjects = [
+            (value_subject(registry.factory, args.topic, field), name)
+            for field, name in ((MessageField.VALUE, "value"), (MessageField.KEY, "key"))
+        ]
+    views = [_subject_view(registry, subject, field, args.version) for subject, field in subjects]
+    found = [view for view in views if view is not None]
+    if not found:
+        names = " or ".join(subject for subject, _ in subjects)
+        raise CommandError(registry.not_found(subjects[0][0]).replace(subjects[0][0], names, 1))
+    if args.output == "json":
+        _print_json({"topic": args.topic, "subjects": found} if args.topic else found[0])
+        return EXIT_OK
+    if args.topic:
+        print(f"topic {args.topic}")
+    for view in found:
+        _print_view(view)
+    missing = [subject for (subject, _), view in zip(subjects, views, strict=True) if view is None]
+    for subject in missing:
+        print(f"\n{subject}: not registered (the topic's messages have no key schema)")
+    return EXIT_OK
+
+
+def _subject_view(registry: _Registry, subject: str, field: str, version_text: str) -> dict[str, Any] | None:
+    try:
+        versions = registry.client.get_versions(subject)
+    except Exception as error:
+        if getattr(error, "error_code", None) == _SUBJECT_NOT_FOUND:
+            return None
+        raise registry_failure(error, registry.url, f"listing the versions of {subject}") from None
+    version = _version(version_text)
+    found = registry.call(
+        f"getting version {version} of {subject}",
+        lambda: registry.client.get_version(subject, version),
+        subject,
+    )
+    own = _own_config(registry, subject, f"the config of {subject}")
+    level = own.get("compatibility") or _effective_level(registry, None)
+    return {
+        "subject": subject,
+        "field": field,
+        "versions": versions,
+        "version": found.version,
+        "id": found.schema_id,
+        **found.schema.to_dict(),
+        "config": {**own, "compatibility": level, "fromGlobal": "compatibility" not in own},
+    }
+
+
+def _print_view(view: dict[str, Any]) -> None:
+    config = view["config"]
+    schema_type = view.get("schemaType") or "AVRO"
+    print(f"\n{view['field']} subject {view['subject']}")
+    print(f"  versions       {', '.join(map(str, view['versions']))}")
+    print(f"  shown          version {view['version']}, schema id {view['id']}, {schema_type}")
+    where = "global" if config["fromGlobal"] else "subject"
+    group = (
+        f", group by metadata property {config['compatibilityGroup']!r}"
+        if config.get("compatibilityGroup")
+        else ""
+    )
+    print(f"  compatibility  {config['compatibility']} ({where}){group}")
+    for key in ("defaultRuleSet", "overrideRuleSet", "defaultMetadata", "overrideMetadata"):
+        if config.get(key):
+            print(f"  {key:<14} {json.dumps(config[key])}")
+    properties = (view.get("metadata") or {}).get("properties") or {}
+    if properties:
+        print("  metadata       " + ", ".join(f"{k}={v}" for k, v in sorted(properties.items())))
+    for reference in view.get("references") or []:
+        print(f"  reference      {reference['name']} = {reference['subject']} version {reference['version']}")
+    print("  schema:")
+    for line in _pretty_schema(view["schema"], schema_type).splitlines():
+        print(f"    {line}")
+    rules = [
+        (section.removesuffix("Rules"), rule)
+        for section in ("domainRules", "migrationRules", "encodingRules")
+        for rule in (view.get("ruleSet") or {}).get(section) or []
+    ]
+    if not rules:
+        print("  rules:         none")
+        return
+    rows = [("", "NAME", "KIND", "TYPE", "MODE", "ON FAILURE", "EXPRESSION / TAGS")]
+    for section, rule in rules:
+        what = rule.get("expr") or ",".join(rule.get("tags") or []) or ""
+        disabled = " (disabled)" if rule.get("disabled") else ""
+        rows.append(
+            (
+                section,
+                rule.get("name", "") + disabled,
+                rule.get("kind", ""),
+                rule.get("type", ""),
+                rule.get("mode", ""),
+                rule.get("onFailure") or "ERROR",
+                " ".join(str(what).split()),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    print("  rules:")
+    for row in rows:
+        print(
+            "    "
+            + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+            + "  "
+            + row[-1]
+        )
 
 
 # -- helpers -----------------------------------------------------------------------------------
