@@ -96,7 +96,7 @@ def test_confluent_data_contract_quick_start(services: Services, topic: str) -> 
     assert rejection.startswith("line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed")
     assert "size(message.f1) < 10" in rejection
     assert f"topic {topic}" in rejection and "-value" in rejection and "schema id" in rejection
-    assert f"produced 1 records to {topic}, 1 failed" in produced.stderr
+    assert f"produced 1 record to {topic}, 1 failed" in produced.stderr
 
     consumed = read_all(services, topic)
     assert consumed.returncode == 0, consumed.stderr

@@ -226,7 +226,7 @@ def test_the_console_consumer_sends_dead_letter_copies_without_waiting(
     err = capsys.readouterr().err.splitlines()
     assert err[0].endswith("; copying it to dlq (acknowledged once persisted)")
     assert err[-1].endswith(
-        "1 messages from persistent://acme/orders/in, 40 failed (40 dead-lettered, 0 redelivered later)"
+        "1 message from persistent://acme/orders/in, 40 failed (40 dead-lettered, 0 redelivered later)"
     )
 
 

@@ -1,8 +1,9 @@
 """`pulsar-external-schema`: console tools.
 
     produce / consume      JSON lines in and out of a topic, through its schemas and data contract
-    register / get / subjects / check / config      the schema registry
+    describe / register / get / subjects / check / config / delete      the schema registry
     validate               the Spark validation pipeline (valid messages on, invalid ones to a DLQ)
+    completion             a shell completion script (bash, zsh)
 
 Every subcommand takes its service URLs from flags or from PULSAR_SERVICE_URL, PULSAR_ADMIN_URL
 and SCHEMA_REGISTRY_URL, reports failures as one line on stderr, and exits 0 when everything
@@ -40,7 +41,24 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_parsers(commands)
     registry.add_parsers(commands)
     validate.add_parser(commands)
+    completion = commands.add_parser(
+        "completion",
+        help="print a shell completion script",
+        description="Print a completion script for the shell, to source from its startup file.",
+        epilog="example (bash):\n  pulsar-external-schema completion bash > ~/.local/share/bash-completion/"
+        "completions/pulsar-external-schema",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    completion.add_argument("shell", choices=("bash", "zsh"))
+    completion.set_defaults(run=lambda args: _completion(parser, args.shell))
     return parser
+
+
+def _completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    import shtab
+
+    print(shtab.complete(parser, shell=shell))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -84,6 +84,11 @@ def add_registry_options(
     )
 
 
+def plural(count: int, word: str) -> str:
+    """`1 record`, `2 records`."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def add_output_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output",

@@ -39,6 +39,7 @@ from .common import (
     add_registry_options,
     fail,
     json_argument,
+    plural,
     require,
     schema_config,
     schema_text,
@@ -281,7 +282,7 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
             args,
         )
         delivery = _Delivery()
-        progress = Progress("produced", 0 if args.quiet else args.progress)
+        progress = Progress("produced", "record", 0 if args.quiet else args.progress)
         sent = rejected = 0
         stopped: str | None = None
         try:
@@ -323,7 +324,8 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
         _report(stopped)
     if not args.quiet:
         early = ", stopped early" if stopped else ""
-        _report(f"produced {sent - len(delivery.failures)} records to {args.topic}, {failed} failed{early}")
+        produced = plural(sent - len(delivery.failures), "record")
+        _report(f"produced {produced} to {args.topic}, {failed} failed{early}")
     return EXIT_FAILED if failed or stopped else EXIT_OK
 
 
@@ -464,7 +466,7 @@ class _ConsoleConsumer:
                     args,
                 )
             )
-        self.progress = Progress("consumed", 0 if args.quiet else args.progress)
+        self.progress = Progress("consumed", "message", 0 if args.quiet else args.progress)
         self.printed = self.failed = 0
 
     def run(self) -> int:
@@ -499,7 +501,8 @@ class _ConsoleConsumer:
             if result is not None and args.dead_letter_topic:
                 copied = f" ({result.dead_lettered} dead-lettered, {result.redelivered} redelivered later)"
             _report(
-                f"consumed {self.printed} messages from {args.topic}, {self.failed} failed{copied}{early}"
+                f"consumed {plural(self.printed, 'message')} from {args.topic}, "
+                f"{self.failed} failed{copied}{early}"
             )
         return EXIT_FAILED if self.failed or stopped else EXIT_OK
 
@@ -590,8 +593,16 @@ def _schema_arguments(args: argparse.Namespace, *, producing: bool) -> SchemaArg
 
 
 def _open_input(path: str) -> BinaryIO:
-    """Bytes, not text: a line that is not UTF-8 is that line's error, not the end of the input."""
+    """Bytes, not text: a line that is not UTF-8 is that line's error, not the end of the input.
+    From a terminal, says what it waits for: a user who typed `produce` alone sees a prompt."""
     if path == "-":
+        if sys.stdin.isatty():
+            print(
+                "reading records from the terminal: one JSON value per line, sent as each line ends; "
+                "Ctrl-D to finish (--input FILE reads a file)",
+                file=sys.stderr,
+                flush=True,
+            )
         return sys.stdin.buffer
     try:
         return open(path, "rb")  # closed by run_produce

@@ -6,12 +6,15 @@ import sys
 import time
 from typing import TextIO
 
+from .common import plural
+
 
 class Progress:
-    """Prints `<verb> N records (M failed), R/s` at most every `interval` seconds (0: never)."""
+    """Prints `<verb> N <noun>s (M failed), R/s` at most every `interval` seconds (0: never)."""
 
-    def __init__(self, verb: str, interval: float, stream: TextIO | None = None) -> None:
+    def __init__(self, verb: str, noun: str, interval: float, stream: TextIO | None = None) -> None:
         self._verb = verb
+        self._noun = noun
         self._interval = interval
         self._stream = stream or sys.stderr
         self._started = self._last = time.monotonic()
@@ -27,5 +30,7 @@ class Progress:
     def _print(self, done: int, failed: int, now: float) -> None:
         rate = done / max(now - self._started, 1e-9)
         print(
-            f"... {self._verb} {done} records ({failed} failed), {rate:,.0f}/s", file=self._stream, flush=True
+            f"... {self._verb} {plural(done, self._noun)} ({failed} failed), {rate:,.0f}/s",
+            file=self._stream,
+            flush=True,
         )

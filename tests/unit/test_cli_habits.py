@@ -1,0 +1,102 @@
+"""The console tools' command line without services: Confluent's and pulsar-client's habits,
+usage errors (exit 2, one line), counts, the terminal prompt and shell completion."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from typing import Any
+
+import pytest
+
+from pulsar_external_schema.cli import build_parser, main
+from pulsar_external_schema.cli.common import UsageError, plural
+from pulsar_external_schema.cli.console import _open_input
+from pulsar_external_schema.cli.habits import settle
+
+
+def parsed(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(list(argv))
+
+
+def test_confluent_console_properties_become_their_flags() -> None:
+    args = parsed(
+        "produce", "orders",
+        "-p", 'value.schema={"type": "string"}', "-p", "parse.key=true", "-p", "key.separator=|",
+        "-p", "value.schema.id=7", "-p", "basic.auth.user.info=u:p", "--message-property", "a=b",
+    )  # fmt: skip
+    settle(args, producing=True)
+
+    assert args.topic == "orders"
+    assert args.value_schema == '{"type": "string"}' and args.parse_key and args.key_separator == "|"
+    assert args.property == [("use.schema.id", "7"), ("basic.auth.user.info", "u:p")]
+    assert args.message_property == [("a", "b")]
+
+
+def test_pulsar_client_habits_on_consume() -> None:
+    args = parsed("consume", "persistent://t/ns/orders", "-s", "sub", "-n", "5", "-p", "print.key=true")
+    settle(args, producing=False)
+    assert (args.topic, args.subscription, args.max_messages, args.print_key) == (
+        "persistent://t/ns/orders",
+        "sub",
+        5,
+        True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "producing", "expected"),
+    [
+        (("consume", "t", "--group", "g"), False, "a Kafka consumer group is a Pulsar subscription"),
+        (("produce",), True, "give the topic"),
+        (("produce", "a", "--topic", "b"), True, "two topics"),
+        (("produce", "t", "-p", "value.schema={}", "--value-schema", "{}"), True, "the same setting twice"),
+        (("produce", "t", "-p", "parse.key=yes"), True, "takes true or false"),
+        (("produce", "t", "-p", "print.key=true"), True, "a setting of the console consumer"),
+        (("produce", "t", "--key", "k", "--parse-key"), True, "give one"),
+        (("produce", "t", "--message-property", "novalue"), True, "--message-property takes NAME=VALUE"),
+    ],
+)
+def test_habits_that_do_not_fit_are_usage_errors(
+    argv: tuple[str, ...], producing: bool, expected: str
+) -> None:
+    with pytest.raises(UsageError, match=expected) as raised:
+        settle(parsed(*argv), producing=producing)
+    assert raised.value.exit_code == 2
+
+
+def test_a_usage_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["consume", "orders", "--group", "g", "--registry-url", "http://127.0.0.1:9"])
+    [line] = capsys.readouterr().err.splitlines()
+    assert code == 2 and line.startswith("pulsar-external-schema: consume: --group: ")
+
+
+def test_counts_are_plural_only_when_they_are() -> None:
+    assert [plural(n, "record") for n in (0, 1, 2)] == ["0 records", "1 record", "2 records"]
+
+
+def test_a_terminal_is_told_what_produce_waits_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Terminal(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return True
+
+    terminal: Any = Terminal(io.BytesIO(b'{"f1": "a"}\n'))
+    monkeypatch.setattr(sys, "stdin", terminal)
+    assert _open_input("-").read() == b'{"f1": "a"}\n'
+    assert "Ctrl-D to finish" in capsys.readouterr().err
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # a pipe: no prompt
+    _open_input("-")
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_a_completion_script_knows_the_commands_and_options(
+    shell: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["completion", shell]) == 0
+    script = capsys.readouterr().out
+    assert all(word in script for word in ("produce", "consume", "describe", "--value-schema", "--print-key"))
