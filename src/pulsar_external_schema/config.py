@@ -9,6 +9,7 @@ pass schema properties.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -213,7 +214,13 @@ def _parse_int(key: str, value: Any) -> int:
 
 
 def _parse_metadata(key: str, value: Any) -> dict[str, str]:
-    """A dict, or the Java client's `k=v,k2=v2` string form."""
+    """A dict, the Java client's `k=v,k2=v2` string form, or a JSON object (as on a command line:
+    `-p use.latest.with.metadata={"major": "2"}`)."""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"config key {key!r}: {value!r} is not a JSON object ({error})") from None
     if isinstance(value, Mapping):
         if all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             return dict(value)

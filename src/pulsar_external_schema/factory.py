@@ -145,6 +145,13 @@ class SchemaRegistrySchemaFactory:
         form, or with `view` (a subset of its properties) which decodes only what it declares.
         """
         schema = _schema_text(schema, "json")
+        text = schema.schema_str if isinstance(schema, Schema) else schema
+        other = looks_like(text or "")
+        if other in ("avro", "protobuf"):
+            method = "avro()" if other == "avro" else "protobuf()"
+            raise SchemaParseError(
+                f"this looks like an {other.capitalize()} schema, not a JSON Schema: use factory.{method}"
+            )
         if self._config.json_evolution != "producer-consumer":
             if view is not None:
                 raise ConfigError("json(view=...) needs config key 'json.evolution' = 'producer-consumer'")
@@ -225,6 +232,12 @@ class SchemaRegistrySchemaFactory:
         The producer registers the class's `.proto` text, rendered from its descriptor; `schema`
         registers this text instead (with its rule set and metadata), when the class was built
         from it (the console tools do, from the registry's parse of the user's `.proto`)."""
+        if not (isinstance(message_type, type) and hasattr(message_type, "DESCRIPTOR")):
+            raise ConfigError(
+                "protobuf() takes a generated message class (pkg.module_pb2.Message), not "
+                f"{type(message_type).__name__}; for .proto text, the console tools build the class "
+                "from the registry's parse of it"
+            )
 
         def make(field: MessageField) -> _Part:
             client = self._registry.client
@@ -248,6 +261,11 @@ class SchemaRegistrySchemaFactory:
 
     def key_value(self, key: ExternalSchema, value: ExternalSchema) -> KeyValueExternalSchema:
         """Key and value with their own schemas (subjects `...-key` and `...-value`), INLINE layout."""
+        if not isinstance(key, ExternalSchema) or not isinstance(value, ExternalSchema):
+            raise ConfigError(
+                "key_value() takes two schemas made by a factory's avro(), json() or protobuf(), not "
+                f"{type(key).__name__} and {type(value).__name__}"
+            )
         make_key, make_value = key._make_part, value._make_part
         if key.is_key_value or value.is_key_value or make_key is None or make_value is None:
             raise ConfigError(
@@ -351,14 +369,14 @@ def _parse_avro(schema: str | Schema) -> str | Schema:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as error:
-        if other_format(text) == "protobuf":
+        if looks_like(text) == "protobuf":
             raise SchemaParseError(
                 "this looks like a .proto file, not an Avro schema: use factory.protobuf()"
             ) from None
         if text.strip() and text.strip()[0] not in '{["':
             return schema  # a bare primitive name (`string`): confluent-kafka takes it as is
         raise SchemaParseError(f"the Avro schema is not JSON: {error}") from None
-    if other_format(text) == "json":
+    if looks_like(text) == "json":
         raise SchemaParseError("this looks like a JSON Schema, not an Avro schema: use factory.json()")
     try:
         fastavro.parse_schema(parsed)
@@ -380,20 +398,23 @@ def _parse_avro(schema: str | Schema) -> str | Schema:
     return schema
 
 
-def other_format(text: str) -> str | None:
-    """ "json" or "protobuf" when schema text given as Avro is plainly of that format: a JSON
-    Schema's marks that no Avro schema has (`$schema`, `properties`, type `object`), or a `.proto`
-    file's first keyword. None otherwise."""
+def looks_like(text: str) -> str | None:
+    """ "avro", "json" or "protobuf" when schema text is plainly of that format, else None: a
+    `.proto` file's first keyword; a JSON Schema's marks that no Avro schema has (`$schema`,
+    `properties`, type `object`); an Avro named type's (type `record`, `enum`, `fixed`, `fields`).
+    Used to say "use factory.json()" where a parser would answer with a TypeError."""
     if re.match(r"\s*(syntax|package|import|message|option)\b", text):
         return "protobuf"
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError:
         return None
-    if isinstance(parsed, dict) and (
-        "$schema" in parsed or "properties" in parsed or parsed.get("type") == "object"
-    ):
+    if not isinstance(parsed, dict):
+        return None
+    if "$schema" in parsed or "properties" in parsed or parsed.get("type") == "object":
         return "json"
+    if parsed.get("type") in ("record", "enum", "fixed") or isinstance(parsed.get("fields"), list):
+        return "avro"
     return None
 
 

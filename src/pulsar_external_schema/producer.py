@@ -21,6 +21,7 @@ import pulsar
 import pulsar.asyncio
 
 from . import schema_id as ids
+from .errors import ConfigError
 from .rules.context import MessageContext
 from .schema import ExternalSchema
 
@@ -161,6 +162,9 @@ async def create_async_producer(
 
 def _check(schema: ExternalSchema, kwargs: dict[str, Any]) -> None:
     if not isinstance(schema, ExternalSchema):
-        raise TypeError(f"create_producer needs an ExternalSchema, not {type(schema).__name__}")
+        raise ConfigError(
+            f"create_producer needs an ExternalSchema (from SchemaRegistrySchemaFactory), not "
+            f"{type(schema).__name__}"
+        )
     if "schema" in kwargs:
         raise TypeError("pass the ExternalSchema as the third argument, not as schema=")

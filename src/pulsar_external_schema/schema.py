@@ -501,6 +501,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             if value is not FALLBACK:
                 return value
         self._check_open()
+        _check_decode_arguments(topic, data, schema_id)
         return self._part.decode(topic, data, self._value_id(topic, schema_id), _or_new(context, self, topic))
 
     def _decode_compiled(self, topic: str, data: bytes, schema_id: bytes) -> Any:
@@ -707,6 +708,7 @@ class KeyValueExternalSchema(ExternalSchema):
         context: MessageContext | None = None,
     ) -> KeyValue:
         self._check_open()
+        _check_decode_arguments(topic, data, schema_id)
         context = _or_new(context, self, topic, original_data=data)
         key_id: bytes | None = None
         value_id: bytes | None = None
@@ -749,3 +751,16 @@ def _or_new(
 ) -> MessageContext:
     """The caller's context (an empty dict of properties is still one), or a new one."""
     return context if context is not None else schema.message_context(topic, **fields)
+
+
+def _check_decode_arguments(topic: str, data: Any, schema_id: Any) -> None:
+    """`decode`'s arguments of the wrong type, as an error that says which (not an AttributeError
+    from deep inside); only on the way that reports errors, so the usual message pays nothing."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise DecodeError(f"decode() takes the payload as bytes, not {type(data).__name__}", topic=topic)
+    if schema_id is not None and not isinstance(schema_id, bytes | bytearray):
+        raise SchemaIdError(
+            "decode() takes the schema id as bytes (EncodeData.schema_id, or "
+            f"bytes.fromhex(msg.properties()['__schema_id'])), not {type(schema_id).__name__}",
+            topic=topic,
+        )

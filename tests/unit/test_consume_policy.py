@@ -182,25 +182,17 @@ class FakeConsoleClient(FakePulsarClient):
 
 
 def _console(client: FakeConsoleClient, **args: Any) -> int:
-    import argparse
-
+    """The console consumer with the options its command line gives (the parser's own defaults)."""
+    from pulsar_external_schema.cli import build_parser
     from pulsar_external_schema.cli.console import _ConsoleConsumer
+    from pulsar_external_schema.cli.habits import settle
 
-    options = {
-        "topic": TOPIC,
-        "subscription": "s",
-        "from_beginning": True,
-        "service_url": "pulsar://fake",
-        "progress": 0,
-        "quiet": False,
-        "max_messages": None,
-        "timeout_ms": 1,
-        "dead_letter_topic": None,
-        "key_value": False,
-        "print_metadata": False,
-        **args,
-    }
-    return _ConsoleConsumer(argparse.Namespace(**options), client, None).run()
+    argv = ["consume", TOPIC, "-s", "s", "--from-beginning", "--progress", "0", "--timeout-ms", "1"]
+    namespace = build_parser().parse_args([*argv, "--service-url", "pulsar://fake"])
+    settle(namespace, producing=False)
+    for name, value in args.items():
+        setattr(namespace, name, value)
+    return _ConsoleConsumer(namespace, client, None).run()
 
 
 def test_the_console_consumer_stops_on_a_registry_outage_and_leaves_the_message_for_later(

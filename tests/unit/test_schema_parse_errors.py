@@ -6,12 +6,21 @@ one line. confluent-kafka's serdes answer the same schemas with a TypeError from
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference
 from contracts import mock_factory
 
-from pulsar_external_schema import ConfigError, ExternalSchemaError, SchemaParseError
+from pulsar_external_schema import (
+    ConfigError,
+    DecodeError,
+    ExternalSchemaError,
+    SchemaIdError,
+    SchemaParseError,
+    SchemaRegistrySchemaFactory,
+    create_producer,
+)
 from pulsar_external_schema.cli import main
 
 RECORD = {"type": "record", "name": "R", "fields": [{"name": "f1", "type": "string"}]}
@@ -95,3 +104,55 @@ def test_the_console_tools_check_the_service_url_before_connecting(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and "is not a Pulsar service URL" in line and "pulsar://127.0.0.1:6650" in line
     assert issubclass(SchemaParseError, ExternalSchemaError)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "expected"),
+    [
+        (
+            lambda f: f.json('{"type": "record", "name": "R", "fields": []}'),
+            SchemaParseError,
+            "looks like an Avro schema, not a JSON Schema: use factory.avro()",
+        ),
+        (lambda f: f.protobuf("message M {}"), ConfigError, "takes a generated message class"),
+        (lambda f: f.key_value("a", "b"), ConfigError, "key_value() takes two schemas"),
+        (lambda f: create_producer(None, "t", "schema"), ConfigError, "needs an ExternalSchema"),  # type: ignore[arg-type]
+        (
+            lambda f: SchemaRegistrySchemaFactory(
+                {"schema.registry.url": "mock://x", "use.latest.with.metadata": '{"major": 2}'}
+            ),
+            ConfigError,
+            "takes string keys and values",
+        ),
+        (
+            lambda f: f.avro(json.dumps(RECORD)).decode("t", "text", None),
+            DecodeError,
+            "payload as bytes, not str",
+        ),
+        (
+            lambda f: f.avro(json.dumps(RECORD)).decode("t", b"\x02a", "ff0000000001"),
+            SchemaIdError,
+            "schema id as bytes",
+        ),
+    ],
+    ids=[
+        "Avro given to json()",
+        "text to protobuf()",
+        "key_value of strings",
+        "producer of a str",
+        "metadata JSON of a number",
+        "str payload",
+        "hex schema id",
+    ],
+)
+def test_an_api_mistake_is_a_typed_error_that_says_what_to_do(call: Any, error: type, expected: str) -> None:
+    with pytest.raises(error) as raised:
+        call(mock_factory())
+    assert expected in str(raised.value) and isinstance(raised.value, ExternalSchemaError)
+
+
+def test_use_latest_with_metadata_takes_a_json_object_as_on_a_command_line() -> None:
+    factory = SchemaRegistrySchemaFactory(
+        {"schema.registry.url": "mock://x", "use.latest.with.metadata": '{"major": "2"}'}
+    )
+    assert factory.config.serde["use.latest.with.metadata"] == {"major": "2"}

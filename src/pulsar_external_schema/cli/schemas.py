@@ -22,7 +22,7 @@ from confluent_kafka.serialization import MessageField
 from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, RuleSetError, SchemaParseError
-from ..factory import SchemaRegistrySchemaFactory, other_format
+from ..factory import SchemaRegistrySchemaFactory, looks_like
 from ..registered import (
     RegisteredSchema,
     registered_schema,
@@ -129,7 +129,7 @@ def _register(
 def guess_format(text: str, flag: str) -> str:
     """avro, the default, unless the text is plainly another format: then a usage error that says
     which flag to add (confluent-kafka's Avro parser answers a JSON Schema with a TypeError)."""
-    other = other_format(text)
+    other = looks_like(text)
     if other == "json":
         raise UsageError(f"{flag} looks like a JSON Schema: add --format json")
     if other == "protobuf":
