@@ -58,7 +58,9 @@ def add_parsers(commands: Any) -> None:
         commands,
         "subjects",
         "list the registry's subjects",
-        "Print the registered subjects, one per line.",
+        "Print the registered subjects, one per line (with --versions, each with its versions).",
+        "examples:\n  pulsar-external-schema subjects --prefix public.default. --versions\n"
+        "  pulsar-external-schema subjects --output json | jq length",
     )
     subjects.add_argument("--prefix", help="only subjects that start with this")
     subjects.add_argument("--deleted", action="store_true", help="include soft-deleted subjects")

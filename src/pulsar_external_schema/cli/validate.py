@@ -21,8 +21,17 @@ def add_parser(commands: Any) -> None:
             "Valid messages go on unchanged (same bytes and schema id) to --valid, a topic, or as "
             "decoded rows to Parquet when --valid is a path; invalid ones go to --dead-letter-topic "
             "with __rule.* properties saying why. Restart with the same --checkpoint to go on where it "
-            "stopped. Needs the spark extra (pip install 'pulsar-external-schema[spark]') and Java 17+."
+            "stopped. Needs the spark extra (in the clone: pip install -e '.[spark]') and Java 17+."
         ),
+        epilog=(
+            "example:\n  pulsar-external-schema validate --input persistent://public/default/orders \\\n"
+            "    --valid persistent://public/default/orders-valid \\\n"
+            "    --dead-letter-topic persistent://public/default/orders-dlq \\\n"
+            "    --checkpoint /tmp/validate-orders\n"
+            "  pulsar-external-schema consume --topic orders-valid --schema-topic orders --from-beginning\n"
+            "  pulsar-external-schema consume --topic orders-dlq --from-beginning"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     validate.add_argument("--input", required=True, metavar="TOPIC", help="the topic producers write to")
     validate.add_argument(
