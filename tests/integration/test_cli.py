@@ -453,6 +453,34 @@ def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
     assert empty.returncode == 0 and records(empty) == []
 
 
+def test_consume_reads_copies_of_another_topic_and_writer_versions(
+    services: Services, topic: str, pulsar_client: Any
+) -> None:
+    """A validated copy (same bytes and properties on another topic) and a DLQ copy (plus
+    `__rule.topic`) have no subject of their own; each message decodes with its writer's version."""
+    assert produce(services, topic, '{"f1": "a"}\n').returncode == 0
+    reader = pulsar_client.create_reader(topic, pulsar.MessageId.earliest)
+    original = reader.read_next(10_000)
+    reader.close()
+    valid, dlq = topic + "-valid", topic + "-dlq"
+    for target, extra in ((valid, {}), (dlq, {"__rule.topic": topic, "__rule.name": "checkLen"})):
+        producer = pulsar_client.create_producer(target)
+        producer.send(original.data(), properties={**original.properties(), **extra})
+        producer.close()
+
+    unknown = read_all(services, valid)
+    assert unknown.returncode == 1
+    assert "add --schema-topic SOURCE_TOPIC; --raw prints them undecoded" in unknown.stderr
+    assert records(read_all(services, valid, "--schema-topic", topic)) == [{"f1": "a"}]
+    assert records(read_all(services, dlq)) == [{"f1": "a"}]  # through its __rule.topic
+
+    v2 = QUICK_START_SCHEMA.replace("]}", ',{"name":"f2","type":"int","default":7}]}')
+    assert cli(services, "register", "--topic", topic, "--schema", v2).returncode == 0
+    assert records(read_all(services, topic)) == [{"f1": "a"}]  # the writer's version
+    pinned = read_all(services, topic, "-p", "use.latest.version=true")
+    assert records(pinned) == [{"f1": "a", "f2": 7}]
+
+
 def test_protobuf_from_proto_text(services: Services, topic: str) -> None:
     rule = (
         '{"domainRules": [{"name": "positive", "kind": "CONDITION", "type": "CEL", "mode": "WRITE", '

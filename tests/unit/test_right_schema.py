@@ -121,3 +121,46 @@ def test_a_schema_id_property_of_only_its_magic_byte_is_reported_as_truncated() 
     with pytest.raises(SchemaIdError, match=r"only its magic byte 0xff.*truncated") as raised:
         schema.decode_message(_Message({"__schema_id": "ff"}))
     assert "no __schema_id" not in str(raised.value)
+
+
+class _Copied:
+    """A message of `REFUNDS` copied, bytes and properties, to another topic (a validated output)."""
+
+    def __init__(self, data: bytes, schema_id: bytes, topic: str) -> None:
+        self._data, self._topic = data, topic
+        self._properties = {"__schema_id": schema_id.hex()}
+
+    def data(self) -> bytes:
+        return self._data
+
+    def properties(self) -> dict[str, str]:
+        return self._properties
+
+    def topic_name(self) -> str:
+        return self._topic
+
+    def message_id(self) -> str:
+        return "(1,0,-1,0)"
+
+    def partition_key(self) -> str:
+        return ""
+
+    ordering_key = partition_key
+
+    def event_timestamp(self) -> int:
+        return 0
+
+
+def test_reading_as_the_source_topic_decodes_its_copies_with_the_source_subject() -> None:
+    factory = mock_factory()
+    refunds = factory.avro(json.dumps(REFUND))
+    sent = refunds.encode(REFUNDS, {"code": 3, "label": "ok"})
+    assert sent.schema_id is not None
+    copy = _Copied(sent.data, b"\xff" + sent.schema_id, "persistent://acme/shop/refunds-valid")
+
+    with pytest.raises(ForeignSchemaIdError, match=r"not under acme\.shop\.refunds-valid-value"):
+        refunds.decode_message(copy)  # its own topic's subject does not hold the id
+    reader = refunds.reading_as(REFUNDS)
+    assert reader.decode_message(copy) == {"code": 3, "label": "ok"}
+    assert reader.subject(REFUNDS) == "acme.shop.refunds-value"
+    reader.close()
