@@ -382,6 +382,35 @@ def test_confluent_console_properties_and_pulsar_client_habits(services: Service
     assert swapped.returncode == 2 and "a setting of the console consumer" in swapped.stderr
 
 
+def test_records_on_the_command_line_and_json_summaries(services: Services, topic: str) -> None:
+    produced = cli(
+        services, "produce", topic, "--value-schema", QUICK_START_SCHEMA,
+        "-m", '{"f1": "a"}', "-m", '{"f1": "far too long, but no rule"}', "-m", '{"f2": 1}', "-o", "json",
+    )  # fmt: skip
+    assert produced.returncode == 1
+    *rejections, summary = produced.stderr.splitlines()
+    assert rejections == ["line 3: field f2 is not in the schema (record myrecord has: f1)"]
+    assert json.loads(summary) == {
+        "command": "produce",
+        "topic": topic,
+        "sent": 2,
+        "failed": 1,
+        "stopped": None,
+    }
+
+    consumed = cli(services, "consume", topic, "--from-beginning", "-n", "2", "-o", "json")
+    assert consumed.returncode == 0 and len(records(consumed)) == 2
+    assert json.loads(consumed.stderr) == {
+        "command": "consume",
+        "topic": topic,
+        "printed": 2,
+        "failed": 0,
+        "dead_lettered": 0,
+        "redelivered": 0,
+        "stopped": None,
+    }
+
+
 def test_consume_with_a_subscription_dead_letters_or_keeps_failed_messages(
     services: Services, topic: str, pulsar_client: Any
 ) -> None:

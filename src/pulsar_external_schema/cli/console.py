@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import io
+import json
 import os
 import sys
 import threading
@@ -95,8 +97,16 @@ def add_parsers(commands: Any) -> None:
     add_topic(produce)
     _schema_options(produce, producing=True)
     add_key_options(produce, producing=True)
-    produce.add_argument(
+    records = produce.add_mutually_exclusive_group()
+    records.add_argument(
         "--input", default="-", metavar="FILE", help="file of JSON lines to send (default: stdin)"
+    )
+    records.add_argument(
+        "--message",
+        "-m",
+        action="append",
+        metavar="JSON",
+        help="a record to send, instead of reading lines (repeatable), as pulsar-client's -m",
     )
     produce.add_argument(
         "--stop-on-error",
@@ -213,6 +223,13 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
     parser.add_argument(
+        "--output",
+        "-o",
+        choices=("text", "json"),
+        default="text",
+        help="the summary on stderr: a line of text (default), or a JSON object for scripts",
+    )
+    parser.add_argument(
         "--verbose", "-v", action="store_true", help="show the Pulsar client's warnings and errors on stderr"
     )
     parser.add_argument(
@@ -243,7 +260,7 @@ def run_produce(args: argparse.Namespace) -> int:
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
         given = _schema_arguments(args, producing=True)
-        source = _open_input(args.input)
+        source = _open_input(args.input) if args.message is None else _given_records(args.message)
     except CommandError as error:
         return fail("produce", error)
     client = _client(args)
@@ -322,7 +339,10 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
     failed = rejected + len(delivery.failures)
     if stopped:
         _report(stopped)
-    if not args.quiet:
+    if args.output == "json":
+        produced_count = sent - len(delivery.failures)
+        _summary(command="produce", topic=args.topic, sent=produced_count, failed=failed, stopped=stopped)
+    elif not args.quiet:
         early = ", stopped early" if stopped else ""
         produced = plural(sent - len(delivery.failures), "record")
         _report(f"produced {produced} to {args.topic}, {failed} failed{early}")
@@ -495,7 +515,17 @@ class _ConsoleConsumer:
             self.consumer.close()
         if stopped:
             _report(stopped)
-        if not args.quiet:
+        if args.output == "json":
+            _summary(
+                command="consume",
+                topic=args.topic,
+                printed=self.printed,
+                failed=self.failed,
+                dead_lettered=result.dead_lettered if result is not None else 0,
+                redelivered=result.redelivered if result is not None else 0,
+                stopped=stopped or ("stdout was closed" if closed else None),
+            )
+        elif not args.quiet:
             early = ", stopped early" if stopped else ", stopped: stdout was closed" if closed else ""
             copied = ""
             if result is not None and args.dead_letter_topic:
@@ -592,6 +622,12 @@ def _schema_arguments(args: argparse.Namespace, *, producing: bool) -> SchemaArg
     )
 
 
+def _given_records(records: list[str]) -> BinaryIO:
+    """`-m` records, one per line as if they came from a file (a line break inside one is JSON
+    whitespace, so it becomes a space)."""
+    return io.BytesIO("".join(" ".join(record.splitlines()) + "\n" for record in records).encode())
+
+
 def _open_input(path: str) -> BinaryIO:
     """Bytes, not text: a line that is not UTF-8 is that line's error, not the end of the input.
     From a terminal, says what it waits for: a user who typed `produce` alone sees a prompt."""
@@ -652,6 +688,11 @@ def _pulsar_call(call: Callable[[], Any], doing: str, args: argparse.Namespace |
         ) from None
     except pulsar.PulsarException as error:
         raise CommandError(f"{doing}: {error}") from None
+
+
+def _summary(**counts: Any) -> None:
+    """`--output json`: the run's counts as one JSON object on stderr (stdout holds the records)."""
+    print(json.dumps(counts), file=sys.stderr, flush=True)
 
 
 def _report(line: str) -> None:
