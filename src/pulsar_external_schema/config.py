@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._secrets import masked, shown, split_userinfo
+from ._secrets import mask_urls, masked, shown, split_userinfo
 from .errors import ConfigError
 from .subjects import SubjectNameStrategy, resolve_strategy
 
@@ -244,7 +244,10 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
             return value
         raise ConfigError(f"config key {key!r} takes a non-empty string, not {shown(key, value)}")
     if spec.kind == "int":
-        return _parse_int(key, value)
+        number = _parse_int(key, value)
+        if number < 0 and key != "schema.id.recheck.sec":  # -1 there means never (checked below)
+            raise ConfigError(f"config key {key!r} takes a number of 0 or more, not {number}")
+        return number
     if spec.kind == "bool":
         return _parse_bool(key, value)
     if spec.kind == "metadata":
@@ -364,6 +367,12 @@ def _registry_url_and_timeouts(registry: dict[str, Any], ours: dict[str, Any]) -
     """Move the URL's user-info into `basic.auth.user.info` (so no URL shown anywhere carries a
     password), and give the client its timeouts (confluent-kafka hands `timeout` to its httpx
     client, which takes a (connect, read, write, pool) tuple)."""
+    for one in registry["url"].split(","):
+        if not re.match(r"\s*(https?://[^/\s]|mock://)", one):
+            raise ConfigError(
+                f"config key 'schema.registry.url' takes http:// or https:// URLs (comma-separated), "
+                f"not {mask_urls(one.strip())!r}, e.g. http://127.0.0.1:8081"
+            )
     url, userinfo = split_userinfo(registry["url"])
     if userinfo is not None:
         if "basic.auth.user.info" in registry:

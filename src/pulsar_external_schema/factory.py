@@ -25,10 +25,11 @@ from fastavro.schema import UnknownType
 from . import _confluent
 from .codec import DecodeLimits, PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
-from .errors import ConfigError, ExternalSchemaError, SchemaParseError
+from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, SchemaParseError
 from .evolution.json_evolution import JsonSchemaEvolution
 from .evolution.serdes import ConsumerSchemaDeserializer, ProducerSchemaSerializer, parse_schema
 from .protobuf_text import file_descriptor_proto, render_proto
+from .registry import describe, failure_kind
 from .rules.registry import RuleActions, RuleEngine, RuleExecutors
 from .rules.serdes import (
     ContractAvroDeserializer,
@@ -348,6 +349,15 @@ def _made(make: Callable[[MessageField], _Part], field: MessageField) -> _Part:
     except ExternalSchemaError:
         raise
     except Exception as error:
+        kind = failure_kind(error)  # resolving the schema's references asks the registry
+        if kind == "unavailable":
+            raise RegistryUnavailableError(
+                f"the schema's references could not be read: the registry did not answer ({describe(error)})"
+            ) from error
+        if kind is not None:
+            raise ConfigError(
+                f"the schema's references could not be read from the registry: {describe(error)}"
+            ) from error
         raise SchemaParseError(f"the schema does not parse: {error or type(error).__name__}") from error
 
 

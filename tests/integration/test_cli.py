@@ -294,6 +294,53 @@ def test_a_command_line_mistake_is_one_line_exit_2_and_registers_nothing(
     assert cli(services, "subjects", "--prefix", f"public.default.{short}").stdout == ""
 
 
+MISTAKES = {
+    "negative config int": (("produce", "-p", "cache.capacity=-1"), 2, "takes a number of 0 or more"),
+    "registry URL without scheme": (("produce", "--registry-url", "notaurl"), 2, "takes http:// or https://"),
+    "registry URL of ftp": (("consume", "--registry-url", "ftp://x"), 2, "takes http:// or https:// URLs"),
+    "service URL without host": (("produce", "--service-url", "pulsar://"), 2, "is not a Pulsar service URL"),
+    "service URL, bad port": (("produce", "--service-url", "pulsar://h:port"), 2, "not a Pulsar service URL"),
+    "subjects, bad registry URL": (("subjects", "--registry-url", "notaurl"), 2, "takes http:// or https://"),
+    "unknown id": (("get", "--id", "999999"), 1, "Schema not found"),
+    "bad version": (("get", "--topic", "t", "--version", "abc"), 2, "--version takes a number or 'latest'"),
+    "rule without kind in config": (
+        ("config", "--topic", "t", "--default-rule-set", '{"domainRules": [{"name": "a"}]}'),
+        2,
+        "has no 'kind'",
+    ),
+    "missing reference": (
+        (
+            "register", "--subject", "s", "--reference", "acme.Missing=nope:1", "--schema",
+            '{"type": "record", "name": "o", "fields": [{"name": "m", "type": "acme.Missing"}]}',
+        ),
+        1,
+        "the schema's references could not be read from the registry: Subject not found",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code", "expected"), MISTAKES.values(), ids=MISTAKES.keys())
+def test_no_mistake_shows_a_traceback(
+    services: Services, args: tuple[str, ...], code: int, expected: str
+) -> None:
+    command, *rest = args
+    if command in ("produce", "consume"):
+        rest = ["t", *rest] + (["--value-schema", RECORD_R] if command == "produce" else [])
+    result = cli(services, command, *rest, stdin="")
+
+    assert result.returncode == code, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"pulsar-external-schema: {command}: ") and expected in line, line
+
+
+def test_a_line_of_the_wrong_json_type_says_so(services: Services, topic: str) -> None:
+    produced = produce(services, topic, '[1, 2]\n"text"\n')
+    assert errors(produced) == [
+        "line 1: a myrecord record is a JSON object, not a JSON array",
+        "line 2: a myrecord record is a JSON object, not a JSON str",
+    ]
+
+
 def test_a_schema_the_registry_refuses_stops_once_before_the_first_line(
     services: Services, topic: str
 ) -> None:

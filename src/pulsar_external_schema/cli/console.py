@@ -261,9 +261,9 @@ def run_produce(args: argparse.Namespace) -> int:
         _check_service_url(args.service_url)
         given = _schema_arguments(args, producing=True)
         source = _open_input(args.input) if args.message is None else _given_records(args.message)
+        client = _client(args)
     except CommandError as error:
         return fail("produce", error)
-    client = _client(args)
     try:
         return _produce(args, client, given, source)
     except (CommandError, ExternalSchemaError) as error:
@@ -378,9 +378,9 @@ def run_consume(args: argparse.Namespace) -> int:
         if args.dead_letter_topic and not args.subscription:
             raise UsageError("--dead-letter-topic needs --subscription (a reader acknowledges nothing)")
         given = _schema_arguments(args, producing=False)
+        client = _client(args)
     except CommandError as error:
         return fail("consume", error)
-    client = _client(args)
     try:
         return _consume(args, client, given)
     except (CommandError, ExternalSchemaError) as error:
@@ -667,12 +667,18 @@ def _client(args: argparse.Namespace) -> Any:
     target = stderr if args.verbose and os.path.exists(stderr) else os.devnull
     logger = pulsar.FileLogger(level, target) if os.path.exists(target) else pulsar.ConsoleLogger(level)
     seconds = max(1, round(args.connect_timeout))
-    return pulsar.Client(
-        args.service_url,
-        logger=logger,
-        operation_timeout_seconds=seconds,
-        connection_timeout_ms=int(args.connect_timeout * 1000),
-    )
+    try:
+        return pulsar.Client(
+            args.service_url,
+            logger=logger,
+            operation_timeout_seconds=seconds,
+            connection_timeout_ms=int(args.connect_timeout * 1000),
+        )
+    except ValueError as error:  # the C++ client's own check of the URL: no host, a bad port
+        raise UsageError(
+            f"--service-url {args.service_url!r} is not a Pulsar service URL ({error}), "
+            "e.g. pulsar://127.0.0.1:6650"
+        ) from None
 
 
 def _pulsar_call(call: Callable[[], Any], doing: str, args: argparse.Namespace | None = None) -> Any:

@@ -72,6 +72,10 @@ class AvroCodec(PlainCodec):
 
     def value(self, document: Any) -> Any:
         if self._schema is not None:
+            record = isinstance(self._schema, dict) and self._schema.get("type") == "record"
+            if record and not isinstance(document, dict):
+                kind = type(document).__name__.replace("list", "array").replace("NoneType", "null")
+                raise RecordError(f"a {self._schema['name']} record is a JSON object, not a JSON {kind}")
             extra = _extra_field(document, self._schema, self._names, "")
             if extra is not None:
                 raise RecordError(extra)

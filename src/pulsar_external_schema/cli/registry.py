@@ -20,7 +20,7 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, ServerConfi
 from confluent_kafka.serialization import MessageField
 
 from .. import _confluent
-from ..errors import ConfigError
+from ..errors import ExternalSchemaError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import value_subject
 from ..rules.checks import check_metadata, check_rule_set
@@ -257,8 +257,10 @@ class _Registry:
         make = self._factory.avro if schema.schema_type == "AVRO" else self._factory.json
         try:
             make(schema).close()
-        except ConfigError as error:
+        except SchemaParseError as error:
             raise UsageError(str(error)) from None
+        except ExternalSchemaError as error:  # a reference the registry does not hold
+            raise CommandError(str(error)) from None
 
     def subject(self, args: argparse.Namespace) -> str | None:
         if args.subject:
