@@ -792,29 +792,6 @@ def test_config_shows_and_changes_only_what_is_given(services: Services, subject
 # -- the command line itself ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "produce",
-        "consume",
-        "register",
-        "get",
-        "check",
-        "config",
-        "subjects",
-        "validate",
-        "delete",
-        "describe",
-    ],
-)
-def test_every_command_has_help(services: Services, command: str) -> None:
-    result = cli(services, command, "--help")
-
-    assert result.returncode == 0
-    assert f"usage: pulsar-external-schema {command}" in result.stdout
-    assert "--registry-url" in result.stdout and "SCHEMA_REGISTRY_URL" in result.stdout
-
-
 def test_usage_errors(services: Services) -> None:
     top = cli(services, "--help")
     assert all(name in top.stdout for name in ("produce", "consume", "check", "validate"))

@@ -100,3 +100,29 @@ def test_a_completion_script_knows_the_commands_and_options(
     assert main(["completion", shell]) == 0
     script = capsys.readouterr().out
     assert all(word in script for word in ("produce", "consume", "describe", "--value-schema", "--print-key"))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "produce",
+        "consume",
+        "describe",
+        "register",
+        "get",
+        "check",
+        "config",
+        "subjects",
+        "delete",
+        "validate",
+    ],
+)
+def test_every_command_has_help_with_an_example(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    shown = capsys.readouterr().out
+
+    assert exited.value.code == 0
+    assert f"usage: pulsar-external-schema {command}" in shown
+    assert "--registry-url" in shown and "SCHEMA_REGISTRY_URL" in shown
+    assert "example" in shown
