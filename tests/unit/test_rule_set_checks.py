@@ -4,12 +4,16 @@ registry did not keep."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.error import SchemaRegistryError
 
 from pulsar_external_schema import ConfigError, RuleSetError, check_metadata, check_rule_set
-from pulsar_external_schema.cli.schemas import _missing
+from pulsar_external_schema.cli.common import CommandError
+from pulsar_external_schema.cli.schemas import _missing, register
 
 
 def cel(**changes: Any) -> dict[str, Any]:
@@ -111,3 +115,38 @@ def test_the_read_back_check_names_what_the_registry_did_not_keep() -> None:
     dropped_action = {"domainRules": [{**kept_rule, "onFailure": None}], "enableAt": "CLIENT"}
     assert _missing({**stored, "ruleSet": dropped_action}, given, "") == "ruleSet.domainRules[0] 'c'"
     assert _missing({**stored, "metadata": {}}, given | {"ruleSet": {}}, "") == 'metadata.properties.a ("b")'
+
+
+class _Registry:
+    """A registry client that registers as asked and keeps what `stored` says it keeps."""
+
+    def __init__(self, stored: dict[str, Any], *, ids_endpoint: bool = True) -> None:
+        self.stored, self.ids_endpoint = stored, ids_endpoint
+        self._rest_client = self
+
+    def register_schema_full_response(self, subject: str, schema: Any, normalize_schemas: bool) -> Any:
+        return SimpleNamespace(schema_id=5, version=None)
+
+    def get(self, path: str, query: Any = None) -> Any:
+        if path.startswith("schemas/ids/"):
+            if not self.ids_endpoint:
+                raise SchemaRegistryError(404, 404, "HTTP 404 Not Found")
+            return [{"subject": "orders-value", "version": 3}]
+        assert path in ("subjects/orders-value/versions/3", "subjects/orders-value/versions/latest"), path
+        return {"id": 5, "version": 3, **self.stored}
+
+
+@pytest.mark.parametrize("ids_endpoint", [True, False], ids=["ids endpoint", "latest version only"])
+def test_registering_reads_the_version_back_and_refuses_a_dropped_contract(ids_endpoint: bool) -> None:
+    schema = Schema("{}", "AVRO", [], check_metadata({"properties": {"a": "b"}}), check_rule_set(cel()))
+    rules = {"ruleSet": cel(), "metadata": {"properties": {"a": "b"}}}
+    kept = register(_Registry(rules, ids_endpoint=ids_endpoint), "http://r", "orders-value", schema)
+    assert (kept.schema_id, kept.version) == (5, 3)
+
+    dropped = _Registry({"metadata": {"properties": {"a": "b"}}}, ids_endpoint=ids_endpoint)
+    with pytest.raises(CommandError) as raised:
+        register(dropped, "http://r", "orders-value", schema)
+    assert (
+        "registered the schema under orders-value (id 5) but did not keep ruleSet.domainRules[0] 'c'"
+        in str(raised.value)
+    )

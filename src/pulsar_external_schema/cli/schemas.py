@@ -30,6 +30,7 @@ from ..registered import (
     schema_for,
     value_subject,
 )
+from ..registry import failure_kind
 from ..rules.checks import check_metadata, check_rule_set
 from ..schema import ExternalSchema
 from .common import CommandError, UsageError, registry_failure
@@ -257,14 +258,18 @@ def register(
 def _stored_versions(client: Any, subject: str, schema_id: int) -> dict[int, dict[str, Any]]:
     """The registry's own copies (past the client's caches) of `subject`'s versions with the id:
     more than one when versions differ only in rules or metadata (AxonOps keeps one id for them)."""
-    stored: dict[int, dict[str, Any]] = {}
-    for entry in _confluent.rest_get(client, f"schemas/ids/{schema_id}/versions") or []:
-        if entry.get("subject") == subject:
-            version = int(entry["version"])
-            stored[version] = _confluent.rest_get(
-                client, f"subjects/{quote(subject, safe='')}/versions/{version}"
-            )
-    return stored
+    path = f"subjects/{quote(subject, safe='')}/versions"
+    try:
+        entries = _confluent.rest_get(client, f"schemas/ids/{schema_id}/versions") or []
+    except Exception as error:
+        if failure_kind(error) != "rejected":
+            raise
+        # A registry without this endpoint: the latest version is the one just registered, or
+        # the one the registry kept instead of it.
+        latest = _confluent.rest_get(client, f"{path}/latest")
+        return {int(latest["version"]): latest} if latest.get("id") == schema_id else {}
+    versions = [int(entry["version"]) for entry in entries if entry.get("subject") == subject]
+    return {version: _confluent.rest_get(client, f"{path}/{version}") for version in versions}
 
 
 def _check_kept(
