@@ -19,7 +19,7 @@ from ._secrets import mask_urls, masked, shown, split_userinfo
 from .errors import ConfigError
 from .subjects import SubjectNameStrategy, resolve_strategy
 
-SchemaIdLocation = Literal["metadata", "prefix"]
+SchemaIdLocation = Literal["metadata", "prefix", "header"]
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,8 @@ KEYS: dict[str, _Key] = {
         "location",
         "ours",
         "",
-        "`metadata` (default: PIP-420 `__schema_id` property) or `prefix` (Confluent).",
+        "`metadata` (default: PIP-420 `__schema_id` property), `prefix` (Confluent, in the payload) or "
+        "`header` (Confluent's `__value_schema_id`/`__key_schema_id`, as properties).",
     ),
     "schema.id.subject.check": _Key(
         "bool",
@@ -272,8 +273,10 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
         if isinstance(value, str) or callable(value):
             return resolve_strategy(value)
         raise ConfigError(f"config key {key!r} takes a strategy name or a callable, not {shown(key, value)}")
-    if value not in ("metadata", "prefix"):
-        raise ConfigError(f"config key {key!r} takes 'metadata' or 'prefix', not {shown(key, value)}")
+    if value not in ("metadata", "prefix", "header"):
+        raise ConfigError(
+            f"config key {key!r} takes 'metadata', 'prefix' or 'header', not {shown(key, value)}"
+        )
     return value
 
 

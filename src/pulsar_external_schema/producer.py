@@ -35,7 +35,8 @@ def encode_message(
 ) -> tuple[bytes, dict[str, str]]:
     """(payload, properties) of a message carrying `value`: encoded with `schema` for `topic` (its
     rules see the properties and the `partition_key` / `ordering_key` / `event_timestamp` in
-    `options`), the schema id added as the `__schema_id` property. Every sender of external-schema
+    `options`), the schema id added as the `__schema_id` property (or Confluent's header
+    properties, `schema.id.location=header`). Every sender of external-schema
     messages goes through here: these producers, and Pulsar Functions' `context.publish`."""
     context: MessageContext | None = None  # nothing for the rules to see: the schema makes one
     message_properties: dict[str, str] = {}  # only if a rule fails
@@ -50,9 +51,12 @@ def encode_message(
         )
     encoded = schema.encode_for(topic, value, context)
     if encoded.schema_id is not None:
-        message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
-            encoded.schema_id, key_value=schema.is_key_value
-        )
+        if schema.config.schema_id_location != "header":
+            message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
+                encoded.schema_id, key_value=schema.is_key_value
+            )
+        else:  # Confluent's header names, for topics bridged to Kafka
+            message_properties.update(ids.header_properties(encoded.schema_id, key_value=schema.is_key_value))
     return encoded.data, message_properties
 
 

@@ -219,9 +219,11 @@ class _Part:
             except SchemaIdError:
                 first = f"0x{data[0]:02x}" if data else "none: the payload is empty"
                 raise MissingSchemaIdError(
-                    f"the message has no {ids.SCHEMA_ID_PROPERTY} property and its payload does not "
-                    f"start with a Confluent schema id (first byte {first}); "
-                    "was it produced with an external schema?",
+                    f"the message has no {ids.SCHEMA_ID_PROPERTY} (or {ids.VALUE_SCHEMA_ID_HEADER}) "
+                    f"property and its payload does not start with a Confluent schema id (first byte "
+                    f"{first}); was it produced with an external schema? A Java PIP-420 producer puts "
+                    "the id in metadata field 32, which the Python client cannot read: have it set the "
+                    f"{ids.SCHEMA_ID_PROPERTY} property too (docs/wire-format.md), or use prefix mode",
                     topic=topic,
                     subject=self.subject(topic),
                 ) from None
@@ -602,8 +604,8 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if not trust_rule_properties and any(key.startswith(RULE_PREFIX) for key in properties):
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = self._read_as or properties.get(RULE_TOPIC) or msg.topic_name()
-        raw = properties.get(ids.SCHEMA_ID_PROPERTY)
         try:
+            raw = ids.property_form(properties)
             schema_id = ids.parse_hex(raw) if raw is not None else None
         except SchemaIdError as error:
             raise SchemaIdError(

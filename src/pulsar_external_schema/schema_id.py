@@ -17,15 +17,25 @@ confluent-kafka's own `SchemaId` parser; this module only frames and unframes me
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import functools
 import re
 import struct
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from .errors import SchemaIdError
 
 #: Message property that carries the metadata id, as lowercase hex.
 SCHEMA_ID_PROPERTY = "__schema_id"
+#: confluent-kafka's header names for the Confluent ids (its `header_schema_id_serializer`), as
+#: message properties: data bridged from Kafka with its headers, or `schema.id.location=header`.
+VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
+KEY_SCHEMA_ID_HEADER = "__key_schema_id"
+#: Every property that may carry a message's schema id.
+ID_PROPERTIES = (SCHEMA_ID_PROPERTY, VALUE_SCHEMA_ID_HEADER, KEY_SCHEMA_ID_HEADER)
 
 VALUE_MAGIC = 0xFF
 KEY_VALUE_MAGIC = 0xFE
@@ -34,6 +44,7 @@ CONFLUENT_GUID_MAGIC = 0x01
 
 _LENGTH = struct.Struct(">i")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
+_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 class KeyValueSchemaIds(NamedTuple):
@@ -171,3 +182,63 @@ def check_confluent_id(id_bytes: bytes) -> None:
         )
     if len(id_bytes) < needed:
         raise SchemaIdError(f"schema id {id_bytes.hex()} is truncated: {len(id_bytes)} of {needed} bytes")
+
+
+def header_properties(schema_id: bytes, *, key_value: bool = False) -> dict[str, str]:
+    """Confluent's `__value_schema_id` and `__key_schema_id` properties of `schema_id` (each
+    Confluent id as hex), which `schema.id.location=header` writes instead of `__schema_id`, for
+    topics bridged to Kafka."""
+    if not key_value:
+        return {VALUE_SCHEMA_ID_HEADER: schema_id.hex()}
+    key, value = decode_key_value_ids(schema_id)
+    found = {KEY_SCHEMA_ID_HEADER: key.hex(), VALUE_SCHEMA_ID_HEADER: value.hex()}
+    return {name: text for name, text in found.items() if text}
+
+
+def property_form(properties: Mapping[str, str]) -> str | None:
+    """The message's schema id as a `__schema_id` value (hex of the metadata id), wherever its
+    properties carry it: `__schema_id` first, then Confluent's `__value_schema_id` /
+    `__key_schema_id`. None when they carry none (the payload may have the Confluent prefix)."""
+    found = properties.get(SCHEMA_ID_PROPERTY)
+    if found is not None:
+        return found
+    value_text = properties.get(VALUE_SCHEMA_ID_HEADER)
+    key_text = properties.get(KEY_SCHEMA_ID_HEADER)
+    if value_text is None and key_text is None:
+        return None
+    value = header_id(VALUE_SCHEMA_ID_HEADER, value_text) if value_text is not None else b""
+    if key_text is None:
+        return to_property(value)
+    key = header_id(KEY_SCHEMA_ID_HEADER, key_text)
+    return to_property(encode_key_value_ids(key, value), key_value=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def header_id(name: str, text: str) -> bytes:
+    """The Confluent id in a `__value_schema_id` / `__key_schema_id` property. Kafka headers are
+    bytes and a bridge writes them as text its own way, so each unambiguous form is read: hex of
+    the id bytes (`00000000 0b`, as this package writes), a GUID (`4f0c...-...`), a decimal id
+    (`11`), base64 of the id bytes."""
+    text = text.strip()
+    candidates: list[bytes] = []
+    if _GUID.fullmatch(text):
+        candidates.append(bytes([CONFLUENT_GUID_MAGIC]) + bytes.fromhex(text.replace("-", "")))
+    if _HEX.fullmatch(text):
+        candidates.append(bytes.fromhex(text))
+    if text.isdigit() and int(text) < 2**31:
+        candidates.append(confluent_id(int(text)))
+    with contextlib.suppress(binascii.Error, ValueError):
+        candidates.append(base64.b64decode(text, validate=True))
+    for candidate in candidates:
+        if _is_confluent_id(candidate):
+            return candidate
+    raise SchemaIdError(
+        f"the {name} property {text[:60]!r} is not a Confluent schema id (hex of 0x00 + 4-byte id or "
+        "0x01 + 16-byte GUID, a GUID, a decimal id, or base64 of the id bytes)"
+    )
+
+
+def _is_confluent_id(id_bytes: bytes) -> bool:
+    if len(id_bytes) == 17 and id_bytes[0] == CONFLUENT_GUID_MAGIC:
+        return True
+    return len(id_bytes) >= 5 and id_bytes[0] == CONFLUENT_ID_MAGIC  # + Protobuf message indexes

@@ -133,3 +133,51 @@ def test_ids_outside_uint32_are_rejected() -> None:
 def test_describe_names_integer_ids_and_shows_others_in_hex() -> None:
     assert ids.describe(ids.confluent_id(42)) == "42"
     assert ids.describe(b"\x01" + bytes(16)) == "01" + "00" * 16
+
+
+# -- Confluent's header names as properties ----------------------------------------------------
+
+ID_11 = b"\x00\x00\x00\x00\x0b"
+GUID = "4f0c2d3e-1a2b-4c5d-8e9f-0a1b2c3d4e5f"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("000000000b", ID_11),  # hex, as this package writes it
+        ("000000000B", ID_11),
+        ("11", ID_11),  # a decimal id
+        ("AAAAAAs=", ID_11),  # base64 of the id bytes
+        (GUID, b"\x01" + bytes.fromhex(GUID.replace("-", ""))),
+        ("01" + GUID.replace("-", ""), b"\x01" + bytes.fromhex(GUID.replace("-", ""))),
+        ("000000000b0200", ID_11 + b"\x02\x00"),  # Protobuf message indexes follow the id
+    ],
+)
+def test_a_header_id_is_read_in_each_unambiguous_form(text: str, expected: bytes) -> None:
+    assert ids.header_id(ids.VALUE_SCHEMA_ID_HEADER, text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "zz", "ff000000000b", "0x0b", "-3", "99999999999"])
+def test_a_header_id_that_is_no_confluent_id_names_the_property(text: str) -> None:
+    with pytest.raises(SchemaIdError, match=r"the __value_schema_id property .* is not a Confluent"):
+        ids.header_id(ids.VALUE_SCHEMA_ID_HEADER, text)
+
+
+def test_the_id_is_found_in_schema_id_first_then_in_confluent_headers() -> None:
+    assert ids.property_form({}) is None
+    assert ids.property_form({"__schema_id": "ff000000000c", "__value_schema_id": "11"}) == "ff000000000c"
+    assert ids.property_form({"__value_schema_id": "11"}) == "ff000000000b"
+    key_value = ids.property_form({"__key_schema_id": "7", "__value_schema_id": "11"})
+    assert key_value is not None
+    assert ids.from_property(key_value) == (
+        ids.encode_key_value_ids(b"\x00\x00\x00\x00\x07", ID_11),
+        True,
+    )
+
+
+@pytest.mark.parametrize("key_value", [False, True])
+def test_header_properties_round_trip_through_the_reader(key_value: bool) -> None:
+    schema_id = ids.encode_key_value_ids(b"\x00\x00\x00\x00\x07", ID_11) if key_value else ID_11
+    written = ids.header_properties(schema_id, key_value=key_value)
+    assert "__schema_id" not in written and written["__value_schema_id"] == "000000000b"
+    assert ids.property_form(written) == ids.to_property(schema_id, key_value=key_value)

@@ -128,7 +128,7 @@ def test_a_callable_strategy_is_accepted() -> None:
         ({**URL, "use.schema.id": True}, "'use.schema.id' takes an integer"),
         ({**URL, "use.latest.with.metadata": "major"}, "'major' is not of the form name=value"),
         ({**URL, "use.latest.with.metadata": {"a": 1}}, "takes string keys and values"),
-        ({**URL, "schema.id.location": "header"}, "takes 'metadata' or 'prefix'"),
+        ({**URL, "schema.id.location": "headers"}, "takes 'metadata', 'prefix' or 'header'"),
         ({**URL, "subject.name.strategy": "topic-name"}, "'topic-name' is not one of topic, short-topic"),
         ({"schema.registry.url": ""}, "'schema.registry.url' takes a non-empty string"),
     ],

@@ -165,7 +165,8 @@ class PulsarDlqAction(DlqAction):
             data = self._convert_to_bytes(ctx, ctx.original_value) or b""
         properties = dict(context) if context is not None else {}
         if ctx.rule_mode not in _CONSUMER_MODES:
-            properties.pop(ids.SCHEMA_ID_PROPERTY, None)  # the copy is JSON, not the encoded value
+            for name in ids.ID_PROPERTIES:  # the copy is JSON, not the encoded value
+                properties.pop(name, None)
         properties.update(
             failure_properties(
                 _topic(ctx, context), cause, rule=ctx.rule.name, mode=ctx.rule_mode.value, subject=ctx.subject

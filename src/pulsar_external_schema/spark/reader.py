@@ -44,7 +44,7 @@ from pyspark.sql.types import (
 
 from .. import schema_id as ids
 from ..deadletter import failure_properties
-from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
+from ..errors import ConfigError, ExternalSchemaError, RuleViolationError, SchemaIdError
 from .admin import Ledger, PulsarAdmin
 from .executor import RareCollections, decoding_schema, pulsar_client
 from .offsets import EARLIEST, Bound, user_bound
@@ -378,7 +378,10 @@ class _Rows:
             value = None
             self._fail(failure)
         event = msg.event_timestamp()
-        id_property = properties.get(ids.SCHEMA_ID_PROPERTY)
+        try:
+            id_property = ids.property_form(properties)
+        except SchemaIdError:
+            id_property = None  # the decode above said what is wrong with it
         row = (
             msg.partition_key() or None,
             value,
