@@ -89,3 +89,15 @@ def test_a_message_without_any_id_says_where_it_looked() -> None:
     with pytest.raises(MissingSchemaIdError) as raised:
         schema.decode_message(Message(data, {}))
     assert "__schema_id" in str(raised.value)
+
+
+def test_a_guid_header_is_resolved_through_the_registry() -> None:
+    """confluent-kafka writes GUIDs in its headers; the registry resolves them (`/schemas/guids/`).
+    AxonOps v0.2.1 has no GUIDs, so this runs on the in-memory registry, which has."""
+    factory = mock_factory()
+    schema = factory.avro(json.dumps(ORDER))
+    data, _ = encode_message(schema, TOPIC, {"id": 5})
+    guid = factory.registry_client.get_latest_version("acme.shop.orders-value").guid
+    assert guid
+
+    assert schema.decode_message(Message(data, {"__value_schema_id": guid})) == {"id": 5}
