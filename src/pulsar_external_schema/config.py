@@ -149,6 +149,14 @@ KEYS: dict[str, _Key] = {
         "`metadata` (default: PIP-420 `__schema_id` property), `prefix` (Confluent, in the payload) or "
         "`header` (Confluent's `__value_schema_id`/`__key_schema_id`, as properties).",
     ),
+    "pulsar.admin.url": _Key(
+        "str",
+        "ours",
+        "",
+        "Pulsar admin REST URL: `create_producer` then declares the topic's schema EXTERNAL (PIP-420), "
+        "so the broker refuses native-schema clients on it (docs/wire-format.md).",
+    ),
+    "pulsar.admin.token": _Key("str", "ours", "", "Bearer token for `pulsar.admin.url` (a secret: masked)."),
     "schema.id.subject.check": _Key(
         "bool",
         "ours",
@@ -415,6 +423,9 @@ class ExternalSchemaConfig:
     """`schema.id.subject.check`: a message's id must be registered under its topic's subject."""
     schema_id_recheck_sec: float | None = DEFAULT_RECHECK_SEC
     """`schema.id.recheck.sec`: how often a producer re-checks its schema id (None: never)."""
+    pulsar_admin_url: str | None = None
+    """`pulsar.admin.url`: where producers declare their topic's schema EXTERNAL (None: they do not)."""
+    pulsar_admin_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -487,6 +498,8 @@ class ExternalSchemaConfig:
             decode_max_depth=ours.get("decode.max.depth", DEFAULT_MAX_DEPTH),
             schema_id_subject_check=ours.get("schema.id.subject.check", True),
             schema_id_recheck_sec=None if recheck == -1 else recheck,
+            pulsar_admin_url=ours.get("pulsar.admin.url"),
+            pulsar_admin_token=ours.get("pulsar.admin.token"),
         )
 
     @property

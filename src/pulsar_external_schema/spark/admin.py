@@ -1,35 +1,20 @@
-"""The few Pulsar admin REST calls the data source plans with: partitions, last message ids,
-ledgers, and the topics of a namespace (for `topicPattern`)."""
+"""The admin REST calls the data source plans with: partitions, last message ids, ledgers, and the
+topics of a namespace (for `topicPattern`), on the package's admin client (`..admin`)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
-import httpx
-
-from ..errors import ConfigError, ExternalSchemaError
+from .. import admin
+from ..admin import PulsarAdminError, full_topic_name
+from ..errors import ConfigError
 from ..subjects import TopicName
 from .offsets import Bound
 
+__all__ = ["Ledger", "PulsarAdmin", "PulsarAdminError", "full_topic_name"]
+
 _PARTITION_SUFFIX = re.compile(r"-partition-\d+$")
-
-
-class PulsarAdminError(ExternalSchemaError):
-    """The Pulsar admin REST API refused a request or could not be reached."""
-
-
-def full_topic_name(topic: str) -> str:
-    """`orders` -> `persistent://public/default/orders`, as the Pulsar clients do."""
-    if "://" in topic:
-        return topic
-    parts = topic.split("/")
-    if len(parts) == 1:
-        return f"persistent://public/default/{topic}"
-    if len(parts) == 3:
-        return f"persistent://{topic}"
-    raise ConfigError(f"{topic!r} is not a topic name (use tenant/namespace/topic or a full name)")
 
 
 @dataclass(frozen=True)
@@ -38,35 +23,8 @@ class Ledger:
     entries: int
 
 
-class PulsarAdmin:
-    """A small synchronous client of the admin REST API (`admin.url`)."""
-
-    def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.url = url.rstrip("/")
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
-
-    def close(self) -> None:
-        self._http.close()
-
-    def _get(self, path: str, what: str) -> Any:
-        try:
-            response = self._http.get(path)
-        except httpx.HTTPError as error:
-            raise PulsarAdminError(
-                f"cannot reach the Pulsar admin API at {self.url} to {what}: {error}"
-            ) from None
-        if response.status_code != 200:
-            raise PulsarAdminError(
-                f"the Pulsar admin API at {self.url} could not {what}: "
-                f"HTTP {response.status_code} {response.text[:300]}"
-            )
-        return response.json()
-
-    @staticmethod
-    def _path(topic: str) -> str:
-        scheme, rest = topic.split("://", 1)
-        return f"/admin/v2/{scheme}/{rest}"
+class PulsarAdmin(admin.PulsarAdmin):
+    """The admin client, with the reads the Spark planner needs."""
 
     def partitions(self, topic: str) -> list[str]:
         """The partition topics of `topic` (the topic itself when it is not partitioned)."""

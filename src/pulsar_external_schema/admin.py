@@ -1,0 +1,140 @@
+"""The Pulsar admin REST API, the few calls this package makes: declaring a topic's schema
+EXTERNAL (PIP-420) here, and the Spark data source's planning calls (spark/admin.py).
+
+`declare_external(topic)` is what a Java PIP-420 client does on connect: it stores a SchemaInfo of
+type EXTERNAL (empty data) for the topic, if the topic has none. Measured on a 4.2 broker, that
+makes the broker refuse a producer or consumer with a native schema (Avro, JSON, String, ...)
+with `IncompatibleSchema`, so nobody writes a second kind of payload on an external-schema topic,
+while this package's clients (which declare no schema: pulsar-client's BYTES) go on as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import httpx
+
+from .errors import ConfigError, ExternalSchemaError
+from .subjects import TopicName
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PulsarAdmin", "PulsarAdminError", "full_topic_name"]
+
+
+class PulsarAdminError(ExternalSchemaError):
+    """The Pulsar admin REST API refused a request or could not be reached."""
+
+
+def full_topic_name(topic: str) -> str:
+    """`orders` -> `persistent://public/default/orders`, as the Pulsar clients do."""
+    if "://" in topic:
+        return topic
+    parts = topic.split("/")
+    if len(parts) == 1:
+        return f"persistent://public/default/{topic}"
+    if len(parts) == 3:
+        return f"persistent://{topic}"
+    raise ConfigError(f"{topic!r} is not a topic name (use tenant/namespace/topic or a full name)")
+
+
+class PulsarAdmin:
+    """A small synchronous client of the admin REST API (`pulsar.admin.url`, Spark's `admin.url`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        """`transport`: httpx's, for tests (an `httpx.MockTransport` plays the broker)."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _request(self, method: str, path: str, what: str, body: Any = None) -> httpx.Response:
+        try:
+            return self._http.request(method, path, json=body)
+        except httpx.HTTPError as error:
+            raise PulsarAdminError(
+                f"cannot reach the Pulsar admin API at {self.url} to {what}: {error}"
+            ) from None
+
+    def _refused(self, response: httpx.Response, what: str) -> PulsarAdminError:
+        reason = _reason(response)
+        return PulsarAdminError(
+            f"the Pulsar admin API at {self.url} could not {what}: HTTP {response.status_code} {reason}"
+        )
+
+    def _get(self, path: str, what: str) -> Any:
+        response = self._request("GET", path, what)
+        if response.status_code != 200:
+            raise self._refused(response, what)
+        return response.json()
+
+    @staticmethod
+    def _path(topic: str) -> str:
+        scheme, rest = topic.split("://", 1)
+        return f"/admin/v2/{scheme}/{rest}"
+
+    def declare_external(self, topic: str) -> bool:
+        """Store an EXTERNAL SchemaInfo for `topic` if it has no schema; True when the topic's
+        schema is EXTERNAL afterwards (it was, or now is), False on a broker older than 4.1,
+        which has no EXTERNAL type (logged once per call: the package works without it).
+
+        Raises `PulsarAdminError` when the topic already has another schema (a native Avro or
+        JSON producer wrote to it), when the namespace does not exist, or the API refuses."""
+        topic = full_topic_name(topic)
+        name = TopicName.parse(topic)  # a topic's partitions share its schema
+        path = f"/admin/v2/schemas/{name.tenant}/{name.namespace}/{name.local_name}/schema"
+        what = f"declare the schema of {topic} EXTERNAL"
+        current = self._request("GET", path, f"read the schema of {topic}")
+        if current.status_code == 200 and str(current.json().get("type", "")).upper() == "EXTERNAL":
+            return True
+        if current.status_code not in (200, 404):
+            raise self._refused(current, f"read the schema of {topic}")
+        response = self._request("POST", path, what, {"type": "EXTERNAL", "schema": "", "properties": {}})
+        if response.status_code in (200, 204):
+            return True
+        reason = _reason(response)
+        if "SchemaType.EXTERNAL" in reason or ("EXTERNAL" in reason and response.status_code >= 500):
+            log.warning(
+                "the broker at %s has no EXTERNAL schema type (Pulsar before 4.1): %s is not declared "
+                "EXTERNAL; this package works without it, but the broker cannot refuse native-schema "
+                "producers on the topic",
+                self.url,
+                topic,
+            )
+            return False
+        if response.status_code == 409:
+            raise PulsarAdminError(
+                f"{topic} already has a schema of type {_schema_type(current)} on the broker, so it "
+                f"cannot be declared EXTERNAL: {reason}. A producer with a native Pulsar schema wrote to it; "
+                "use another topic, or delete the topic's schema (pulsar-admin schemas delete) first"
+            )
+        raise self._refused(response, what)
+
+
+def _schema_type(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("type", "native"))
+    except ValueError:
+        return "native"
+
+
+def _reason(response: httpx.Response) -> str:
+    """The broker's reason: its JSON `reason`, or the title of its HTML error page."""
+    try:
+        document = response.json()
+    except ValueError:
+        text = response.text
+        start, end = text.find("<title>"), text.find("</title>")
+        return text[start + 7 : end].strip() if start >= 0 < end else " ".join(text.split())[:300]
+    reason = document.get("reason") if isinstance(document, dict) else None
+    return " ".join(str(reason or document).split())[:300]
