@@ -194,8 +194,8 @@ def test_consumer_errors_name_topic_subject_and_schema_id(
     expected = [
         (
             MissingSchemaIdError,
-            "no __schema_id property and its payload does not start with a Confluent schema id "
-            "(first byte 0x7b)",
+            "no __schema_id (or __value_schema_id) property and its payload does not start with a "
+            "Confluent schema id (first byte 0x7b)",
         ),
         (SchemaIdError, "the __schema_id property 'not-hex' is not hexadecimal"),
         (UnknownSchemaIdError, "unknown schema"),

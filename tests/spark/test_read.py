@@ -64,7 +64,7 @@ def test_failed_rules_and_undecodable_messages_are_rows_that_say_why(
     assert len(garbage) == len(orders.garbage) == 3
     malformed, no_id, unknown = garbage
     assert "could not decode" in malformed._error and orders.topic in malformed._error
-    assert "no __schema_id property" in no_id._error and no_id.schemaId is None
+    assert "no __schema_id (or __value_schema_id) property" in no_id._error and no_id.schemaId is None
     assert unknown.schemaId == 987_654_321 and "unknown schema" in unknown._error
     assert all(dict(r._failure)["__rule.exception"] == r._error for r in garbage)
 
