@@ -104,8 +104,11 @@ KEYS: dict[str, _Key] = {
     "cache.capacity": _registry(
         "int", "cache.capacity", "Schemas kept in the client cache (client default 1000)."
     ),
-    "latest.cache.ttl.sec": _registry(
+    "cache.latest.ttl.sec": _registry(
         "int", "cache.latest.ttl.sec", "Seconds `use.latest.*` lookups stay cached (default: until restart)."
+    ),
+    "latest.cache.ttl.sec": _registry(
+        "int", "cache.latest.ttl.sec", "The earlier spelling of `cache.latest.ttl.sec` (confluent-kafka's)."
     ),
     # -- serdes (confluent-kafka serializers and deserializers) --------------------------------
     "auto.register.schemas": _serde("bool", "Register the producer's schema if needed (default true)."),
@@ -458,6 +461,10 @@ class ExternalSchemaConfig:
                 ours[key] = parsed
         if "url" not in registry:
             raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
+        if "cache.latest.ttl.sec" in conf and "latest.cache.ttl.sec" in conf:
+            raise ConfigError(
+                "config keys 'cache.latest.ttl.sec' and 'latest.cache.ttl.sec' are the same setting: give one"
+            )
         _registry_url_and_timeouts(registry, ours)
         recheck = ours.get("schema.id.recheck.sec", DEFAULT_RECHECK_SEC)
         if recheck == 0 or recheck < -1:

@@ -2,6 +2,38 @@
 
 Confluent's serdes raise `SerializationError()` with empty or bare messages; every error here
 carries its context as attributes *and* in its message, so a log line alone is enough to act.
+
+Every error the package raises is an `ExternalSchemaError` (`except ExternalSchemaError` catches
+them all); the built-in or confluent-kafka class in brackets is a second base, for code that
+catches those. Classes defined elsewhere say where:
+
+    ExternalSchemaError
+    ├── ConfigError (ValueError)           a config key, schema or rule set given wrongly
+    │   ├── SchemaParseError               a schema does not parse, found when it is made
+    │   │   └── JsonSchemaError            a JSON Schema the evolution checks cannot read (evolution/)
+    │   ├── RuleSetError                   a rule set or metadata that cannot run as written
+    │   ├── SubjectNotFoundError (LookupError)   a topic's subject has no version
+    │   ├── UnsupportedProtobufError       a descriptor the .proto renderer cannot write (protobuf_text.py)
+    │   └── SparkTypeError                 a schema with no Spark type (spark/types.py)
+    ├── SchemaIdError (ValueError)         schema id bytes missing or malformed
+    │   ├── MissingSchemaIdError
+    │   └── ForeignSchemaIdError           an id of another subject's schema
+    ├── UnknownSchemaIdError (LookupError) an id the registry does not hold
+    ├── RegistryUnavailableError (ConnectionError)   the registry did not answer
+    ├── EncodeError (ValueError)           a value the schema cannot encode
+    ├── DecodeError (ValueError)           a payload the schema cannot decode
+    │   └── DecodeLimitError               a payload over decode.max.bytes / decode.max.depth
+    ├── RuleViolationError (SerializationError)   a rule failed (its action: ERROR)
+    │   └── DeadLetteredError              ... and its message is in a DLQ topic
+    ├── IncompatibleSchemaError            a JSON schema change that breaks a reader or a writer
+    ├── CelEvaluationError                 a CEL expression (rules/cel.py), inside a rule's failure
+    │   └── CelCompileError                an expression the compiled engine does not compile
+    ├── JsonataError                       a JSONata expression (rules/jsonata.py), likewise
+    ├── PulsarAdminError                   the Pulsar admin REST API (admin.py)
+    └── PublishError                       a Function's output not persisted (functions/base.py)
+
+The console tools' own `CommandError` and `RecordError` never leave them: each ends as one line
+on stderr and an exit code.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from google.protobuf import descriptor_pb2, text_encoding, text_format, unknown_fields
 from google.protobuf.message import Message
 
+from .errors import ConfigError
+
 F = descriptor_pb2.FieldDescriptorProto
 
 _SCALARS = {
@@ -41,7 +43,7 @@ _SCALARS = {
 _MAX_FIELD_NUMBER = 536870911
 
 
-class UnsupportedProtobufError(ValueError):
+class UnsupportedProtobufError(ConfigError):
     """The descriptor uses a feature this renderer does not produce (e.g. editions, groups)."""
 
 

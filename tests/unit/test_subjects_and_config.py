@@ -170,3 +170,11 @@ def test_whether_a_version_is_pinned_is_decided_in_one_place(conf: dict[str, Any
     assert (
         ExternalSchemaConfig.from_dict({"schema.registry.url": "mock://x", **conf}).pins_a_version is pinned
     )
+
+
+def test_confluent_kafkas_name_for_the_latest_cache_ttl_and_the_earlier_one() -> None:
+    for key in ("cache.latest.ttl.sec", "latest.cache.ttl.sec"):
+        config = ExternalSchemaConfig.from_dict({**URL, key: 30})
+        assert config.registry["cache.latest.ttl.sec"] == 30
+    with pytest.raises(ConfigError, match="are the same setting: give one"):
+        ExternalSchemaConfig.from_dict({**URL, "cache.latest.ttl.sec": 30, "latest.cache.ttl.sec": 60})

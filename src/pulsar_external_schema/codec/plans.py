@@ -11,7 +11,7 @@ Either is a `Reference` instead when something in the schema's rule set does not
 
 Plans are kept in a `PlanCache` of bounded size (`PLAN_CACHE_SIZE` per schema and side), and so
 are the serdes' parsed schemas (`part.py` bounds confluent-kafka's cache, which keeps every one),
-so a consumer that sees 100k schema ids holds at most that many. With `latest.cache.ttl.sec`, a plan
+so a consumer that sees 100k schema ids holds at most that many. With `cache.latest.ttl.sec`, a plan
 expires after that many seconds, as the registry client's cache of latest versions does, and the
 next message resolves it again.
 """
@@ -90,7 +90,7 @@ class Refused:
     expires: float
 
 
-#: How long a refusal is kept (unless `latest.cache.ttl.sec` is shorter): the id may be
+#: How long a refusal is kept (unless `cache.latest.ttl.sec` is shorter): the id may be
 #: registered under the topic's subject later, and a storm of refused messages must not ask the
 #: registry once each.
 REFUSAL_TTL = 60.0

@@ -29,6 +29,8 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT4, DRAFT6, DRAFT7, specification_with
 
+from ..errors import SchemaParseError
+
 _MISSING = object()
 
 #: Keywords that imply the kind of a schema without `type`.
@@ -67,7 +69,7 @@ _COMBINERS = ("allOf", "anyOf", "oneOf")
 _TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
 
 
-class JsonSchemaError(ValueError):
+class JsonSchemaError(SchemaParseError):
     """The schema cannot be read: not JSON, not a schema, or a `$ref` that does not resolve."""
 
 

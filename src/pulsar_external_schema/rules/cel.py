@@ -56,7 +56,7 @@ from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 
 from .._confluent import to_plain_containers, validate_hostname
 from ..config import CEL_ENGINES
-from ..errors import ConfigError
+from ..errors import ConfigError, ExternalSchemaError
 from ..redaction import quiet_cel_python_debug
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ IGNORE_GUARD_SEPARATOR = "cel.ignore.guard.separator"
 CACHE_SIZE = 1000
 
 
-class CelEvaluationError(Exception):
+class CelEvaluationError(ExternalSchemaError):
     """A CEL expression did not compile or did not evaluate; the message names it and says why."""
 
 
@@ -430,6 +430,9 @@ class CompiledCondition:
 
 class ConditionNotMet(CelEvaluationError):
     """A compiled condition did not pass: the reference path runs the rule and its actions."""
+
+    def __init__(self, message: str = "the condition did not pass") -> None:
+        super().__init__(message)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

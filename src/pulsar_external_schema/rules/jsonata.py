@@ -25,7 +25,7 @@ from cachetools import LRUCache
 from confluent_kafka.schema_registry import RuleKind
 from confluent_kafka.schema_registry.serde import RuleContext, RuleExecutor
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ExternalSchemaError
 
 TIMEOUT_KEY = "jsonata.timeout.ms"
 MAX_DEPTH_KEY = "jsonata.max.depth"
@@ -38,7 +38,7 @@ CACHE_SIZE = 100
 _CLOCK_EVERY = 64
 
 
-class JsonataError(Exception):
+class JsonataError(ExternalSchemaError):
     """A JSONata expression did not parse, did not evaluate, or went over a limit."""
 
 

@@ -13,7 +13,7 @@ Two changes to confluent-kafka's serdes, both through methods its serdes define 
      subject: if it carries domain or encoding rules, including ones the registry added from
      `defaultRuleSet` / `overrideRuleSet` or inherited from the previous version, they run on
      every message. Resolved once per subject for the serializer's life (restart, or pin with
-     `use.latest.*` and `latest.cache.ttl.sec`, to pick up a new rule set).
+     `use.latest.*` and `cache.latest.ttl.sec`, to pick up a new rule set).
 
 * **The caller's value is never changed.** confluent-kafka's field transforms (CEL_FIELD,
   ENCRYPT) rewrite the value in place, so a retried send would encrypt a field twice. Ours work on

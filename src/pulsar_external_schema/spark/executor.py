@@ -10,7 +10,7 @@ fifth of its read; for a streaming micro-batch of a few hundred rows, most of it
 
 So a worker keeps them, a few of each (the least recently used one is closed beyond that), for
 the options and reader schema of a query: a new reader version or other options make a new one.
-A kept schema is what a long-running consumer is: its plans expire with `latest.cache.ttl.sec`
+A kept schema is what a long-running consumer is: its plans expire with `cache.latest.ttl.sec`
 and its rules are the registry's, as for every consumer of this package.
 """
 
