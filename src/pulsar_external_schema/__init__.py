@@ -1,6 +1,7 @@
 """External schemas (Pulsar PIP-420) backed by a Confluent-compatible schema registry.
 
-The public API is re-exported here; everything else is internal.
+The public API is re-exported here; everything else is internal (plumbing such as
+`rules.context.MessageContext` and `subjects.TopicName` stays in its module).
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -28,10 +29,8 @@ from .evolution import JsonSchemaEvolution
 from .factory import SchemaRegistrySchemaFactory
 from .producer import AsyncProducer, Producer, create_async_producer, create_producer
 from .rules.checks import check_metadata, check_rule_set
-from .rules.context import MessageContext
 from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
 from .schema_id import SCHEMA_ID_PROPERTY
-from .subjects import TopicName
 
 try:
     __version__ = version("pulsar-external-schema")
@@ -56,7 +55,6 @@ __all__ = [
     "JsonSchemaEvolution",
     "KeyValue",
     "KeyValueExternalSchema",
-    "MessageContext",
     "MissingSchemaIdError",
     "Producer",
     "RegistryUnavailableError",
@@ -65,7 +63,6 @@ __all__ = [
     "SchemaIdError",
     "SchemaParseError",
     "SchemaRegistrySchemaFactory",
-    "TopicName",
     "UnknownSchemaIdError",
     "__version__",
     "check_metadata",

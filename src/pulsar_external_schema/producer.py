@@ -147,7 +147,9 @@ def create_producer(client: Any, topic: str, schema: ExternalSchema, **kwargs: A
     """A producer for `topic` that sends values of `schema` with their schema ids.
 
     With a `pulsar.Client` it returns a `Producer`; with a `pulsar.asyncio.Client`, an awaitable of
-    an `AsyncProducer` (typed code can call `create_async_producer` directly). Keyword arguments
+    an `AsyncProducer`. Typed `Any`: pulsar-client ships no types, so overloads on its two client
+    classes cannot tell them apart (both are `Any` to a type checker); typed code calls
+    `create_async_producer` for the asyncio form and gets `AsyncProducer`. Keyword arguments
     go to the client's `create_producer` (producer_name, batching_enabled, ...).
     """
     _check(schema, kwargs)

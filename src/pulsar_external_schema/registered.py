@@ -35,10 +35,11 @@ class RegisteredSchema:
     """(name, schema text) of each schema reference, for Avro and JSON Schema."""
 
 
-def value_subject(
+def topic_subject(
     factory: SchemaRegistrySchemaFactory, topic: str, field: MessageField = MessageField.VALUE
 ) -> str:
-    """The subject of `topic`'s values (or keys) under the factory's subject name strategy."""
+    """The subject of `topic`'s values (or, with `field=KEY`, its keys) under the factory's subject
+    name strategy."""
     subject = factory.config.subject_name_strategy(SerializationContext(topic, field), None)
     if not subject:
         raise ConfigError(f"the subject name strategy gives no {field} subject for topic {topic}")
@@ -51,7 +52,7 @@ def registered_schema(
     """The version of `topic`'s value (or key) subject that the factory's config selects (default:
     latest)."""
     config = factory.config
-    subject = value_subject(factory, topic, field)
+    subject = topic_subject(factory, topic, field)
     client = factory.registry_client
     try:
         pinned_id = config.serde.get("use.schema.id")

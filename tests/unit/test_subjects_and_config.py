@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from pulsar_external_schema import ConfigError, ExternalSchemaConfig, TopicName
+from pulsar_external_schema import ConfigError, ExternalSchemaConfig
 from pulsar_external_schema.config import pins_a_version
 from pulsar_external_schema.subjects import (
+    TopicName,
     record_name_strategy,
     short_topic_name_strategy,
     subject_for,

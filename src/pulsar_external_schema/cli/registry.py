@@ -22,7 +22,7 @@ from confluent_kafka.serialization import MessageField
 from .. import _confluent
 from ..errors import ExternalSchemaError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import value_subject
+from ..registered import topic_subject
 from ..rules.checks import check_metadata, check_rule_set
 from .common import (
     EXIT_FAILED,
@@ -267,7 +267,7 @@ class _Registry:
             return str(args.subject)
         if args.topic:
             field = MessageField.KEY if args.key else MessageField.VALUE
-            return value_subject(self._factory, args.topic, field)
+            return topic_subject(self._factory, args.topic, field)
         return None
 
     def call(self, doing: str, call: Callable[[], Any], subject: str | None = None) -> Any:
@@ -462,7 +462,7 @@ def run_describe(args: argparse.Namespace, registry: _Registry) -> int:
         subjects = [(str(args.subject), "value")]
     else:
         subjects = [
-            (value_subject(registry.factory, args.topic, field), name)
+            (topic_subject(registry.factory, args.topic, field), name)
             for field, name in ((MessageField.VALUE, "value"), (MessageField.KEY, "key"))
         ]
     views = [_subject_view(registry, subject, field, args.version) for subject, field in subjects]

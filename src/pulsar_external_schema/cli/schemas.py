@@ -28,7 +28,7 @@ from ..registered import (
     registered_schema,
     registry_message_class,
     schema_for,
-    value_subject,
+    topic_subject,
 )
 from ..registry import failure_kind
 from ..rules.checks import check_metadata, check_rule_set
@@ -120,7 +120,7 @@ def _register(
     return register(
         factory.registry_client,
         factory.config.registry_url,
-        value_subject(factory, topic, field),
+        topic_subject(factory, topic, field),
         schema,
         normalize=bool(serde.get("normalize.schemas")),
         auto_register=bool(serde.get("auto.register.schemas", True)),

@@ -21,7 +21,7 @@ import pulsar
 from ..deadletter import RULE_TOPIC, raw_client
 from ..errors import ConfigError, EncodeError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import import_message_class, registered_schema, schema_for, value_subject
+from ..registered import import_message_class, registered_schema, schema_for, topic_subject
 from ..schema import ExternalSchema
 
 #: Schema properties that are not package config keys.
@@ -104,7 +104,7 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
         found = self._by_topic.get(topic)
         if found is not None:
             return found
-        subject = value_subject(self._factory, topic)
+        subject = topic_subject(self._factory, topic)
         with self._lock:
             found = self._schemas.get(subject)
         if found is None:
