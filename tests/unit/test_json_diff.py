@@ -582,9 +582,24 @@ def test_mutually_recursive_oneof_terminates() -> None:
 
 
 def test_every_difference_says_what_it_means() -> None:
+    """More than its kind's name: a reader of the report learns what breaks, and for whom."""
     for change in JsonChange:
-        (difference,) = [d for d in _sample(change)] or [Difference(change.value, "#/", "")]
-        assert difference.message, change
+        (difference,) = _sample(change)
+        bare = change.value.lower().replace("_", " ")
+        assert difference.message and difference.message != bare, change
+
+
+@pytest.mark.parametrize(
+    ("change", "meaning"),
+    [
+        ("PATTERN_CHANGED", "the reader and the writer require different patterns"),
+        ("MULTIPLE_OF_CHANGED", "the reader and the writer require different multiples"),
+        ("DEPENDENCY_ARRAY_CHANGED", "the reader and the writer have different property dependencies"),
+    ],
+)
+def test_a_change_with_its_own_meaning_is_explained_in_its_words(change: str, meaning: str) -> None:
+    (difference,) = _sample(JsonChange[change])
+    assert difference.message == meaning
 
 
 def _sample(change: JsonChange) -> list[Difference]:

@@ -1121,6 +1121,24 @@ _MEANINGS: dict[JsonChange, str] = {
     C.ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
         "the reader describes a tuple item the writer's additional items allowed with other values"
     ),
+    C.ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL: (
+        "the reader describes a tuple item that takes any value"
+    ),
+    C.ITEM_ADDED_TO_CLOSED_CONTENT_MODEL: (
+        "the reader describes a tuple item the writer's closed content model never wrote"
+    ),
+    C.ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL: (
+        "the writer's tuple item is no longer described; the reader is open and accepts it"
+    ),
+    C.ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL: (
+        "a tuple item the writer forbade is no longer described"
+    ),
+    C.ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the writer's tuple item is no longer described; the reader's additional items accept it"
+    ),
+    C.ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL: (
+        "the reader describes a tuple item the writer's additional items allowed"
+    ),
     C.PATTERN_CHANGED: "the reader and the writer require different patterns",
     C.MULTIPLE_OF_CHANGED: "the reader and the writer require different multiples",
     C.DEPENDENCY_ARRAY_CHANGED: "the reader and the writer have different property dependencies",
