@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from . import subjects
 from .errors import ConfigError, ExternalSchemaError
 from .subjects import TopicName
 
@@ -28,15 +29,12 @@ class PulsarAdminError(ExternalSchemaError):
 
 
 def full_topic_name(topic: str) -> str:
-    """`orders` -> `persistent://public/default/orders`, as the Pulsar clients do."""
-    if "://" in topic:
-        return topic
-    parts = topic.split("/")
-    if len(parts) == 1:
-        return f"persistent://public/default/{topic}"
-    if len(parts) == 3:
-        return f"persistent://{topic}"
-    raise ConfigError(f"{topic!r} is not a topic name (use tenant/namespace/topic or a full name)")
+    """`orders` -> `persistent://public/default/orders` (`subjects.full_topic_name`), where a topic
+    that is no topic name is a `ConfigError`."""
+    try:
+        return subjects.full_topic_name(topic)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 class PulsarAdmin:
@@ -80,8 +78,8 @@ class PulsarAdmin:
 
     @staticmethod
     def _path(topic: str) -> str:
-        scheme, rest = topic.split("://", 1)
-        return f"/admin/v2/{scheme}/{rest}"
+        scheme, tenant, namespace, local = subjects.split_topic(topic)
+        return f"/admin/v2/{scheme}/{tenant}/{namespace}/{local}"
 
     def declare_external(self, topic: str) -> bool:
         """Store an EXTERNAL SchemaInfo for `topic` if it has no schema; True when the topic's

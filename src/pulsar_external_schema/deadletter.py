@@ -36,7 +36,7 @@ from .errors import (
     RegistryUnavailableError,
     RuleViolationError,
 )
-from .subjects import TopicName
+from .subjects import split_topic
 
 log = logging.getLogger(__name__)
 
@@ -125,11 +125,10 @@ def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:
     if "/" in topic or not source_topic:
         return topic
     try:
-        source = TopicName.parse(source_topic)
+        scheme, tenant, namespace, _ = split_topic(source_topic)
     except ValueError:
         return topic
-    scheme = "non-persistent" if source_topic.startswith("non-persistent://") else "persistent"
-    return f"{scheme}://{source.tenant}/{source.namespace}/{topic}"
+    return f"{scheme}://{tenant}/{namespace}/{topic}"
 
 
 def raw_client(client: Any) -> Any:

@@ -23,6 +23,7 @@ from .errors import ConfigError
 SubjectNameStrategy = Callable[[SerializationContext | None, str | None], str | None]
 
 _PARTITION_SUFFIX = re.compile(r"-partition-\d+$")
+_PARTITION_NUMBER = re.compile(r"-partition-(\d+)$")
 _FULL_NAME = re.compile(r"^(persistent|non-persistent)://([^/]+)/([^/]+)/(.+)$")
 
 
@@ -42,25 +43,50 @@ class TopicName(NamedTuple):
     def _parse(cls, topic: str) -> TopicName:
         if not topic:
             raise ValueError("a topic name is required to derive a subject")
-        match = _FULL_NAME.match(topic)
-        if match:
-            tenant, namespace, local = match.group(2), match.group(3), match.group(4)
-        else:
-            parts = topic.split("/")
-            if len(parts) == 1:
-                tenant, namespace, local = "public", "default", parts[0]
-            elif len(parts) == 3:
-                tenant, namespace, local = parts
-            else:
-                raise ValueError(
-                    f"{topic!r} is not a Pulsar topic name "
-                    "(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic)"
-                )
+        _scheme, tenant, namespace, local = split_topic(topic)
         return cls(tenant, namespace, _PARTITION_SUFFIX.sub("", local))
 
     @property
     def qualified(self) -> str:
         return f"{self.tenant}.{self.namespace}.{self.local_name}"
+
+
+def split_topic(topic: str) -> tuple[str, str, str, str]:
+    """(scheme, tenant, namespace, local name with any -partition-N) of a topic as Pulsar's clients
+    take it: `persistent://t/ns/name`, `t/ns/name`, or a bare `name` (persistent, public/default).
+    The one place a topic name is taken apart; raises ValueError for anything else."""
+    match = _FULL_NAME.match(topic)
+    if match:
+        return match.group(1), match.group(2), match.group(3), match.group(4)
+    parts = topic.split("/")
+    if len(parts) == 1 and topic:
+        return "persistent", "public", "default", topic
+    if len(parts) == 3 and all(parts):
+        return "persistent", parts[0], parts[1], parts[2]
+    raise ValueError(
+        f"{topic!r} is not a Pulsar topic name "
+        "(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic)"
+    )
+
+
+def partition_of(topic: str) -> tuple[str, int]:
+    """(the topic without its `-partition-N` suffix, N), or (the topic, -1) when it has none."""
+    match = _PARTITION_NUMBER.search(topic)
+    if match is None:
+        return topic, -1
+    return topic[: match.start()], int(match.group(1))
+
+
+def full_topic_name(topic: str) -> str:
+    """`orders` -> `persistent://public/default/orders`, as the Pulsar clients name it (a partition
+    suffix is kept); raises ValueError for what is not a topic name."""
+    scheme, tenant, namespace, local = split_topic(topic)
+    return f"{scheme}://{tenant}/{namespace}/{local}"
+
+
+def is_full_topic_name(text: str) -> bool:
+    """`persistent://...` or `non-persistent://...`: a topic, not a path or a bare name."""
+    return _FULL_NAME.match(text) is not None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,6 +11,7 @@ import pulsar.asyncio
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from conftest import Services, create_partitioned_topic
+from contracts import subscribe
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
@@ -30,10 +31,6 @@ KEY_SCHEMA = json.dumps(
         "fields": [{"name": "customer", "type": "string"}],
     }
 )
-
-
-def subscribe(client: Any, topic: str, schema: Any, name: str = "test") -> Any:
-    return client.subscribe(topic, name, schema=schema, initial_position=pulsar.InitialPosition.Earliest)
 
 
 def receive_all(consumer: Any, count: int) -> list[Any]:

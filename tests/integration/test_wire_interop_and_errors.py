@@ -11,6 +11,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from conftest import Services
+from contracts import subscribe
 from registry_proxy import counting_proxy
 from schemas import ORDER_V1 as ORDER
 
@@ -25,10 +26,6 @@ from pulsar_external_schema import (
     UnknownSchemaIdError,
     create_producer,
 )
-
-
-def subscribe(client: Any, topic: str, schema: Any) -> Any:
-    return client.subscribe(topic, "test", schema=schema, initial_position=pulsar.InitialPosition.Earliest)
 
 
 def local_name(topic: str) -> str:

@@ -179,3 +179,38 @@ def test_confluent_kafkas_name_for_the_latest_cache_ttl_and_the_earlier_one() ->
         assert config.registry["cache.latest.ttl.sec"] == 30
     with pytest.raises(ConfigError, match="are the same setting: give one"):
         ExternalSchemaConfig.from_dict({**URL, "cache.latest.ttl.sec": 30, "latest.cache.ttl.sec": 60})
+
+
+@pytest.mark.parametrize(
+    ("topic", "parts"),
+    [
+        ("orders", ("persistent", "public", "default", "orders")),
+        ("acme/shop/orders", ("persistent", "acme", "shop", "orders")),
+        (
+            "non-persistent://acme/shop/orders-partition-2",
+            ("non-persistent", "acme", "shop", "orders-partition-2"),
+        ),
+    ],
+)
+def test_a_topic_name_is_taken_apart_in_one_place(topic: str, parts: tuple[str, str, str, str]) -> None:
+    from pulsar_external_schema.subjects import full_topic_name, split_topic
+
+    assert split_topic(topic) == parts
+    assert full_topic_name(topic) == f"{parts[0]}://{parts[1]}/{parts[2]}/{parts[3]}"
+
+
+@pytest.mark.parametrize("topic", ["", "a/b", "a//c", "a/b/c/d", "http://a/b/c"])
+def test_what_is_no_topic_name_is_refused(topic: str) -> None:
+    from pulsar_external_schema.subjects import split_topic
+
+    with pytest.raises(ValueError, match="is not a Pulsar topic name"):
+        split_topic(topic)
+
+
+def test_partitions_and_full_names() -> None:
+    from pulsar_external_schema.subjects import is_full_topic_name, partition_of
+
+    assert partition_of("persistent://a/b/orders-partition-12") == ("persistent://a/b/orders", 12)
+    assert partition_of("persistent://a/b/orders") == ("persistent://a/b/orders", -1)
+    assert partition_of("orders-partition-x") == ("orders-partition-x", -1)
+    assert is_full_topic_name("persistent://a/b/c") and not is_full_topic_name("/data/valid")

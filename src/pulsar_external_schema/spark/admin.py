@@ -6,15 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import admin
+from .. import admin, subjects
 from ..admin import PulsarAdminError, full_topic_name
 from ..errors import ConfigError
-from ..subjects import TopicName
 from .offsets import Bound
 
 __all__ = ["Ledger", "PulsarAdmin", "PulsarAdminError", "full_topic_name"]
-
-_PARTITION_SUFFIX = re.compile(r"-partition-\d+$")
 
 
 @dataclass(frozen=True)
@@ -59,19 +56,18 @@ class PulsarAdmin(admin.PulsarAdmin):
 
     def topics_matching(self, pattern: str) -> list[str]:
         """The topics of a namespace whose full names match `pattern` (partitions folded in)."""
-        full = full_topic_name(pattern)
-        scheme, rest = full.split("://", 1)
         try:
-            name = TopicName.parse(full)
+            full = subjects.full_topic_name(pattern)
         except ValueError as error:
             raise ConfigError(f"topicPattern {pattern!r}: {error}") from None
-        if "*" in name.tenant or "*" in name.namespace or "/" not in rest:
+        scheme, tenant, namespace, _ = subjects.split_topic(full)
+        if "*" in tenant or "*" in namespace:
             raise ConfigError(f"topicPattern {pattern!r}: the tenant and namespace must be literal")
         regex = re.compile(full)
-        base = f"/admin/v2/{scheme}/{name.tenant}/{name.namespace}"
-        topics = set(self._get(base, f"list the topics of {name.tenant}/{name.namespace}"))
+        base = f"/admin/v2/{scheme}/{tenant}/{namespace}"
+        topics = set(self._get(base, f"list the topics of {tenant}/{namespace}"))
         topics |= set(
-            self._get(f"{base}/partitioned", f"list the partitioned topics of {name.tenant}/{name.namespace}")
+            self._get(f"{base}/partitioned", f"list the partitioned topics of {tenant}/{namespace}")
         )
-        logical = {_PARTITION_SUFFIX.sub("", t) for t in topics}
+        logical = {subjects.partition_of(t)[0] for t in topics}
         return sorted(t for t in logical if regex.fullmatch(t))

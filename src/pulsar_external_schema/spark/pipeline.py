@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..subjects import is_full_topic_name
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ TRIGGERS = ("available-now", "continuous")
 
 def is_topic(target: str) -> bool:
     """Full Pulsar topic names are topics; anything else is a Parquet path."""
-    return target.startswith(("persistent://", "non-persistent://"))
+    return is_full_topic_name(target)
 
 
 @dataclass

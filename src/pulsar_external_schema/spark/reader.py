@@ -45,6 +45,7 @@ from pyspark.sql.types import (
 from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError, SchemaIdError
+from ..subjects import partition_of
 from .admin import Ledger, PulsarAdmin
 from .executor import RareCollections, decoding_schema, pulsar_client
 from .offsets import EARLIEST, Bound, user_bound
@@ -285,7 +286,7 @@ def read_partition(
         return external.decode_message(msg, trust_rule_properties=trust, properties=properties)
 
     start, end = partition.start, partition.end
-    topic, index = _logical(partition.partition_topic)
+    topic, index = partition_of(partition.partition_topic)
     reader = None
     collections = RareCollections()
     try:
@@ -339,13 +340,6 @@ def read_partition(
         collections.close()
         if reader is not None:
             reader.close()
-
-
-def _logical(partition_topic: str) -> tuple[str, int]:
-    base, sep, number = partition_topic.rpartition("-partition-")
-    if sep and number.isdigit():
-        return base, int(number)
-    return partition_topic, -1
 
 
 class _Rows:
