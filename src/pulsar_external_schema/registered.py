@@ -7,7 +7,6 @@ names), and its type says which serde to build.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _confluent
+from ._imports import import_object
 from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, SubjectNotFoundError
 from .factory import SchemaRegistrySchemaFactory
 from .registry import describe, failure_kind
@@ -139,9 +139,8 @@ def registry_message_class(
 
 def import_message_class(path: str, setting: str) -> Any:
     """A generated Protobuf message class from `pkg.module_pb2.Message` (or `pkg.module_pb2:Message`)."""
-    module_name, _, class_name = path.replace(":", ".").rpartition(".")
     try:
-        return getattr(importlib.import_module(module_name), class_name)
+        return import_object(path)
     except (ImportError, AttributeError, ValueError) as error:
         raise ConfigError(f"{setting}: cannot import {path!r}: {error}") from None
 

@@ -18,7 +18,6 @@ acknowledged after that send (at-least-once, auto-ack). `LocalContext` implement
 from __future__ import annotations
 
 import base64
-import importlib
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +29,7 @@ import pulsar
 from pulsar.functions import serde
 from pulsar.functions.context import Context
 
+from .._imports import import_object
 from ..errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -38,8 +38,7 @@ log = logging.getLogger(__name__)
 def import_path(path: str) -> Any:
     """`module.Name` as the runtime imports it (`serde.X` is pulsar.functions.serde's)."""
     module_name, _, name = path.rpartition(".")
-    module = serde if module_name == "serde" else importlib.import_module(module_name)
-    return getattr(module, name)
+    return getattr(serde, name) if module_name == "serde" else import_object(path)
 
 
 def make_input_schema(

@@ -17,7 +17,6 @@ are installed) are registered process-wide, which is where confluent-kafka looks
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from collections.abc import Iterable, Mapping
@@ -30,6 +29,7 @@ from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
 )
 from confluent_kafka.schema_registry.serde import RuleAction, RuleContext, RuleExecutor
 
+from .._imports import import_object
 from ..config import RuleComponent, RuleSettings
 from ..errors import ConfigError
 from .actions import PulsarDlqAction
@@ -63,7 +63,7 @@ def register_kms_drivers() -> dict[str, str | None]:
         if not _kms_registered:
             for module, name, extra in _KMS_DRIVERS:
                 try:
-                    getattr(importlib.import_module(module), name).register()
+                    import_object(f"{module}.{name}").register()
                     _kms_registered[name] = None
                 except ImportError as error:
                     _kms_registered[name] = (
@@ -205,14 +205,13 @@ def _named(members: Mapping[str, Any] | Iterable[Any] | None, argument: str) -> 
 
 def _instantiate(component: RuleComponent, section: str) -> Any:
     """Import `pkg.module.Class` (or `pkg.module:Class`) and make one with no arguments."""
-    module_name, sep, class_name = component.class_name.replace(":", ".").rpartition(".")
     key = f"rule.{section}.{component.name}.class"
-    if not sep or not module_name:
+    try:
+        cls = import_object(component.class_name)
+    except ValueError:
         raise ConfigError(
             f"config key {key!r}: {component.class_name!r} is not an import path (pkg.module.Class)"
-        )
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
+        ) from None
     except (ImportError, AttributeError) as error:
         raise ConfigError(f"config key {key!r}: cannot import {component.class_name!r}: {error}") from None
     try:
