@@ -223,9 +223,9 @@ def parse_json_schema(
     `references` maps the names a registered schema's `references` use (`"$ref": "address.json"`)
     to their schemas, as the registry resolves them.
     """
-    document = _check(_load_text(schema, "the schema"), "the schema")
+    document = _check(load_text(schema, "the schema"), "the schema")
     refs = {
-        name: _check(_load_text(text, f"referenced schema {name!r}"), f"referenced schema {name!r}")
+        name: _check(load_text(text, f"referenced schema {name!r}"), f"referenced schema {name!r}")
         for name, text in (references or {}).items()
     }
     return _Loader(document, refs).root()
@@ -242,7 +242,9 @@ def _check(schema: Any, what: str) -> Any:
     return schema
 
 
-def _load_text(schema: Any, what: str) -> Any:
+def load_text(schema: Any, what: str) -> Any:
+    """A JSON Schema given as text or already parsed: the one place its text is read; an error is
+    a `JsonSchemaError` (a `SchemaParseError`) that names `what`."""
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)

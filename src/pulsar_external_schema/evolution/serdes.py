@@ -11,7 +11,6 @@ The writer schema's data-contract rules run as usual.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,9 +19,10 @@ from confluent_kafka.serialization import SerializationContext
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
-from ..errors import ConfigError, IncompatibleSchemaError
+from ..errors import IncompatibleSchemaError
 from ..subjects import SubjectNameStrategy
 from .json_evolution import JsonSchemaEvolution, to_consumer_schema
+from .json_model import JsonSchemaError, load_text
 
 Serde = Callable[[Any, SerializationContext], Any]
 
@@ -51,13 +51,11 @@ class _OncePerSubject:
 
 
 def parse_schema(schema: str | Mapping[str, Any], what: str = "schema") -> dict[str, Any]:
-    """A schema given in code, parsed; bad input is a `ConfigError` naming which schema."""
-    try:
-        parsed = json.loads(schema) if isinstance(schema, str) else schema
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"the {what} is not JSON: {error}") from None
+    """A schema given in code, parsed (`json_model.load_text`); bad input is a `JsonSchemaError`,
+    a `ConfigError`, naming which schema."""
+    parsed = load_text(schema, f"the {what}")
     if not isinstance(parsed, Mapping):
-        raise ConfigError(f"the {what} must be a JSON object, not {type(parsed).__name__}")
+        raise JsonSchemaError(f"the {what} must be a JSON object, not {type(parsed).__name__}")
     return dict(parsed)
 
 
@@ -115,7 +113,7 @@ class ConsumerSchemaDeserializer:
             validator.check_schema(reader)
         except SchemaError as error:
             which = "view" if self._view is not None else "producer"
-            raise ConfigError(f"the {which} schema is not a valid JSON Schema: {error.message}") from None
+            raise JsonSchemaError(f"the {which} schema is not a valid JSON Schema: {error.message}") from None
         self._validator = validator(reader)
         self._from_dict = from_dict
         self._subjects = _OncePerSubject(strategy, title)
