@@ -89,14 +89,11 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def add_output_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--output",
-        "-o",
-        choices=("text", "json"),
-        default="text",
-        help="text for people (default), or json for scripts (`| jq`)",
-    )
+def add_output_option(
+    parser: argparse.ArgumentParser, help: str = "text for people (default), or json for scripts (`| jq`)"
+) -> None:
+    """`--output text|json`, the same on every command that prints results."""
+    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help=help)
 
 
 def require(args: argparse.Namespace, *names: str) -> None:

@@ -38,6 +38,7 @@ from .common import (
     EXIT_OK,
     CommandError,
     UsageError,
+    add_output_option,
     add_registry_options,
     fail,
     json_argument,
@@ -222,12 +223,8 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
         help="print counts on stderr every SECONDS during long runs (default 10; 0 turns them off)",
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
-    parser.add_argument(
-        "--output",
-        "-o",
-        choices=("text", "json"),
-        default="text",
-        help="the summary on stderr: a line of text (default), or a JSON object for scripts",
+    add_output_option(
+        parser, help="the summary on stderr: a line of text (default), or a JSON object for scripts"
     )
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="show the Pulsar client's warnings and errors on stderr"
