@@ -605,7 +605,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = self._read_as or properties.get(RULE_TOPIC) or msg.topic_name()
         try:
-            raw = ids.property_form(properties)
+            raw = properties.get(ids.SCHEMA_ID_PROPERTY)  # the usual message: no second look
+            if raw is None:
+                raw = ids.property_form(properties)
             schema_id = ids.parse_hex(raw) if raw is not None else None
         except SchemaIdError as error:
             raise SchemaIdError(

@@ -11,6 +11,7 @@ cannot be reached fails the task, which Spark retries.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -372,10 +373,10 @@ class _Rows:
             value = None
             self._fail(failure)
         event = msg.event_timestamp()
-        try:
-            id_property = ids.property_form(properties)
-        except SchemaIdError:
-            id_property = None  # the decode above said what is wrong with it
+        id_property = properties.get(ids.SCHEMA_ID_PROPERTY)  # per row: the usual form first
+        if id_property is None:
+            with contextlib.suppress(SchemaIdError):  # the decode above said what is wrong with it
+                id_property = ids.property_form(properties)
         row = (
             msg.partition_key() or None,
             value,
