@@ -117,6 +117,33 @@ class FakePulsarClient:
         return FakeProducer(self.sent, topic, self)
 
 
+class ReceivedMessage:
+    """What `decode_message` reads of a received message: its bytes, properties and topic."""
+
+    def __init__(self, data: bytes, properties: dict[str, str], topic: str) -> None:
+        self._data, self._properties, self._topic = data, properties, topic
+
+    def data(self) -> bytes:
+        return self._data
+
+    def properties(self) -> dict[str, str]:
+        return self._properties
+
+    def topic_name(self) -> str:
+        return self._topic
+
+    def message_id(self) -> str:
+        return "(1,0,-1,0)"
+
+    def partition_key(self) -> str:
+        return ""
+
+    ordering_key = partition_key
+
+    def event_timestamp(self) -> int:
+        return 0
+
+
 class FakeMessage:
     """A received message: its value, or the error decoding it raises."""
 

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from contracts import mock_factory
+from contracts import ReceivedMessage, mock_factory
 
 from pulsar_external_schema import KeyValue, MissingSchemaIdError
 from pulsar_external_schema.producer import encode_message
@@ -19,31 +19,8 @@ TOPIC = "persistent://acme/shop/orders"
 ORDER = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
 
 
-class Message:
-    """What `decode_message` reads of a received message."""
-
-    def __init__(self, data: bytes, properties: dict[str, str]) -> None:
-        self._data, self._properties = data, properties
-
-    def data(self) -> bytes:
-        return self._data
-
-    def properties(self) -> dict[str, str]:
-        return self._properties
-
-    def topic_name(self) -> str:
-        return TOPIC
-
-    def message_id(self) -> str:
-        return "(1,0,-1,0)"
-
-    def partition_key(self) -> str:
-        return ""
-
-    ordering_key = partition_key
-
-    def event_timestamp(self) -> int:
-        return 0
+def received(data: bytes, properties: dict[str, str]) -> ReceivedMessage:
+    return ReceivedMessage(data, properties, TOPIC)
 
 
 def test_header_location_writes_confluent_header_properties_and_reads_them_back() -> None:
@@ -51,7 +28,7 @@ def test_header_location_writes_confluent_header_properties_and_reads_them_back(
     data, properties = encode_message(schema, TOPIC, {"id": 7})
 
     assert set(properties) == {"__value_schema_id"} and properties["__value_schema_id"].startswith("00")
-    assert schema.decode_message(Message(data, properties)) == {"id": 7}
+    assert schema.decode_message(received(data, properties)) == {"id": 7}
 
 
 def test_key_value_header_location_writes_both_header_properties() -> None:
@@ -60,7 +37,7 @@ def test_key_value_header_location_writes_both_header_properties() -> None:
     data, properties = encode_message(schema, TOPIC, KeyValue("k", {"id": 1}))
 
     assert set(properties) == {"__key_schema_id", "__value_schema_id"}
-    assert schema.decode_message(Message(data, properties)) == KeyValue("k", {"id": 1})
+    assert schema.decode_message(received(data, properties)) == KeyValue("k", {"id": 1})
 
 
 @pytest.mark.parametrize(
@@ -79,7 +56,7 @@ def test_every_id_form_decodes_the_same_message(form: str) -> None:
         "base64 header": {"__value_schema_id": base64.b64encode(confluent).decode()},
     }
 
-    assert schema.decode_message(Message(data, carried[form])) == {"id": 3}
+    assert schema.decode_message(received(data, carried[form])) == {"id": 3}
 
 
 def test_a_message_without_any_id_says_where_it_looked() -> None:
@@ -87,7 +64,7 @@ def test_a_message_without_any_id_says_where_it_looked() -> None:
     data, _ = encode_message(schema, TOPIC, {"id": 3})
 
     with pytest.raises(MissingSchemaIdError) as raised:
-        schema.decode_message(Message(data, {}))
+        schema.decode_message(received(data, {}))
     assert "__schema_id" in str(raised.value)
 
 
@@ -100,4 +77,4 @@ def test_a_guid_header_is_resolved_through_the_registry() -> None:
     guid = factory.registry_client.get_latest_version("acme.shop.orders-value").guid
     assert guid
 
-    assert schema.decode_message(Message(data, {"__value_schema_id": guid})) == {"id": 5}
+    assert schema.decode_message(received(data, {"__value_schema_id": guid})) == {"id": 5}

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from contracts import mock_factory
+from contracts import ReceivedMessage, mock_factory
 from schemas import SHOP_ORDER as ORDER
 from schemas import SHOP_REFUND as REFUND
 
@@ -123,40 +123,13 @@ def test_a_schema_id_property_of_only_its_magic_byte_is_reported_as_truncated() 
     assert "no __schema_id" not in str(raised.value)
 
 
-class _Copied:
-    """A message of `REFUNDS` copied, bytes and properties, to another topic (a validated output)."""
-
-    def __init__(self, data: bytes, schema_id: bytes, topic: str) -> None:
-        self._data, self._topic = data, topic
-        self._properties = {"__schema_id": schema_id.hex()}
-
-    def data(self) -> bytes:
-        return self._data
-
-    def properties(self) -> dict[str, str]:
-        return self._properties
-
-    def topic_name(self) -> str:
-        return self._topic
-
-    def message_id(self) -> str:
-        return "(1,0,-1,0)"
-
-    def partition_key(self) -> str:
-        return ""
-
-    ordering_key = partition_key
-
-    def event_timestamp(self) -> int:
-        return 0
-
-
 def test_reading_as_the_source_topic_decodes_its_copies_with_the_source_subject() -> None:
     factory = mock_factory()
     refunds = factory.avro(json.dumps(REFUND))
     sent = refunds.encode(REFUNDS, {"code": 3, "label": "ok"})
     assert sent.schema_id is not None
-    copy = _Copied(sent.data, b"\xff" + sent.schema_id, "persistent://acme/shop/refunds-valid")
+    properties = {"__schema_id": (b"\xff" + sent.schema_id).hex()}
+    copy = ReceivedMessage(sent.data, properties, "persistent://acme/shop/refunds-valid")
 
     with pytest.raises(ForeignSchemaIdError, match=r"not under acme\.shop\.refunds-valid-value"):
         refunds.decode_message(copy)  # its own topic's subject does not hold the id
