@@ -54,6 +54,8 @@ def test_a_declared_topic_refuses_native_schemas_and_keeps_serving_ours(
         pulsar_client.subscribe(topic, "native", schema=AvroSchema(Native))
     with pytest.raises(pulsar.exceptions.IncompatibleSchema):
         pulsar_client.create_producer(topic, schema=pulsar.schema.StringSchema())
+    # A producer without a schema (raw bytes) is accepted: the broker cannot tell (wire-format.md).
+    pulsar_client.create_producer(topic).send(b"raw")
     # A second producer (here, or in another process) finds it declared and changes nothing.
     create_producer(pulsar_client, topic, schema).send({"f1": "again"})
     assert broker_schema(services, topic).json()["version"] == declared["version"]
