@@ -1,11 +1,13 @@
 """External schemas (Pulsar PIP-420) backed by a Confluent-compatible schema registry.
 
 The public API is re-exported here; everything else is internal (plumbing such as
-`rules.context.MessageContext` and `subjects.TopicName` stays in its module).
+`rules.context.MessageContext` and `subjects.TopicName` stays in its module; importing them from
+here still works for one release, with a `DeprecationWarning`).
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
+from ._imports import deprecated_names
 from .config import ExternalSchemaConfig
 from .consumer import ConsumeResult, consume, consume_async
 from .errors import (
@@ -25,8 +27,8 @@ from .errors import (
     SchemaParseError,
     UnknownSchemaIdError,
 )
-from .evolution import JsonSchemaEvolution
 from .factory import SchemaRegistrySchemaFactory
+from .json_evolution import JsonSchemaEvolution
 from .producer import AsyncProducer, Producer, create_async_producer, create_producer
 from .rules.checks import check_metadata, check_rule_set
 from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
@@ -72,3 +74,11 @@ __all__ = [
     "create_async_producer",
     "create_producer",
 ]
+
+__getattr__ = deprecated_names(
+    __name__,
+    {
+        "MessageContext": "pulsar_external_schema.rules.context.MessageContext",
+        "TopicName": "pulsar_external_schema.subjects.TopicName",
+    },
+)

@@ -26,8 +26,8 @@ from . import _confluent
 from .codec import DecodeLimits, PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, SchemaParseError
-from .evolution.json_evolution import JsonSchemaEvolution
-from .evolution.serdes import ConsumerSchemaDeserializer, ProducerSchemaSerializer, parse_schema
+from .evolution.creek import parse_schema
+from .json_evolution import ConsumerSchemaDeserializer, JsonSchemaEvolution, ProducerSchemaSerializer
 from .protobuf_text import file_descriptor_proto, render_proto
 from .registry import describe, failure_kind
 from .rules.registry import RuleActions, RuleEngine, RuleExecutors
@@ -41,9 +41,9 @@ from .rules.serdes import (
 )
 from .schema import (
     ExternalSchema,
+    FieldSerde,
     KeyValueExternalSchema,
     SharedRegistryClient,
-    _Part,
     capture_schema_id,
     prefix_and_capture_schema_id,
 )
@@ -112,7 +112,7 @@ class SchemaRegistrySchemaFactory:
         (or objects through `to_dict` / `from_dict`)."""
         schema = _parse_avro(_schema_text(schema, "avro"))
 
-        def make(field: MessageField) -> _Part:
+        def make(field: MessageField) -> FieldSerde:
             client = self._registry.client
             serializer = ContractAvroSerializer(
                 client,
@@ -172,7 +172,7 @@ class SchemaRegistrySchemaFactory:
         *,
         serializer_conf: dict[str, Any] | None = None,
         deserializer_conf: dict[str, Any] | None = None,
-    ) -> _Part:
+    ) -> FieldSerde:
         serializer = ContractJSONSerializer(
             schema,
             self._registry.client,
@@ -196,8 +196,8 @@ class SchemaRegistrySchemaFactory:
         from_dict: Callable[[dict[str, Any], Any], Any] | None,
         view: str | dict[str, Any] | None,
         field: MessageField,
-    ) -> _Part:
-        """A JSON part under the producer/consumer model (evolution/serdes.py)."""
+    ) -> FieldSerde:
+        """A JSON part under the producer/consumer model (json_evolution.py)."""
         part = self._json_part(
             schema,
             to_dict,
@@ -240,7 +240,7 @@ class SchemaRegistrySchemaFactory:
                 "from the registry's parse of it"
             )
 
-        def make(field: MessageField) -> _Part:
+        def make(field: MessageField) -> FieldSerde:
             client = self._registry.client
             conf = {**self._serializer_conf(), "use.deprecated.format": False}
             serializer = ContractProtobufSerializer(message_type, client, conf=conf, **self._writer_args())
@@ -291,7 +291,7 @@ class SchemaRegistrySchemaFactory:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _schema(self, make: Callable[[MessageField], _Part]) -> ExternalSchema:
+    def _schema(self, make: Callable[[MessageField], FieldSerde]) -> ExternalSchema:
         """A value schema; `make` is kept so key_value() can build fresh serdes for a key."""
         return ExternalSchema(_made(make, MessageField.VALUE), self._config, self._registry, make_part=make)
 
@@ -318,7 +318,7 @@ class SchemaRegistrySchemaFactory:
         conf["subject.name.strategy"] = self._config.subject_name_strategy
         return conf
 
-    def _part(self, serializer: Any, deserializer: Any, field: MessageField, schema_type: str) -> _Part:
+    def _part(self, serializer: Any, deserializer: Any, field: MessageField, schema_type: str) -> FieldSerde:
         codec = PartCodec(
             schema_type,
             serializer,
@@ -330,7 +330,7 @@ class SchemaRegistrySchemaFactory:
             check_subject=self._config.schema_id_subject_check,
             recheck=self._config.schema_id_recheck_sec,
         )
-        return _Part(
+        return FieldSerde(
             serializer,
             deserializer,
             field,
@@ -341,7 +341,7 @@ class SchemaRegistrySchemaFactory:
         )
 
 
-def _made(make: Callable[[MessageField], _Part], field: MessageField) -> _Part:
+def _made(make: Callable[[MessageField], FieldSerde], field: MessageField) -> FieldSerde:
     """`make(field)`, where a schema confluent-kafka's serdes cannot parse is a `SchemaParseError`
     (they raise what their parser raised: a TypeError, a KeyError, ...)."""
     try:

@@ -16,8 +16,14 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from contracts import drain, subscribe
 
-from pulsar_external_schema import SCHEMA_ID_PROPERTY, DecodeError, create_producer
-from pulsar_external_schema.evolution import Direction, IncompatibleSchemaError, JsonSchemaEvolution
+from pulsar_external_schema import (
+    SCHEMA_ID_PROPERTY,
+    DecodeError,
+    IncompatibleSchemaError,
+    JsonSchemaEvolution,
+    create_producer,
+)
+from pulsar_external_schema.evolution import Direction
 from pulsar_external_schema.schema_id import to_property
 from pulsar_external_schema.subjects import topic_name_strategy
 

@@ -255,7 +255,7 @@ def test_evolution_config_errors(conf: dict[str, Any], message: str) -> None:
 
 
 def test_view_projection_keeps_declared_properties_in_nested_objects_and_arrays() -> None:
-    from pulsar_external_schema.evolution.serdes import project
+    from pulsar_external_schema.evolution import project
 
     view = {
         "type": "object",

@@ -1,134 +1,60 @@
-"""Creek-style JSON Schema evolution: closed producer schemas, open consumer schemas, client checks.
+"""Creek-style JSON Schema evolution against the registry: `JsonSchemaEvolution` and its serdes.
 
-Confluent's checks compare the registered versions of a subject with each other, and with JSON
-Schema's content models that makes adding or removing an optional property a breaking change one
-way or the other. What matters is only that every schema *reading* a subject can read what every
-schema *writing* it wrote. So, as Creek's JSON serde does:
+The checks themselves are pure and live in `evolution/creek.py` (closed producer schemas, open
+consumer schemas, a producer against every registered one); this module is the registry glue the
+factory uses:
 
-* producers register **closed** schemas (`additionalProperties: false`): they know exactly what
-  they write. Only producer schemas are registered, so the producing team owns the subject;
-* a consumer reads with the **open** schema derived from a registered producer schema
-  (`to_consumer_schema`), or a smaller *view* of it;
-* a new producer schema is checked, before it is registered, against every registered one:
-  backward (its consumer schema reads what each wrote) and forward (each one's consumer schema
-  reads what it writes). The subject's own compatibility is set to NONE, since the registry's
-  check is the one this replaces.
+* `JsonSchemaEvolution` looks up and registers producer schemas (setting the subject's own
+  compatibility to NONE, since its checks replace the registry's) and admits consumer schemas.
+  Two producers registering at the same moment could each pass the checks without seeing the
+  other's schema. After registering, the versions registered meanwhile are checked too, and so
+  are the versions after an already-registered schema when a producer starts: a conflicting pair
+  makes both producers fail, on every start, until one version is deleted.
+* With `json.evolution=producer-consumer` a factory's JSON schemas wrap confluent-kafka's
+  serializer and deserializer in `ProducerSchemaSerializer` / `ConsumerSchemaDeserializer`. A
+  producer's schema is checked and registered (`ensure_producer_schema`) before the first value
+  of a subject is encoded; a consumer's schema is admitted (`ensure_consumer_schema`, or
+  `ensure_consumer_view_schema` with a view) before the first value is decoded, and every value is
+  then validated with the consumer's open schema (or the view) instead of the writer's, and, with
+  a view, reduced to the properties the view declares. The writer schema's data-contract rules run
+  as usual.
 
-Two producers registering at the same moment could each pass the checks without seeing the
-other's schema. After registering, the versions registered meanwhile are checked too, and so are
-the versions after an already-registered schema when a producer starts: a conflicting pair makes
-both producers fail, on every start, until one version is deleted. See docs/evolution.md.
+See docs/evolution.md.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.serialization import SerializationContext
+from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.validators import validator_for
 
-from ..config import ConfigLike, as_config
-from ..errors import IncompatibleSchemaError
-from ..registry import failure_kind
-from .differences import Difference, Direction
-from .json_diff import incompatibilities
-from .json_model import JsonSchemaError
-
-#: The kind reported for an object of a producer schema that is not closed.
-OPEN_PRODUCER_SCHEMA = "OPEN_CONTENT_MODEL_IN_PRODUCER_SCHEMA"
-
-_SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SCHEMA_VALUES = (
-    "additionalProperties",
-    "unevaluatedProperties",
-    "items",
-    "additionalItems",
-    "unevaluatedItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
+from .config import ConfigLike, as_config
+from .errors import IncompatibleSchemaError
+from .evolution.creek import (
+    RegisteredVersion,
+    closed_differences,
+    parse_schema,
+    producer_differences,
+    project,
+    to_consumer_schema,
+    unreadable,
+    view_differences,
 )
+from .evolution.differences import Difference
+from .evolution.json_model import JsonSchemaError
+from .registry import failure_kind
+from .subjects import SubjectNameStrategy
 
+__all__ = ["ConsumerSchemaDeserializer", "JsonSchemaEvolution", "ProducerSchemaSerializer"]
 
-def _subschemas(schema: Mapping[str, Any], path: str) -> Iterator[tuple[Mapping[str, Any], str]]:
-    """Every schema object under `schema` (itself included), with its JSON-pointer path."""
-    yield schema, path
-    for keyword in _SCHEMA_MAPS:
-        for name, sub in (schema.get(keyword) or {}).items():
-            if isinstance(sub, Mapping):
-                yield from _subschemas(sub, f"{path}/{keyword}/{name}")
-    for keyword in _SCHEMA_LISTS:
-        for index, sub in enumerate(schema.get(keyword) or []):
-            if isinstance(sub, Mapping):
-                yield from _subschemas(sub, f"{path}/{keyword}/{index}")
-    for keyword in _SCHEMA_VALUES:
-        sub = schema.get(keyword)
-        if isinstance(sub, Mapping):
-            yield from _subschemas(sub, f"{path}/{keyword}")
-        elif isinstance(sub, list):  # draft 7 tuple `items`
-            for index, item in enumerate(sub):
-                if isinstance(item, Mapping):
-                    yield from _subschemas(item, f"{path}/{keyword}/{index}")
-    dependencies = schema.get("dependencies")
-    if isinstance(dependencies, Mapping):
-        for name, sub in dependencies.items():
-            if isinstance(sub, Mapping):
-                yield from _subschemas(sub, f"{path}/dependencies/{name}")
-
-
-def _parse(schema: str | Mapping[str, Any], what: str) -> dict[str, Any]:
-    if isinstance(schema, Mapping):
-        return copy.deepcopy(dict(schema))
-    try:
-        parsed = json.loads(schema)
-    except (TypeError, json.JSONDecodeError) as error:
-        raise JsonSchemaError(f"the {what} is not JSON: {error}") from None
-    if not isinstance(parsed, dict):
-        raise JsonSchemaError(f"the {what} must be a JSON object")
-    return parsed
-
-
-def to_consumer_schema(producer_schema: str | Mapping[str, Any]) -> dict[str, Any]:
-    """The open consumer schema derived from a closed producer schema.
-
-    Every `additionalProperties: false` (and `unevaluatedProperties: false`) becomes `true`; all
-    else is kept, so the consumer reads what the producer writes plus whatever later producers add.
-    """
-    schema = _parse(producer_schema, "producer schema")
-    for sub, _ in _subschemas(schema, "#"):
-        for keyword in ("additionalProperties", "unevaluatedProperties"):
-            if sub.get(keyword) is False:
-                sub[keyword] = True  # type: ignore[index]
-    return schema
-
-
-def open_objects(producer_schema: str | Mapping[str, Any]) -> list[str]:
-    """Paths of the objects with declared properties that a producer schema leaves open.
-
-    A producer must say exactly what it writes; an open object would let any later property be
-    read as anything. Objects without `properties` (maps, free-form objects) are not flagged.
-    """
-    schema = _parse(producer_schema, "producer schema")
-    found = []
-    for sub, path in _subschemas(schema, "#"):
-        if "properties" not in sub:
-            continue
-        additional = sub.get("additionalProperties", True)
-        if (
-            additional is True
-            and sub.get("unevaluatedProperties", True) is True
-            and not sub.get("patternProperties")
-        ):
-            found.append(path)
-    return found
+Serde = Callable[[Any, SerializationContext], Any]
 
 
 def _text(given: str | Mapping[str, Any], parsed: Mapping[str, Any]) -> str:
@@ -188,7 +114,7 @@ class JsonSchemaEvolution:
         registered after it (which fails only after a registration race, or when a later version
         was registered with fewer checks).
         """
-        producer = _parse(schema_str, "producer schema")
+        producer = parse_schema(schema_str, "producer schema")
         self._check_closed(subject, producer)
         text = _text(schema_str, producer)
         with self._lock:
@@ -219,20 +145,8 @@ class JsonSchemaEvolution:
         forward: bool,
         race: bool = False,
     ) -> None:
-        consumer = to_consumer_schema(producer)
-        found: list[Difference] = []
-        for version in versions:
-            old, schema_id = self._version_schema(subject, version)
-            where = {"version": version, "schema_id": schema_id}
-            if backward:  # the new consumer schema reads what the old producer wrote
-                found += [
-                    d.against(direction=Direction.BACKWARD, **where) for d in incompatibilities(consumer, old)
-                ]
-            if forward:  # the old consumer schema reads what the new producer writes
-                found += [
-                    d.against(direction=Direction.FORWARD, **where)
-                    for d in incompatibilities(to_consumer_schema(old), producer)
-                ]
+        registered = (self._version_schema(subject, version) for version in versions)
+        found = producer_differences(producer, registered, backward=backward, forward=forward)
         if found:
             what = (
                 "the producer schema conflicts with versions registered after it (a registration race, or "
@@ -245,19 +159,11 @@ class JsonSchemaEvolution:
 
     @staticmethod
     def _check_closed(subject: str, producer: Mapping[str, Any]) -> None:
-        paths = open_objects(producer)
-        if paths:
+        found = closed_differences(producer)
+        if found:
             raise IncompatibleSchemaError(
                 'a producer schema must use a closed content model ("additionalProperties": false)',
-                [
-                    Difference(
-                        OPEN_PRODUCER_SCHEMA,
-                        path,
-                        "this object declares properties but accepts any other: close it with "
-                        '"additionalProperties": false',
-                    )
-                    for path in paths
-                ],
+                found,
                 subject=subject,
             )
 
@@ -270,14 +176,12 @@ class JsonSchemaEvolution:
         a registered one reads them all. An unregistered one is refused: consumers do not get to
         decide what producers write.
         """
-        producer = _parse(producer_schema_str, "producer schema")
+        producer = parse_schema(producer_schema_str, "producer schema")
         registered = self._lookup(subject, _text(producer_schema_str, producer))
         if registered is not None:
             return int(registered.schema_id)
         versions = self._versions(subject)
-        found = self._unreadable(
-            subject, to_consumer_schema(producer), versions
-        )  # say what it could not read
+        found = self._unreadable(subject, to_consumer_schema(producer), versions)  # what it could not read
         registered_what = (
             f"{len(versions)} version(s) are registered" if versions else "the subject has no versions"
         )
@@ -298,19 +202,11 @@ class JsonSchemaEvolution:
         may still register another type for that property; the consumer then finds out here
         (and its `ensure_consumer_schema` fails), while producers carry on.
         """
-        consumer = _parse(consumer_schema_str, "consumer schema")
+        consumer = parse_schema(consumer_schema_str, "consumer schema")
         return self._unreadable(subject, consumer, self._versions(subject))
 
     def _unreadable(self, subject: str, consumer: dict[str, Any], versions: list[int]) -> list[Difference]:
-        """What stops `consumer` from reading data of each of these registered versions."""
-        found: list[Difference] = []
-        for version in versions:
-            old, schema_id = self._version_schema(subject, version)
-            found += [
-                d.against(direction=Direction.BACKWARD, version=version, schema_id=schema_id)
-                for d in incompatibilities(consumer, old)
-            ]
-        return found
+        return unreadable(consumer, (self._version_schema(subject, version) for version in versions))
 
     def ensure_consumer_view_schema(
         self,
@@ -323,12 +219,7 @@ class JsonSchemaEvolution:
         The view must read everything the consumer schema derived from the producer schema
         accepts; then the producer schema must be registered. Returns its id.
         """
-        view = _parse(view_schema_str, "view schema")
-        consumer = to_consumer_schema(producer_schema_str)
-        found = [
-            d.against(direction=Direction.VIEW, version=None, schema_id=None)
-            for d in incompatibilities(view, consumer)
-        ]
+        found = view_differences(parse_schema(view_schema_str, "view schema"), producer_schema_str)
         if found:
             raise IncompatibleSchemaError(
                 "the view schema cannot read what the consumer schema of the producer schema accepts",
@@ -357,7 +248,7 @@ class JsonSchemaEvolution:
                 return []
             raise
 
-    def _version_schema(self, subject: str, version: int) -> tuple[dict[str, Any], int]:
+    def _version_schema(self, subject: str, version: int) -> RegisteredVersion:
         registered = self._client.get_version(subject, version)
         schema = registered.schema
         if schema.references:
@@ -374,4 +265,110 @@ class JsonSchemaEvolution:
                 [],
                 subject=subject,
             )
-        return _parse(schema.schema_str or "", f"schema of version {version}"), int(registered.schema_id or 0)
+        return RegisteredVersion(
+            parse_schema(schema.schema_str or "", f"schema of version {version}"),
+            version,
+            int(registered.schema_id or 0),
+        )
+
+
+class _OncePerSubject:
+    """Runs a registry check the first time each subject is used, and remembers success."""
+
+    def __init__(self, strategy: SubjectNameStrategy, record_name: str | None) -> None:
+        self._strategy = strategy
+        self._record_name = record_name
+        self._ready: set[str] = set()
+        self._lock = threading.Lock()
+
+    def ensure(self, ctx: SerializationContext, check: Callable[[str], int]) -> None:
+        subject = self._strategy(ctx, self._record_name)
+        if subject is None or subject in self._ready:
+            return
+        with self._lock:
+            if subject in self._ready:
+                return
+            try:
+                check(subject)
+            except IncompatibleSchemaError as error:
+                raise error.on_topic(ctx.topic) from None
+            self._ready.add(subject)
+
+
+class ProducerSchemaSerializer:
+    """Registers the producer schema through the checks, then serializes as the wrapped serializer."""
+
+    def __init__(
+        self,
+        inner: Serde,
+        evolution: JsonSchemaEvolution,
+        schema: str,
+        *,
+        strategy: SubjectNameStrategy,
+        backward: bool,
+        forward: bool,
+    ) -> None:
+        self._inner = inner
+        self._evolution = evolution
+        self._schema = schema
+        self._backward = backward
+        self._forward = forward
+        self._subjects = _OncePerSubject(strategy, parse_schema(schema, "producer schema").get("title"))
+
+    def __call__(self, value: Any, ctx: SerializationContext) -> Any:
+        self._subjects.ensure(
+            ctx,
+            lambda subject: self._evolution.ensure_producer_schema(
+                subject, self._schema, backward=self._backward, forward=self._forward
+            ),
+        )
+        return self._inner(value, ctx)
+
+
+class ConsumerSchemaDeserializer:
+    """Admits the consumer (or view) schema, then validates and shapes what the wrapped one decodes."""
+
+    def __init__(
+        self,
+        inner: Serde,
+        evolution: JsonSchemaEvolution,
+        producer_schema: str,
+        *,
+        strategy: SubjectNameStrategy,
+        view: str | Mapping[str, Any] | None = None,
+        from_dict: Callable[[dict[str, Any], Any], Any] | None = None,
+    ) -> None:
+        self._inner = inner
+        self._evolution = evolution
+        self._producer_schema = producer_schema
+        title = parse_schema(producer_schema, "producer schema").get("title")
+        self._view = parse_schema(view, "view schema") if view is not None else None
+        reader = self._view if self._view is not None else to_consumer_schema(producer_schema)
+        validator = validator_for(reader)
+        try:
+            validator.check_schema(reader)
+        except SchemaError as error:
+            which = "view" if self._view is not None else "producer"
+            raise JsonSchemaError(f"the {which} schema is not a valid JSON Schema: {error.message}") from None
+        self._validator = validator(reader)
+        self._from_dict = from_dict
+        self._subjects = _OncePerSubject(strategy, title)
+
+    def _admit(self, subject: str) -> int:
+        if self._view is None:
+            return self._evolution.ensure_consumer_schema(subject, self._producer_schema)
+        return self._evolution.ensure_consumer_view_schema(subject, self._producer_schema, self._view)
+
+    def __call__(self, data: bytes | None, ctx: SerializationContext) -> Any:
+        self._subjects.ensure(ctx, self._admit)
+        value = self._inner(data, ctx)
+        error = best_match(self._validator.iter_errors(value))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            which = "view" if self._view is not None else "consumer"
+            raise ValueError(f"the value does not match the {which} schema at {where}: {error.message}")
+        if self._view is not None:
+            value = project(value, self._view)
+        if self._from_dict is not None and value is not None:
+            return self._from_dict(value, ctx)
+        return value
