@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ._secrets import mask_urls, masked, shown, split_userinfo
 from .errors import ConfigError
+from .rules.settings import COMPONENT_KEY, RuleSettings, parse_rule_settings
 from .subjects import SubjectNameStrategy, resolve_strategy
 
 SchemaIdLocation = Literal["metadata", "prefix", "header"]
@@ -291,92 +292,6 @@ def _parse(key: str, spec: _Key, value: Any) -> Any:
     return value
 
 
-#: The CEL engines (rules/cel.py): compiled cel-cpp, and confluent-kafka's interpreter.
-CEL_ENGINES = ("cel-expr-python", "cel-python")
-
-#: `rule.executors.<name>.class`, `rule.actions.<name>.param.<k>`: the Java client's form.
-_COMPONENT_KEY = re.compile(r"^rule\.(executors|actions)\.([^.]+)\.(class|param\.(.+))$")
-#: The name whose params go to every executor and action (Java's `_default_`).
-DEFAULT_COMPONENT = "_default_"
-
-
-@dataclass(frozen=True)
-class RuleComponent:
-    """A rule executor or action declared in the config: a class to import, and its params."""
-
-    name: str
-    class_name: str
-    params: dict[str, str] = field(default_factory=dict, repr=False)
-
-    def __repr__(self) -> str:
-        return f"RuleComponent({self.name!r}, {self.class_name!r}, params={masked(self.params)!r})"
-
-
-@dataclass(frozen=True)
-class RuleSettings:
-    """The rule engine's part of the config."""
-
-    executors: dict[str, RuleComponent] = field(default_factory=dict)
-    actions: dict[str, RuleComponent] = field(default_factory=dict)
-    conf: dict[str, Any] = field(default_factory=dict, repr=False)
-    """What every executor and action is configured with: `dlq.*`, `cel.*`, `jsonata.*` keys and
-    `_default_` params."""
-
-    def __repr__(self) -> str:
-        conf = masked(self.conf)
-        return f"RuleSettings(executors={self.executors!r}, actions={self.actions!r}, conf={conf!r})"
-
-
-def _parse_rule_settings(rule_keys: dict[str, Any], components: dict[str, Any]) -> RuleSettings:
-    """Check `rule.executors.<name>.*` keys against the declared names and build the settings."""
-    conf = {k: v for k, v in rule_keys.items() if k not in ("rule.executors", "rule.actions")}
-    engine = conf.get("cel.engine")
-    if engine is not None and engine not in CEL_ENGINES:
-        raise ConfigError(
-            f"config key 'cel.engine' takes {' or '.join(map(repr, CEL_ENGINES))}, not {engine!r}"
-        )
-    for key in ("jsonata.timeout.ms", "jsonata.max.depth"):
-        if key in conf and conf[key] <= 0:
-            raise ConfigError(f"config key {key!r} takes a positive integer, not {conf[key]!r}")
-    found: dict[str, dict[str, dict[str, Any]]] = {"executors": {}, "actions": {}}
-    for key, value in components.items():
-        match = _COMPONENT_KEY.match(key)
-        assert match is not None
-        section, name, param = match.group(1), match.group(2), match.group(4)
-        entry = found[section].setdefault(name, {"params": {}})
-        if not isinstance(value, str | int | float | bool):
-            raise ConfigError(f"config key {key!r} takes a string, not {shown(key, value)}")
-        if param is None:
-            entry["class"] = str(value)
-        else:
-            entry["params"][param] = str(value)
-    settings: dict[str, dict[str, RuleComponent]] = {"executors": {}, "actions": {}}
-    for section in ("executors", "actions"):
-        declared = rule_keys.get(f"rule.{section}", [])
-        for name, entry in found[section].items():
-            if name == DEFAULT_COMPONENT:
-                if "class" in entry:
-                    raise ConfigError(
-                        f"config key 'rule.{section}.{DEFAULT_COMPONENT}.class': {DEFAULT_COMPONENT} only "
-                        "takes params, which go to every built-in executor and action"
-                    )
-                conf.update(entry["params"])
-            elif name not in declared:
-                raise ConfigError(
-                    f"config keys 'rule.{section}.{name}.*' configure {name!r}, which is not listed in "
-                    f"'rule.{section}' (add it: 'rule.{section}': '{','.join([*declared, name])}')"
-                )
-        for name in declared:
-            entry = found[section].get(name, {})
-            if "class" not in entry:
-                raise ConfigError(
-                    f"config key 'rule.{section}' lists {name!r} but 'rule.{section}.{name}.class' is "
-                    "missing (the import path of its class, e.g. mypackage.rules.MyExecutor)"
-                )
-            settings[section][name] = RuleComponent(name, entry["class"], entry["params"])
-    return RuleSettings(settings["executors"], settings["actions"], conf)
-
-
 def _registry_url_and_timeouts(registry: dict[str, Any], ours: dict[str, Any]) -> None:
     """Move the URL's user-info into `basic.auth.user.info` (so no URL shown anywhere carries a
     password), and give the client its timeouts (confluent-kafka hands `timeout` to its httpx
@@ -444,7 +359,7 @@ class ExternalSchemaConfig:
         for key, value in conf.items():
             if not isinstance(key, str):
                 raise ConfigError(f"config keys are strings, not {key!r}")
-            if _COMPONENT_KEY.match(key):
+            if COMPONENT_KEY.match(key):
                 components[key] = value
                 continue
             spec = KEYS.get(key)
@@ -498,7 +413,7 @@ class ExternalSchemaConfig:
             serde=serde,
             schema_id_location=ours.get("schema.id.location", "metadata"),
             subject_name_strategy=ours.get("subject.name.strategy", resolve_strategy("topic")),
-            rules=_parse_rule_settings(rule_keys, components),
+            rules=parse_rule_settings(rule_keys, components),
             json_evolution=ours.get("json.evolution", "registry"),
             json_evolution_checks=ours.get("json.evolution.checks", "full"),
             decode_max_bytes=ours.get("decode.max.bytes", DEFAULT_MAX_BYTES),
@@ -560,7 +475,7 @@ ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
 
 def is_config_key(key: str) -> bool:
     """True for a key this package's config takes (to pick them out of a larger map)."""
-    return key in KEYS or bool(_COMPONENT_KEY.match(key))
+    return key in KEYS or bool(COMPONENT_KEY.match(key))
 
 
 def as_config(conf: ConfigLike) -> ExternalSchemaConfig:

@@ -55,9 +55,9 @@ from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecuto
 from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 
 from .._confluent import to_plain_containers, validate_hostname
-from ..config import CEL_ENGINES
 from ..errors import ConfigError, ExternalSchemaError
 from ..redaction import quiet_cel_python_debug
+from .settings import CEL_ENGINES
 
 log = logging.getLogger(__name__)
 quiet_cel_python_debug()  # its DEBUG traces carry the values of the fields a rule reads

@@ -30,11 +30,11 @@ from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
 from confluent_kafka.schema_registry.serde import RuleAction, RuleContext, RuleExecutor
 
 from .._imports import import_object
-from ..config import RuleComponent, RuleSettings
 from ..errors import ConfigError
 from .actions import PulsarDlqAction
 from .cel import CelExecutor, CelFieldExecutor
 from .jsonata import JsonataExecutor
+from .settings import RuleComponent, RuleSettings
 
 log = logging.getLogger(__name__)
 
