@@ -130,7 +130,7 @@ class SharedRegistryClient:
                 self.reader.close()
 
 
-class _Part:
+class FieldSerde:
     """The serializer, deserializer and subject naming of one field (the value, or a key).
 
     `codec` is the per-message path (`codec/`); the serializer and deserializer are the
@@ -359,11 +359,11 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
 
     def __init__(
         self,
-        part: _Part,
+        part: FieldSerde,
         config: ExternalSchemaConfig,
         registry: SharedRegistryClient,
         topic: str | None = None,
-        make_part: Callable[[MessageField], _Part] | None = None,
+        make_part: Callable[[MessageField], FieldSerde] | None = None,
     ) -> None:
         super().__init__(bytes, _pulsar.SchemaType.BYTES, None, "BYTES")
         self._part = part
@@ -669,8 +669,8 @@ class KeyValueExternalSchema(ExternalSchema):
 
     def __init__(
         self,
-        key_part: _Part,
-        value_part: _Part,
+        key_part: FieldSerde,
+        value_part: FieldSerde,
         config: ExternalSchemaConfig,
         registry: SharedRegistryClient,
         topic: str | None = None,
