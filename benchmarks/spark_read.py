@@ -158,14 +158,8 @@ def cost_split(
     from pulsar_external_schema.spark.executor import RareCollections, decoding_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.reader import (
-        ROWS_PER_BATCH,
-        TopicPartitionRange,
-        _Planner,
-        _Rows,
-        read_partition,
-        read_schema,
-    )
+    from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.spark.rows import ROWS_PER_BATCH, Rows, read_partition, read_schema
     from pulsar_external_schema.spark.values import spark_value_type
 
     source = SourceOptions.parse(options)
@@ -174,7 +168,7 @@ def cost_split(
     messages = received(client, partition_topic)
     count = len(messages)
     properties = [m.properties() for m in messages]
-    admin = _Planner(source).admin()
+    admin = Planner(source).admin()
     whole = TopicPartitionRange(partition_topic, EARLIEST, admin.last_message(partition_topic))
     admin.close()
 
@@ -197,13 +191,13 @@ def cost_split(
 
     def prepared() -> list[Any]:
         values = iter(decoding(plain_schema)())
-        batches, rows = [], _Rows(False, plain, "t", 0)
+        batches, rows = [], Rows(False, plain, "t", 0)
         for m in messages:
             mid = m.message_id()
             rows.add(m, (mid.ledger_id(), mid.entry_id()), mid.batch_index(), lambda m, p: next(values))
             if rows.count >= ROWS_PER_BATCH:
                 batches.append(rows)
-                rows = _Rows(False, plain, "t", 0)
+                rows = Rows(False, plain, "t", 0)
         return [*batches, rows]
 
     def arrow_batches(batches: list[Any]) -> Callable[[], Any]:

@@ -21,14 +21,14 @@ from pulsar_external_schema import ConfigError, ExternalSchemaError
 from pulsar_external_schema.spark.admin import Ledger, full_topic_name
 from pulsar_external_schema.spark.offsets import EARLIEST, Bound, parse_offsets, user_bound
 from pulsar_external_schema.spark.options import SourceOptions
-from pulsar_external_schema.spark.reader import (
+from pulsar_external_schema.spark.planning import (
+    Planner,
     TopicPartitionRange,
-    _Planner,
-    _Rows,
     advance,
     entries_between,
     split_range,
 )
+from pulsar_external_schema.spark.rows import Rows
 from pulsar_external_schema.spark.types import (
     SparkTypeError,
     avro_type,
@@ -160,7 +160,7 @@ def test_a_range_split_in_pieces_reads_each_message_once(start: Bound, end: Boun
 def test_min_partitions_divides_the_larger_partitions_more() -> None:
     big = [Ledger(3, 90)]
     small = [Ledger(5, 10)]
-    planner = _Planner(_options(minPartitions="10"))
+    planner = Planner(_options(minPartitions="10"))
     admin: Any = _Admin(big)
     ranges = [
         TopicPartitionRange("persistent://t/n/a-partition-0", EARLIEST, Bound(3, 89, -1, True)),
@@ -171,7 +171,7 @@ def test_min_partitions_divides_the_larger_partitions_more() -> None:
         p: sum(1 for r in pieces if r.partition_topic == p) for p in (r.partition_topic for r in ranges)
     }
     assert counts == {"persistent://t/n/a-partition-0": 9, "persistent://t/n/a-partition-1": 1}
-    assert _Planner(_options()).split(admin, ranges) == ranges  # one Spark partition each by default
+    assert Planner(_options()).split(admin, ranges) == ranges  # one Spark partition each by default
 
 
 def _options(**extra: str) -> SourceOptions:
@@ -188,11 +188,11 @@ def _options(**extra: str) -> SourceOptions:
 def test_deleted_messages_fail_the_query_unless_told_to_go_on(caplog: pytest.LogCaptureFixture) -> None:
     admin: Any = _Admin([Ledger(9, 3)])
     with pytest.raises(ExternalSchemaError, match=r"retention removed data.*failOnDataLoss=false"):
-        _Planner(_options()).check_data_loss(admin, "persistent://t/n/a", Bound(3, 1, -1, True))
-    _Planner(_options(failOnDataLoss="false")).check_data_loss(admin, "persistent://t/n/a", Bound(3, 1))
+        Planner(_options()).check_data_loss(admin, "persistent://t/n/a", Bound(3, 1, -1, True))
+    Planner(_options(failOnDataLoss="false")).check_data_loss(admin, "persistent://t/n/a", Bound(3, 1))
     assert "going on from the oldest message" in caplog.text
-    _Planner(_options()).check_data_loss(admin, "persistent://t/n/a", Bound(9, 1))  # nothing lost
-    _Planner(_options()).check_data_loss(admin, "persistent://t/n/a", EARLIEST)
+    Planner(_options()).check_data_loss(admin, "persistent://t/n/a", Bound(9, 1))  # nothing lost
+    Planner(_options()).check_data_loss(admin, "persistent://t/n/a", EARLIEST)
 
     class NoCalls:
         def ledgers(self, partition: str) -> list[Ledger]:
@@ -200,7 +200,7 @@ def test_deleted_messages_fail_the_query_unless_told_to_go_on(caplog: pytest.Log
 
     fetched: Any = NoCalls()  # ledgers latestOffset just fetched are not asked for twice
     with pytest.raises(ExternalSchemaError, match="retention removed data"):
-        _Planner(_options()).check_data_loss(fetched, "persistent://t/n/a", Bound(3, 1), [Ledger(9, 3)])
+        Planner(_options()).check_data_loss(fetched, "persistent://t/n/a", Bound(3, 1), [Ledger(9, 3)])
 
 
 # -- options ----------------------------------------------------------------------------------
@@ -418,14 +418,14 @@ def test_protobuf_types_follow_sparks_from_protobuf() -> None:
 def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batch() -> None:
     import pyarrow as pa
 
-    from pulsar_external_schema.spark.reader import read_schema
+    from pulsar_external_schema.spark.rows import read_schema
 
     value_type, convert = json_type(json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}}))
     schema = read_schema(value_type, include_data=False)
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow = to_arrow_schema(schema, timezone="UTC")
-    rows = _Rows(False, None, "persistent://t/n/a", 0)
+    rows = Rows(False, None, "persistent://t/n/a", 0)
 
     class Msg:
         def __init__(self, value: Any) -> None:

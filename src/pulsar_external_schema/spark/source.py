@@ -22,7 +22,9 @@ from pyspark.sql.types import DataType, StructType
 
 from ..errors import ConfigError
 from .options import SourceOptions
-from .reader import PulsarBatchReader, PulsarStreamReader, _Planner, read_schema
+from .planning import Planner
+from .reader import PulsarBatchReader, PulsarStreamReader
+from .rows import read_schema
 from .values import ReaderSchema, resolve_reader_schema, spark_value_type
 from .writer import PulsarBatchWriter, PulsarStreamWriter
 
@@ -46,14 +48,10 @@ class PulsarExternalDataSource(DataSource):
         they hold Protobuf descriptors, which do not pickle)."""
         options = self.source_options
         options.require_topics()
-        planner = _Planner(options)
+        planner = Planner(options)
         admin = planner.admin()
         try:
-            topics = (
-                admin.topics_matching(options.topic_pattern)
-                if options.topic_pattern
-                else list(options.topics)
-            )
+            topics = planner.topics(admin)
         finally:
             admin.close()
         if not topics:
