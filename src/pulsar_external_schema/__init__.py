@@ -5,9 +5,8 @@ The public API is re-exported here; everything else is internal (plumbing such a
 here still works for one release, with a `DeprecationWarning`).
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from ._imports import deprecated_names
+from ._version import VERSION
 from .config import ExternalSchemaConfig
 from .consumer import ConsumeResult, consume, consume_async
 from .errors import (
@@ -34,10 +33,7 @@ from .rules.checks import check_metadata, check_rule_set
 from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
 from .schema_id import SCHEMA_ID_PROPERTY
 
-try:
-    __version__ = version("pulsar-external-schema")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
+__version__ = VERSION
 
 __all__ = [
     "SCHEMA_ID_PROPERTY",

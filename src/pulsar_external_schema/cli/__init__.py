@@ -68,9 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _version() -> str:
-    from .. import __version__
+    from .._version import VERSION
 
-    return __version__
+    return VERSION
 
 
 if __name__ == "__main__":

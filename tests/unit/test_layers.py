@@ -1,0 +1,203 @@
+"""The package's layers (DESIGN.md section 2), read from the source: what may import what.
+
+Layers, bottom first; a module imports only from its own layer or lower ones (imports under
+`if TYPE_CHECKING:` are for annotations and run nothing, so they are not counted):
+
+0. leaves: `errors`, the private helpers `_imports`, `_secrets`, `_version`, and `registry` / `redaction`
+   (what a registry error means, what a value must not show);
+1. `config`, `schema_id`, `subjects`, `rules.settings` (the rule engine's part of the config),
+   `_confluent` (every use of confluent-kafka's private API);
+2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
+3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `registered`);
+4. `producer`, `consumer`, `functions/`, `spark/`, `cli/`;
+5. the package root, which only re-exports.
+
+`evolution/` holds checkers only: it imports nothing of the package but `errors` and `_imports`.
+And no module imports another module's private name.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import pulsar_external_schema
+import pulsar_external_schema.evolution
+
+PACKAGE = "pulsar_external_schema"
+SOURCE = Path(pulsar_external_schema.__file__).parent
+
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "_imports": 0,
+    "_secrets": 0,
+    "_version": 0,
+    "registry": 0,
+    "redaction": 0,
+    "config": 1,
+    "schema_id": 1,
+    "subjects": 1,
+    "rules.settings": 1,
+    "_confluent": 1,
+    "codec": 2,
+    "rules": 2,
+    "evolution": 2,
+    "deadletter": 2,
+    "protobuf_text": 2,
+    "admin": 2,
+    "schema": 3,
+    "factory": 3,
+    "json_evolution": 3,
+    "registered": 3,
+    "producer": 4,
+    "consumer": 4,
+    "functions": 4,
+    "spark": 4,
+    "cli": 4,
+    "": 5,
+}
+
+
+def _modules() -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(SOURCE.rglob("*.py")):
+        parts = path.relative_to(SOURCE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield name, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _is_package(name: str) -> bool:
+    return (SOURCE / name.replace(".", "/") / "__init__.py").exists() or (
+        bool(name) and (SOURCE / name.replace(".", "/")).is_dir()
+    )
+
+
+def _runtime_imports(tree: ast.Module) -> Iterator[ast.ImportFrom | ast.Import]:
+    """Every import statement except those under `if TYPE_CHECKING:`."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(child) for statement in node.body for child in ast.walk(statement))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped:
+            yield node
+
+
+def _imports(name: str, tree: ast.Module) -> Iterator[tuple[str, str]]:
+    """(imported module relative to the package, imported name or '') for each package import."""
+    package = name if _is_package(name) else name.rpartition(".")[0]
+    for node in _runtime_imports(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(PACKAGE):
+                    yield alias.name.removeprefix(PACKAGE).lstrip("."), ""
+            continue
+        if node.level:
+            base = package.split(".") if package else []
+            base = base[: len(base) - node.level + 1]
+            target = ".".join([*base, *([node.module] if node.module else [])])
+        elif node.module and node.module.startswith(PACKAGE):
+            target = node.module.removeprefix(PACKAGE).lstrip(".")
+        else:
+            continue
+        for alias in node.names:
+            child = f"{target}.{alias.name}" if target else alias.name
+            if _is_package(child) or (SOURCE / f"{child.replace('.', '/')}.py").exists():
+                yield child, ""  # `from . import module`: the module itself
+            else:
+                yield target, alias.name
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in LAYERS:
+            return LAYERS[".".join(parts[:end])]
+    return LAYERS[module]
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = []
+    for name, _ in _modules():
+        try:
+            _layer(name)
+        except KeyError:
+            unplaced.append(name)
+    assert unplaced == []
+
+
+def test_no_module_imports_from_a_higher_layer() -> None:
+    upward = [
+        f"{name} (layer {_layer(name)}) imports {target} (layer {_layer(target)})"
+        for name, tree in _modules()
+        for target, _ in _imports(name, tree)
+        if _layer(target) > _layer(name)
+    ]
+    assert upward == []
+
+
+def test_evolution_holds_checkers_only() -> None:
+    reaching_out = sorted(
+        {
+            f"{name} imports {target}"
+            for name, tree in _modules()
+            if name.startswith("evolution")
+            for target, _ in _imports(name, tree)
+            if not target.startswith("evolution") and target not in ("errors", "_imports")
+        }
+    )
+    assert reaching_out == []
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    private = [
+        f"{name} imports {imported} from {target}"
+        for name, tree in _modules()
+        for target, imported in _imports(name, tree)
+        if imported.startswith("_") and not imported.startswith("__") and target != name
+    ]
+    assert private == []
+
+
+def test_the_checks_see_the_imports_they_judge() -> None:
+    """The checks above would pass on a parser that finds nothing: these imports must be found."""
+    found = {name: set(_imports(name, tree)) for name, tree in _modules()}
+    assert ("rules.settings", "RuleSettings") in found["config"]
+    assert ("_confluent", "") in found["factory"]  # `from . import _confluent`
+    assert ("evolution.creek", "parse_schema") in found["factory"]
+    assert ("spark.planning", "Planner") in found["spark.source"]
+    assert not any(target == "evolution.differences" for target, _ in found["errors"])  # TYPE_CHECKING
+    assert _layer("codec.part") == 2 and _layer("rules.settings") == 1 and _layer("") == 5
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "new_home"),
+    [
+        (pulsar_external_schema, "MessageContext", "pulsar_external_schema.rules.context.MessageContext"),
+        (pulsar_external_schema, "TopicName", "pulsar_external_schema.subjects.TopicName"),
+        (
+            pulsar_external_schema.evolution,
+            "JsonSchemaEvolution",
+            "pulsar_external_schema.json_evolution.JsonSchemaEvolution",
+        ),
+    ],
+)
+def test_a_trimmed_name_still_imports_for_one_release_with_a_warning(
+    module: ModuleType, name: str, new_home: str
+) -> None:
+    with pytest.warns(DeprecationWarning, match=new_home.replace(".", r"\.")):
+        alias = getattr(module, name)
+    module_name, _, attribute = new_home.rpartition(".")
+    assert alias is getattr(__import__(module_name, fromlist=[attribute]), attribute)
+    assert name not in module.__all__
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+            _ = pulsar_external_schema.Nope
