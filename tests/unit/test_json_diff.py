@@ -603,9 +603,9 @@ def test_a_change_with_its_own_meaning_is_explained_in_its_words(change: str, me
 
 
 def _sample(change: JsonChange) -> list[Difference]:
-    from pulsar_external_schema.evolution.json_diff import _difference
+    from pulsar_external_schema.evolution.json_changes import difference
 
-    return [_difference(change, ("properties", "x"))]
+    return [difference(change, ("properties", "x"))]
 
 
 def test_difference_text_names_kind_path_and_where_it_was_found() -> None:
