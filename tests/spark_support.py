@@ -63,6 +63,21 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+def offline_options(**extra: str) -> Any:
+    """The Spark source's parsed options for unit tests: a broker, admin URL and registry that are
+    never reached, plus `extra`."""
+    from pulsar_external_schema.spark.options import SourceOptions
+
+    return SourceOptions.parse(
+        {
+            "service.url": "pulsar://x:6650",
+            "admin.url": "http://x:8080",
+            "schema.registry.url": "http://r",
+            **extra,
+        }
+    )
+
+
 def source_options(services: Services, **extra: str) -> dict[str, str]:
     return {
         "service.url": services.pulsar_url,
