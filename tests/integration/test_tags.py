@@ -1,14 +1,11 @@
-"""Tags (inline in Avro, JSON Schema and Protobuf; external with wildcards), and the consume
-paths that dead-letter: asyncio, and schemas used without a subscription."""
+"""Tags: inline in Avro, JSON Schema and Protobuf (`confluent:tags`, `(confluent.field_meta).tags`),
+and external ones in a schema's metadata with wildcards; the rules they select."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
-import pulsar
-import pulsar.asyncio
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from conftest import require_confluent_registry
@@ -17,8 +14,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 from schemas import order_message_class
 
-from pulsar_external_schema import DeadLetteredError, consume_async, create_producer
-from pulsar_external_schema.deadletter import resolve_dlq_topic
+from pulsar_external_schema import create_producer
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
 
 MASK_PII = rule("maskPII", "TRANSFORM", "CEL_FIELD", "WRITE", "true ; 'XXX'", tags=["PII"])
@@ -128,74 +124,3 @@ def test_protobuf_external_tags(make_factory: Any, pulsar_client: Any, topic: st
     create_producer(pulsar_client, topic, schema).send(order(id=1, item="secret"))
     [message] = drain(consumer)
     assert (message.value().id, message.value().item) == (1, "XXX")
-
-
-# -- dead-lettering consumers ----------------------------------------------------------------
-
-
-def failing_read_rule(dlq: str) -> dict[str, Any]:
-    return rule(
-        "positive",
-        "CONDITION",
-        "CEL",
-        "READ",
-        "message.amount > 0",
-        params={"dlq.topic": dlq},
-        onFailure="DLQ",
-    )
-
-
-AMOUNT = {"type": "record", "name": "Payment", "fields": [{"name": "amount", "type": "int"}]}
-
-
-def test_asyncio_consume_dead_letters_and_acknowledges(
-    make_factory: Any, services: Any, pulsar_client: Any, topic: str
-) -> None:
-    bad = unique("bad-reads")
-    schema = make_factory().avro(contract(AMOUNT, ruleSet={"domainRules": [failing_read_rule(bad)]}))
-    producer = create_producer(pulsar_client, topic, schema)
-    for amount in (5, -1, 7):
-        producer.send({"amount": amount})
-
-    async def run() -> tuple[list[int], Any]:
-        client = pulsar.asyncio.Client(services.pulsar_url)
-        try:
-            consumer = await client.subscribe(
-                topic, "async-app", schema=schema, initial_position=pulsar.InitialPosition.Earliest
-            )
-            seen: list[int] = []
-
-            async def handle(msg: Any, value: Any) -> None:
-                seen.append(value["amount"])
-
-            result = await consume_async(consumer, handle, max_messages=3)
-            await consumer.close()
-            return seen, result
-        finally:
-            await client.close()
-
-    seen, result = asyncio.run(run())
-    assert seen == [5, 7]
-    assert (result.processed, result.dead_lettered, result.redelivered) == (2, 1, 0)
-    [copy] = drain(subscribe(pulsar_client, resolve_dlq_topic(bad, topic)))
-    assert copy.properties()["__rule.name"] == "positive"
-    assert drain(subscribe(pulsar_client, topic, schema, name="async-app")) == []  # all acknowledged
-
-
-def test_a_factory_client_dead_letters_for_schemas_used_without_a_subscription(
-    make_factory: Any, pulsar_client: Any, topic: str
-) -> None:
-    # e.g. a Spark job or a Pulsar Function decoding payloads with schema.decode(...)
-    bad = unique("bad-reads")
-    contract_schema = contract(AMOUNT, ruleSet={"domainRules": [failing_read_rule(bad)]})
-    writer = make_factory().avro(contract_schema)
-    encoded = writer.encode(topic, {"amount": -3})
-    reader = make_factory(client=pulsar_client).avro(contract_schema)
-    try:
-        reader.decode(topic, encoded.data, encoded.schema_id)
-    except DeadLetteredError as error:
-        assert error.dlq_topic == resolve_dlq_topic(bad, topic)
-    else:
-        raise AssertionError("the READ rule should have dead-lettered the value")
-    [copy] = drain(subscribe(pulsar_client, resolve_dlq_topic(bad, topic)))
-    assert copy.data() == encoded.data
