@@ -787,23 +787,3 @@ def test_config_shows_and_changes_only_what_is_given(services: Services, subject
 
     bad = cli(services, "config", "--subject", subject, "--default-rule-set", "{nope")
     assert bad.returncode == 2 and "--default-rule-set is not valid JSON" in bad.stderr
-
-
-# -- the command line itself ---------------------------------------------------------------------
-
-
-def test_usage_errors(services: Services) -> None:
-    top = cli(services, "--help")
-    assert all(name in top.stdout for name in ("produce", "consume", "check", "validate"))
-    no_topic = cli(services, "produce")
-    assert no_topic.returncode == 2 and "--topic" in no_topic.stderr
-    both = cli(services, "produce", "--topic", "t", "--value-schema", "{}", "--value-schema-file", "f")
-    assert both.returncode == 2 and "not allowed with argument" in both.stderr
-    rules_only = cli(services, "produce", "--topic", "t", "--value-rule-set", "{}", stdin="")
-    assert rules_only.returncode == 2 and "registered with --value-schema" in rules_only.stderr
-    no_file = cli(services, "produce", "--topic", "t", "--value-schema-file", "/nonexistent/x.avsc")
-    assert no_file.returncode == 2
-    assert no_file.stderr.strip() == (
-        "pulsar-external-schema: produce: --value-schema-file: cannot read /nonexistent/x.avsc: "
-        "No such file or directory"
-    )

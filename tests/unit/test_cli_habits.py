@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,3 +129,37 @@ def test_every_command_has_help_with_an_example(command: str, capsys: pytest.Cap
     assert f"usage: pulsar-external-schema {command}" in shown
     assert "--registry-url" in shown and "SCHEMA_REGISTRY_URL" in shown
     assert "example" in shown
+
+
+COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
+
+
+def offline_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command, with service URLs where nothing listens."""
+    env = {
+        **os.environ,
+        "PULSAR_SERVICE_URL": "pulsar://127.0.0.1:9",
+        "PULSAR_ADMIN_URL": "http://127.0.0.1:9",
+        "SCHEMA_REGISTRY_URL": "http://127.0.0.1:9",
+    }
+    return subprocess.run(
+        [str(COMMAND), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def test_usage_errors_need_no_service() -> None:
+    """The broker and registry URLs point where nothing listens: none of this may reach them."""
+    top = offline_cli("--help")
+    assert all(name in top.stdout for name in ("produce", "consume", "check", "validate"))
+    no_topic = offline_cli("produce")
+    assert no_topic.returncode == 2 and "--topic" in no_topic.stderr
+    both = offline_cli("produce", "--topic", "t", "--value-schema", "{}", "--value-schema-file", "f")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    rules_only = offline_cli("produce", "--topic", "t", "--value-rule-set", "{}", stdin="")
+    assert rules_only.returncode == 2 and "registered with --value-schema" in rules_only.stderr
+    no_file = offline_cli("produce", "--topic", "t", "--value-schema-file", "/nonexistent/x.avsc")
+    assert no_file.returncode == 2
+    assert no_file.stderr.strip() == (
+        "pulsar-external-schema: produce: --value-schema-file: cannot read /nonexistent/x.avsc: "
+        "No such file or directory"
+    )
