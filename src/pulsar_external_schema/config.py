@@ -53,6 +53,52 @@ DEFAULT_REGISTRY_TIMEOUT_MS = 10_000
 #: for at most about this long (confluent-kafka's serializers keep an id for their life).
 DEFAULT_RECHECK_SEC = 60
 
+#: Other spellings of a key, accepted as that key (docs/configuration.md lists them): the keys of
+#: confluent-kafka's `SchemaRegistryClient` config, which a Python user may bring as they are, and
+#: this package's earlier name for one. Giving a key in two spellings is an error.
+ALIASES: dict[str, str] = {
+    "url": "schema.registry.url",
+    "ssl.ca.location": "schema.registry.ssl.ca.location",
+    "ssl.certificate.location": "schema.registry.ssl.certificate.location",
+    "ssl.key.location": "schema.registry.ssl.key.location",
+    "ssl.key.password": "schema.registry.ssl.key.password",
+    "proxy": "schema.registry.proxy",
+    "latest.cache.ttl.sec": "cache.latest.ttl.sec",
+}
+
+#: confluent-kafka's `timeout` (seconds, for every phase of a request), taken as both of ours.
+_CONFLUENT_TIMEOUT = "timeout"
+_TIMEOUT_KEYS = ("http.connect.timeout.ms", "http.read.timeout.ms")
+
+
+def _canonical(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """`conf` with every alias (and confluent-kafka's `timeout`) under this package's key."""
+    out: dict[str, Any] = {}
+    for key, value in conf.items():
+        name = ALIASES.get(key, key) if isinstance(key, str) else key
+        if name in out or (name != key and name in conf):
+            raise ConfigError(f"config keys {key!r} and {name!r} are the same setting: give one")
+        if key == _CONFLUENT_TIMEOUT:
+            given = [k for k in _TIMEOUT_KEYS if k in conf]
+            if given:
+                raise ConfigError(
+                    "config key 'timeout' (confluent-kafka's, in seconds) sets "
+                    f"{' and '.join(_TIMEOUT_KEYS)}; give either it or {given[0]!r}"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise ConfigError(f"config key 'timeout' takes a number of seconds, not {shown(key, value)}")
+            try:
+                milliseconds = round(float(value) * 1000)
+            except ValueError:
+                raise ConfigError(f"config key 'timeout' takes a number of seconds, not {value!r}") from None
+            if milliseconds <= 0:
+                raise ConfigError(f"config key 'timeout' takes a positive number of seconds, not {value!r}")
+            out.update(dict.fromkeys(_TIMEOUT_KEYS, milliseconds))
+            continue
+        out[name] = value
+    return out
+
+
 #: Every key the config accepts; docs/configuration.md lists each (a test keeps them in step).
 KEYS: dict[str, _Key] = {
     # -- registry connection (confluent-kafka SchemaRegistryClient) --------------------------
@@ -107,9 +153,6 @@ KEYS: dict[str, _Key] = {
     ),
     "cache.latest.ttl.sec": _registry(
         "int", "cache.latest.ttl.sec", "Seconds `use.latest.*` lookups stay cached (default: until restart)."
-    ),
-    "latest.cache.ttl.sec": _registry(
-        "int", "cache.latest.ttl.sec", "The earlier spelling of `cache.latest.ttl.sec` (confluent-kafka's)."
     ),
     # -- serdes (confluent-kafka serializers and deserializers) --------------------------------
     "auto.register.schemas": _serde("bool", "Register the producer's schema if needed (default true)."),
@@ -356,6 +399,7 @@ class ExternalSchemaConfig:
         ours: dict[str, Any] = {}
         rule_keys: dict[str, Any] = {}
         components: dict[str, Any] = {}
+        conf = _canonical(conf)
         for key, value in conf.items():
             if not isinstance(key, str):
                 raise ConfigError(f"config keys are strings, not {key!r}")
@@ -376,10 +420,6 @@ class ExternalSchemaConfig:
                 ours[key] = parsed
         if "url" not in registry:
             raise ConfigError("config key 'schema.registry.url' is required (e.g. http://127.0.0.1:8081)")
-        if "cache.latest.ttl.sec" in conf and "latest.cache.ttl.sec" in conf:
-            raise ConfigError(
-                "config keys 'cache.latest.ttl.sec' and 'latest.cache.ttl.sec' are the same setting: give one"
-            )
         _registry_url_and_timeouts(registry, ours)
         recheck = ours.get("schema.id.recheck.sec", DEFAULT_RECHECK_SEC)
         if recheck == 0 or recheck < -1:
@@ -475,7 +515,7 @@ ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
 
 def is_config_key(key: str) -> bool:
     """True for a key this package's config takes (to pick them out of a larger map)."""
-    return key in KEYS or bool(COMPONENT_KEY.match(key))
+    return key in KEYS or key in ALIASES or key == _CONFLUENT_TIMEOUT or bool(COMPONENT_KEY.match(key))
 
 
 def as_config(conf: ConfigLike) -> ExternalSchemaConfig:

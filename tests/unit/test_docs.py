@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from conftest import REPO
 
-from pulsar_external_schema.config import KEYS
+from pulsar_external_schema.config import ALIASES, KEYS
 
 
 def test_configuration_reference_lists_every_key() -> None:
     reference = (REPO / "docs" / "configuration.md").read_text()
 
     missing = [key for key in KEYS if f"| `{key}` |" not in reference]
+    spellings = [(alias, key) for alias, key in ALIASES.items() if f"| `{alias}` | `{key}`" not in reference]
 
-    assert missing == []
+    assert missing == [] and spellings == []
+    assert "| `timeout` | confluent-kafka's request timeout, in seconds" in reference
 
 
 def test_every_flag_docs_cli_md_names_is_a_flag_of_the_tool() -> None:

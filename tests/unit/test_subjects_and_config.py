@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from pulsar_external_schema import ConfigError, ExternalSchemaConfig
-from pulsar_external_schema.config import pins_a_version
+from pulsar_external_schema.config import is_config_key, pins_a_version
 from pulsar_external_schema.subjects import (
     TopicName,
     record_name_strategy,
@@ -122,7 +122,7 @@ def test_a_callable_strategy_is_accepted() -> None:
             {**URL, "auto.register.schema": True},
             "unknown config key 'auto.register.schema'; did you mean 'auto.register.schemas'",
         ),
-        ({**URL, "url": "http://x"}, "unknown config key 'url'"),
+        ({**URL, "url": "http://x"}, "'url' and 'schema.registry.url' are the same setting: give one"),
         ({**URL, "auto.register.schemas": "yes"}, "'auto.register.schemas' takes a boolean"),
         ({**URL, "auto.register.schemas": 1}, "'auto.register.schemas' takes a boolean"),
         ({**URL, "use.schema.id": "seven"}, "'use.schema.id' takes an integer"),
@@ -179,6 +179,52 @@ def test_confluent_kafkas_name_for_the_latest_cache_ttl_and_the_earlier_one() ->
         assert config.registry["cache.latest.ttl.sec"] == 30
     with pytest.raises(ConfigError, match="are the same setting: give one"):
         ExternalSchemaConfig.from_dict({**URL, "cache.latest.ttl.sec": 30, "latest.cache.ttl.sec": 60})
+
+
+def test_a_confluent_kafka_registry_client_config_works_as_it_is() -> None:
+    """confluent-kafka's `SchemaRegistryClient` keys are taken as the Java names beside them."""
+    config = ExternalSchemaConfig.from_dict(
+        {
+            "url": "https://registry:8081",
+            "ssl.ca.location": "/etc/ca.pem",
+            "ssl.certificate.location": "/etc/cert.pem",
+            "ssl.key.location": "/etc/key.pem",
+            "ssl.key.password": "hunter2",
+            "proxy": "http://proxy:3128",
+            "timeout": 2.5,
+            "basic.auth.user.info": "u:p",
+        }
+    )
+
+    assert config.registry["url"] == "https://registry:8081"
+    assert (config.registry["ssl.ca.location"], config.registry["proxy"]) == (
+        "/etc/ca.pem",
+        "http://proxy:3128",
+    )
+    assert config.registry["ssl.key.password"] == "hunter2" and "hunter2" not in repr(config)
+    assert config.registry["timeout"] == (2.5, 2.5, 2.5, 2.5)  # httpx's (connect, read, write, pool)
+    assert is_config_key("url") and is_config_key("timeout") and is_config_key("ssl.ca.location")
+
+
+@pytest.mark.parametrize(
+    ("conf", "message"),
+    [
+        (
+            {"url": "http://a", "schema.registry.url": "http://b"},
+            "'url' and 'schema.registry.url' are the same",
+        ),
+        ({"proxy": "http://p", "schema.registry.proxy": "http://q"}, "'proxy' and 'schema.registry.proxy'"),
+        ({"timeout": 5, "http.read.timeout.ms": 100}, "give either it or 'http.read.timeout.ms'"),
+        ({"timeout": "soon"}, "takes a number of seconds, not 'soon'"),
+        ({"timeout": -1}, "takes a positive number of seconds"),
+        ({"timeout": True}, "takes a number of seconds"),
+    ],
+)
+def test_a_setting_given_twice_or_a_bad_confluent_timeout_is_refused(
+    conf: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ExternalSchemaConfig.from_dict({"url": "http://r", **conf} if "url" not in conf else conf)
 
 
 @pytest.mark.parametrize(
