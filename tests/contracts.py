@@ -52,6 +52,24 @@ def drain(consumer: Any, timeout_millis: int = 1_500) -> list[Any]:
         messages.append(message)
 
 
+def receive_all(consumer: Any, count: int, timeout_millis: int = 15_000) -> list[Any]:
+    """Exactly `count` messages, each acknowledged; each may take up to `timeout_millis` to come
+    (geo-replication is asynchronous: its tests wait longer)."""
+    messages = []
+    for _ in range(count):
+        message = consumer.receive(timeout_millis=timeout_millis)
+        consumer.acknowledge(message)
+        messages.append(message)
+    return messages
+
+
+def subject_of(topic: str) -> str:
+    """The value subject the default strategy should give `topic`, spelled out here rather than
+    asked of the package under test: `<tenant>.<namespace>.<local name>-value`."""
+    parts = topic.split("://", 1)[-1].split("/")
+    return ".".join(parts if len(parts) == 3 else ["public", "default", *parts]) + "-value"
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 

@@ -11,7 +11,7 @@ import pulsar.asyncio
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from conftest import Services, create_partitioned_topic
-from contracts import subscribe
+from contracts import receive_all, subscribe
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
@@ -31,15 +31,6 @@ KEY_SCHEMA = json.dumps(
         "fields": [{"name": "customer", "type": "string"}],
     }
 )
-
-
-def receive_all(consumer: Any, count: int) -> list[Any]:
-    messages = []
-    for _ in range(count):
-        message = consumer.receive(timeout_millis=15_000)
-        consumer.acknowledge(message)
-        messages.append(message)
-    return messages
 
 
 def nothing_more(consumer: Any) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import pulsar
 import pytest
 from conftest import REPO, Services
-from contracts import contract, drain, rule, subscribe, unique
+from contracts import contract, drain, rule, subject_of, subscribe, unique
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
@@ -58,10 +58,6 @@ class Receipts(ExternalFunction):
 
 class DeclaredReceipts(Receipts):
     output_schema = RECEIPT  # registered on first publish (auto.register.schemas defaults to true)
-
-
-def subject_of(topic: str) -> str:
-    return "public.default." + topic.rsplit("/", 1)[1] + "-value"
 
 
 def topic_named(prefix: str) -> str:

@@ -18,7 +18,7 @@ import pulsar
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from conftest import REPO, Services
-from contracts import contract, drain, rule, subscribe
+from contracts import contract, drain, receive_all, rule, subject_of, subscribe
 from geo_support import GeoClusters
 from registry_proxy import counting_proxy
 from spark_support import ORDER_V1, ORDER_V2, ORDER_V3
@@ -38,21 +38,8 @@ REPLICATION_PROPERTY = "__MSG_PROP_REPL_SOURCE_POSITION"
 KEY = {"type": "record", "name": "CustomerKey", "fields": [{"name": "customer", "type": "string"}]}
 
 
-def subject_of(topic: str) -> str:
-    tenant, namespace, name = topic.removeprefix("persistent://").split("/")
-    return f"{tenant}.{namespace}.{name}-value"
-
-
 def application_properties(msg: Any) -> dict[str, str]:
     return {k: v for k, v in msg.properties().items() if k != REPLICATION_PROPERTY}
-
-
-def receive_all(consumer: Any, count: int) -> list[Any]:
-    """Exactly `count` messages (replication is asynchronous: wait up to 30 s for each)."""
-    received = [consumer.receive(timeout_millis=30_000) for _ in range(count)]
-    for msg in received:
-        consumer.acknowledge(msg)
-    return received
 
 
 def test_messages_produced_in_a_decode_in_b_with_the_same_schema_ids(
@@ -72,8 +59,8 @@ def test_messages_produced_in_a_decode_in_b_with_the_same_schema_ids(
         with create_producer(pulsar_client, topic, producing.avro(writer_schema)) as producer:
             producer.send(value)
 
-    sent = receive_all(in_a, len(orders))
-    replicated = receive_all(in_b, len(orders))
+    sent = receive_all(in_a, len(orders), timeout_millis=30_000)
+    replicated = receive_all(in_b, len(orders), timeout_millis=30_000)
     assert [msg.value() for msg in replicated] == [value for _, value in orders]
     for original, copy in zip(sent, replicated, strict=True):
         assert copy.data() == original.data()
@@ -98,7 +85,7 @@ def test_producers_in_either_cluster_share_subject_and_ids(
     with create_producer(client_b, topic, make_factory().avro(ORDER_V2)) as producer:
         producer.send({"id": 2, "name": "from B", "amount": 2.0})
 
-    both = receive_all(in_a, 2)  # A's own message, and B's replicated to A
+    both = receive_all(in_a, 2, timeout_millis=30_000)  # A's own message, and B's replicated to A
     assert sorted(msg.value()["name"] for msg in both) == ["from A", "from B"]
     assert len({msg.properties()[SCHEMA_ID_PROPERTY] for msg in both}) == 1
     registry = SchemaRegistryClient({"url": services.registry_url})
@@ -118,7 +105,10 @@ def test_key_value_messages_replicate_with_both_ids(
         producer.send(KeyValue({"customer": "ann"}, {"id": 1, "name": "tea"}))
         producer.send(KeyValue({"customer": "bob"}, None))
 
-    sent, replicated = receive_all(in_a, 2), receive_all(in_b, 2)
+    sent, replicated = (
+        receive_all(in_a, 2, timeout_millis=30_000),
+        receive_all(in_b, 2, timeout_millis=30_000),
+    )
     assert [msg.value() for msg in replicated] == [
         KeyValue({"customer": "ann"}, {"id": 1, "name": "tea"}),
         KeyValue({"customer": "bob"}, None),
@@ -158,7 +148,7 @@ def test_a_dlq_topic_in_the_replicated_namespace_replicates(
 
     result = consume(in_b, lambda msg, value: None, max_messages=2, timeout_millis=30_000)
     assert (result.processed, result.dead_lettered) == (1, 1)
-    [copy] = receive_all(dlq_in_a, 1)
+    [copy] = receive_all(dlq_in_a, 1, timeout_millis=30_000)
     assert copy.properties()["__rule.name"] == "checkName"
     assert copy.properties()["__rule.topic"] == topic
     assert SCHEMA_ID_PROPERTY in copy.properties()
@@ -187,7 +177,7 @@ def test_cluster_b_without_the_registry_decodes_cached_schemas_and_fails_new_one
         )
         with create_producer(pulsar_client, topic, producing.avro(ORDER_V1)) as producer:
             producer.send({"id": 1, "name": "before"})
-        assert receive_all(in_b, 1)[0].value() == {"id": 1, "name": "before"}
+        assert receive_all(in_b, 1, timeout_millis=30_000)[0].value() == {"id": 1, "name": "before"}
 
         proxy.stop()
         with create_producer(pulsar_client, topic, producing.avro(ORDER_V1)) as producer:
@@ -214,7 +204,7 @@ def test_cluster_b_without_the_registry_decodes_cached_schemas_and_fails_new_one
     again = client_b.subscribe(
         topic, "app", schema=make_factory().avro(ORDER_V2), initial_position=pulsar.InitialPosition.Earliest
     )
-    [msg] = receive_all(again, 1)
+    [msg] = receive_all(again, 1, timeout_millis=30_000)
     assert msg.value() == {"id": 3, "name": "new id", "amount": 1.0}
 
 

@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from conftest import Services
-from contracts import subscribe
+from contracts import subject_of, subscribe
 from registry_proxy import counting_proxy
 from schemas import ORDER_V1 as ORDER
 
@@ -30,10 +30,6 @@ from pulsar_external_schema import (
 
 def local_name(topic: str) -> str:
     return topic.rsplit("/", 1)[1]
-
-
-def subject_of(topic: str) -> str:
-    return f"public.default.{local_name(topic)}-value"
 
 
 def assert_topic_is_empty(client: Any, topic: str) -> None:
