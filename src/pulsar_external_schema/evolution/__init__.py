@@ -26,7 +26,8 @@ from .creek import (
     view_differences,
 )
 from .differences import Difference, Direction
-from .json_diff import COMPATIBLE_LENIENT, COMPATIBLE_STRICT, JsonChange, compare, incompatibilities
+from .json_changes import COMPATIBLE_LENIENT, COMPATIBLE_STRICT, JsonChange
+from .json_diff import compare, incompatibilities
 from .json_model import JsonSchemaError, parse_json_schema
 from .protobuf_diff import protobuf_differences, protobuf_incompatibilities
 

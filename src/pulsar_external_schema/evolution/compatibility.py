@@ -20,7 +20,8 @@ from typing import Any
 
 from .avro_diff import avro_incompatibilities
 from .differences import Difference, Direction
-from .json_diff import Policy, incompatibilities
+from .json_changes import Policy
+from .json_diff import incompatibilities
 from .protobuf_diff import protobuf_incompatibilities
 
 

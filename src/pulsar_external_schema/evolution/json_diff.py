@@ -29,8 +29,6 @@ from typing import Any
 
 from .differences import Difference
 from .json_changes import (
-    COMPATIBLE_LENIENT,
-    COMPATIBLE_STRICT,
     JsonChange,
     Policy,
     compatible_changes,
@@ -53,15 +51,7 @@ from .json_model import (
     resolve,
 )
 
-__all__ = [
-    "COMPATIBLE_LENIENT",
-    "COMPATIBLE_STRICT",
-    "JsonChange",
-    "Policy",
-    "SchemaInput",
-    "compare",
-    "incompatibilities",
-]
+__all__ = ["SchemaInput", "compare", "incompatibilities"]
 
 C = JsonChange
 
