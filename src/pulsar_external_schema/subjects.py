@@ -77,6 +77,11 @@ def partition_of(topic: str) -> tuple[str, int]:
     return topic[: match.start()], int(match.group(1))
 
 
+def partition_topic(topic: str, index: int) -> str:
+    """The name of partition `index` of `topic` (Pulsar's `-partition-N`; `partition_of` reverses it)."""
+    return f"{topic}-partition-{index}"
+
+
 def full_topic_name(topic: str) -> str:
     """`orders` -> `persistent://public/default/orders`, as the Pulsar clients name it (a partition
     suffix is kept); raises ValueError for what is not a topic name."""

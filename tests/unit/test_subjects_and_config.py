@@ -254,9 +254,11 @@ def test_what_is_no_topic_name_is_refused(topic: str) -> None:
 
 
 def test_partitions_and_full_names() -> None:
-    from pulsar_external_schema.subjects import is_full_topic_name, partition_of
+    from pulsar_external_schema.subjects import is_full_topic_name, partition_of, partition_topic
 
     assert partition_of("persistent://a/b/orders-partition-12") == ("persistent://a/b/orders", 12)
     assert partition_of("persistent://a/b/orders") == ("persistent://a/b/orders", -1)
     assert partition_of("orders-partition-x") == ("orders-partition-x", -1)
+    assert partition_topic("persistent://a/b/orders", 3) == "persistent://a/b/orders-partition-3"
+    assert partition_of(partition_topic("persistent://a/b/orders", 3)) == ("persistent://a/b/orders", 3)
     assert is_full_topic_name("persistent://a/b/c") and not is_full_topic_name("/data/valid")

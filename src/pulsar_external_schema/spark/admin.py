@@ -28,7 +28,7 @@ class PulsarAdmin(admin.PulsarAdmin):
         topic = full_topic_name(topic)
         meta = self._get(f"{self._path(topic)}/partitions", f"get the partitions of {topic}")
         count = int(meta.get("partitions", 0))
-        return [f"{topic}-partition-{i}" for i in range(count)] if count > 0 else [topic]
+        return [subjects.partition_topic(topic, i) for i in range(count)] if count > 0 else [topic]
 
     def last_message(self, partition_topic: str) -> Bound:
         """Everything written to a partition so far: its last entry, whole.
