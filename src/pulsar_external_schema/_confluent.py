@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
@@ -39,7 +40,7 @@ from confluent_kafka.schema_registry.common.protobuf import (
 from confluent_kafka.schema_registry.common.serde import ParsedSchemaCache
 from confluent_kafka.schema_registry.rules.cel import extra_func
 from confluent_kafka.schema_registry.rules.cel.cel_executor import _to_plain_containers
-from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMode
 from confluent_kafka.schema_registry.serde import Migration, RuleContext, SchemaId
 from confluent_kafka.serialization import SerializationContext
 from fastavro.schema import expand_schema
@@ -274,8 +275,7 @@ def rule_is_disabled(serde: Any, ctx: RuleContext) -> bool:
 
 def on_success_action(serde: Any, ctx: RuleContext, mode: RuleMode) -> str:
     """The action a passing rule runs in `mode` (override, then the rule, WRITEREAD comma pairs)."""
-    name: str | None = serde._get_rule_action_name(ctx.rule, mode, serde._get_on_success(ctx.rule))
-    return name or "NONE"
+    return action_name(serde, ctx.rule, mode, serde._get_on_success(ctx.rule), "NONE")
 
 
 def avro_options(serde: Any) -> dict[str, Any]:
@@ -374,7 +374,8 @@ def validate_hostname(text: str) -> bool:
 
 
 class SerdeHooks:
-    """Mixed in before a confluent-kafka serde: its rule actions come from `rule_action`."""
+    """Mixed in before a confluent-kafka serde: its rule actions come from `rule_action`, and
+    `rules_starting` / `rule_ran` / `action_done` see each rule the engine runs (rule metrics)."""
 
     def _get_rule_action(self, ctx: RuleContext, action_name: str) -> Any:  # BaseSerde's
         return self.rule_action(ctx, action_name)
@@ -382,6 +383,48 @@ class SerdeHooks:
     def rule_action(self, ctx: RuleContext, action_name: str) -> Any:
         """The action named by a rule's onSuccess / onFailure (default: confluent-kafka's)."""
         return super()._get_rule_action(ctx, action_name)  # type: ignore[misc]
+
+    def _execute_rules_with_phase(self, *args: Any, **kwargs: Any) -> Any:  # BaseSerde's
+        self.rules_starting()
+        return super()._execute_rules_with_phase(*args, **kwargs)  # type: ignore[misc]
+
+    def _run_action(  # BaseSerde's: called once for every rule the engine ran, passed or not
+        self,
+        ctx: RuleContext,
+        rule_mode: RuleMode,
+        rule: Rule,
+        action: str | None,
+        message: Any,
+        ex: Exception | None,
+        default_action: str,
+    ) -> Any:
+        self.rule_ran(ctx, lambda: action_name(self, rule, rule_mode, action, default_action), message, ex)
+        try:
+            return super()._run_action(  # type: ignore[misc]
+                ctx, rule_mode, rule, action, message, ex, default_action
+            )
+        finally:
+            self.action_done()
+
+    def rules_starting(self) -> None:
+        """The engine starts a phase of rules (domain, encoding, a migration)."""
+
+    def rule_ran(
+        self, ctx: RuleContext, action: Callable[[], str], message: Any, ex: Exception | None
+    ) -> None:
+        """The engine ran `ctx.rule`: `ex` is None when it passed (or a transform gave `message`
+        None), a `RuleConditionError` when a condition did not hold, else what broke it;
+        `action()` names the action that follows."""
+
+    def action_done(self) -> None:
+        """The action after a rule has run (or raised)."""
+
+
+def action_name(serde: Any, rule: Rule, mode: RuleMode, action: str | None, default: str) -> str:
+    """The action the rule engine runs for `rule` in `mode` after `action` (its onSuccess or
+    onFailure, override applied): a WRITEREAD comma pair split, `default` when none is named."""
+    name: str | None = serde._get_rule_action_name(rule, mode, action)
+    return name or default
 
 
 class SerializerHooks(SerdeHooks):

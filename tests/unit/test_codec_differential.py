@@ -8,6 +8,10 @@ hypothesis; rule sets cover every kind, mode and action the engine runs.
 
 Where a case compiles, the test also checks that the reference serde was *not* called for it,
 so a codec that silently fell back on every message would fail here.
+
+Rule metrics are on for the whole module (`metrics/`): both ways must count the same rule
+executions, with the same outcomes and actions, once each, also where a compiled rule fails and
+the message falls back to the reference path.
 """
 
 from __future__ import annotations
@@ -32,7 +36,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemas import add_fields, message_class
 
-from pulsar_external_schema import ExternalSchema, ExternalSchemaError, KeyValue, SchemaRegistrySchemaFactory
+from pulsar_external_schema import (
+    ExternalSchema,
+    ExternalSchemaError,
+    KeyValue,
+    SchemaRegistrySchemaFactory,
+    metrics,
+)
 from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.codec import PLAN_CACHE_SIZE, ReadPlan, Reference, WritePlan
 from pulsar_external_schema.protobuf_text import file_descriptor_proto
@@ -56,15 +66,32 @@ class Counting:
         return self.serde(*args)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _rule_metrics() -> Iterator[None]:
+    """On before any schema of this module builds a plan (plans are metered when built)."""
+    metrics.enable_rule_metrics()
+    yield
+    metrics.disable_rule_metrics()
+
+
+def _counted() -> dict[Any, int]:
+    store = metrics.recording()
+    assert store is not None
+    return store.counts()
+
+
 def outcome(call: Callable[[], Any], client: FakePulsarClient) -> tuple[Any, ...]:
-    """What a call did: its result, or its error's type and text; and the DLQ copies it wrote."""
-    before = len(client.sent)
+    """What a call did: its result, or its error's type and text; the rule executions it counted;
+    and the DLQ copies it wrote."""
+    before, counted = len(client.sent), _counted()
     try:
         result: tuple[Any, ...] = ("ok", call())
     except ExternalSchemaError as error:
         # fastavro's errors name the buffer they read from by its address: not a difference
         result = ("error", type(error).__name__, re.sub(r" at 0x[0-9a-f]+", "", str(error)))
-    return (*result, client.sent[before:])
+    after = _counted()
+    executed = {key: n - counted.get(key, 0) for key, n in after.items() if n != counted.get(key, 0)}
+    return (*result, executed, client.sent[before:])
 
 
 class Both:
@@ -275,7 +302,7 @@ def test_avro_with_a_cel_condition(avro_condition: Both, record: dict[str, Any])
         assert result[:2] == ("error", "RuleViolationError")
         assert "rule 'cheap' (CONDITION CEL, WRITE) failed" in result[2]
     write, read = plans(avro_condition)
-    assert type(write) is WritePlan and len(write.steps) == 1
+    assert type(write) is WritePlan and len(write.steps) == 2  # metrics' begin, the rule's metered chain
     assert read is None or type(read) is ReadPlan
 
 
@@ -1178,6 +1205,16 @@ def _renames(old: str, new: str) -> dict[str, Any]:
     }
 
 
+def _migrated(writer: int, reader: int) -> dict[Any, int]:
+    """The migration rules a value written with major `writer` and read with `reader` runs, as
+    rule metrics count them: each version's UPGRADE rule on the way up, DOWNGRADE on the way down."""
+    if writer < reader:
+        names = [(f"{ID_FIELDS[major - 1]}Up", "UPGRADE") for major in range(writer + 1, reader + 1)]
+    else:
+        names = [(f"{ID_FIELDS[major]}Down", "DOWNGRADE") for major in range(writer, reader, -1)]
+    return {(name, "acme.orders.payments-value", mode, TOPIC, "passed", "NONE"): 1 for name, mode in names}
+
+
 def _register_majors(shape: Callable[[str], dict[str, Any]], schema_type: str) -> SchemaRegistrySchemaFactory:
     """A factory whose registry holds the payments subject in three major versions, each
     version's id field renamed by the migration rules of the next."""
@@ -1220,7 +1257,8 @@ def test_migrations_across_two_major_versions_agree(name: str, ident: str) -> No
                 expected = reading.decode(data, schema_id)
             calls = reading.reference_calls()
             got = reading.decode(data, schema_id)
-            assert got == expected == ("ok", {"name": name, ID_FIELDS[reader]: ident}, [])
+            migrated = _migrated(writer, reader)
+            assert got == expected == ("ok", {"name": name, ID_FIELDS[reader]: ident}, migrated, [])
             if writer != reader:  # compiled: the migration chain ran without the reference
                 assert reading.reference_calls() == calls, (writer, reader)
 
@@ -1254,7 +1292,7 @@ def test_json_migrations_agree() -> None:
             assert (
                 reading.decode(*written[1])
                 == expected
-                == ("ok", {"name": "Ann", ID_FIELDS[reader]: "id-1"}, [])
+                == ("ok", {"name": "Ann", ID_FIELDS[reader]: "id-1"}, _migrated(writer, reader), [])
             )
             assert reading.reference_calls() == calls, (writer, reader)
 

@@ -28,7 +28,7 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import clear_original_key, set_original_key
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from .. import _confluent
+from .. import _confluent, metrics
 from .. import schema_id as ids
 from ..deadletter import RULE_NAME
 from ..registry import describe, failure_kind
@@ -220,12 +220,13 @@ class PartCodec:
             if isinstance(steps, str):
                 plan = self._reference(subject, steps, expiry(self._write_ttl))
             else:
+                steps, write = _metered_write(steps, self._format.writer(self._serializer, schema))
                 plan = WritePlan(
                     subject,
                     context.schema_id,
                     context.schema_id if self._prefix else b"",
                     steps,
-                    self._format.writer(self._serializer, schema),
+                    write,
                     expiry(self._write_ttl),
                 )
             self.writes.put(topic, plan)
@@ -515,7 +516,7 @@ class PartCodec:
         # With migrations, the reference reads with the writer's schema alone: the migration
         # rules turn the value into the reader's shape, and its READ rules run on that.
         read = self._format.reader(deserializer, writer, writer if migrating else reader)
-        steps = (*migrating, *steps)
+        steps = _metered_read((*migrating, *steps))
         return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard)
 
     def _wrote(self, subject: str, id_bytes: bytes) -> bool:
@@ -534,3 +535,27 @@ class PartCodec:
         if (subject, reason) not in self._said:
             self._said.add((subject, reason))
             log.info("subject %s: %s (messages of this schema are not compiled)", subject, reason)
+
+
+def _metered_write(steps: Steps, write: Callable[[Any], bytes]) -> tuple[Steps, Callable[[Any], bytes]]:
+    """A write plan's steps and writer, counting the rule executions its metered chains note
+    (`metrics.RuleMetrics.chain`) once the payload is written. Unchanged with metrics off."""
+    store = metrics.recording()
+    if store is None or not steps:
+        return steps, write
+    commit = store.commit
+
+    def write_then_count(value: Any) -> bytes:
+        payload = write(value)
+        commit()
+        return payload
+
+    return (store.begin, *steps), write_then_count
+
+
+def _metered_read(steps: Steps) -> Steps:
+    """A read plan's steps, counting what its metered chains note once the last step is through."""
+    store = metrics.recording()
+    if store is None or not steps:
+        return steps
+    return (store.begin, *steps, store.commit)

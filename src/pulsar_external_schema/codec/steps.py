@@ -19,6 +19,9 @@ the schema's messages on the reference path, and `compile_rules` says why.
 
 `compile_migrations` does the same for the JSONATA migration rules between a writer's and a
 reader's major versions: the chain `_execute_migrations` would run, each expression parsed once.
+
+With rule metrics on when a plan is built (`metrics/`), its steps are one metered chain that
+counts each rule as passed, with its time, once all have passed (`RuleMetrics.chain`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMod
 from confluent_kafka.schema_registry.serde import FieldRuleExecutor, Migration, RuleContext, RuleError
 from confluent_kafka.serialization import SerializationContext
 
-from .. import _confluent
+from .. import _confluent, metrics
 from ..rules.cel import (
     COMPILED,
     CelEvaluationError,
@@ -88,7 +91,7 @@ def compile_rules(
     rules = list(rule_set.domain_rules or [])
     if mode == RuleMode.READ:
         rules.reverse()  # as confluent-kafka: READ runs the rules in reverse order
-    compiled: list[Step] = []
+    compiled: list[tuple[metrics.Key, Step | None]] = []
     for index, rule, ctx in _enabled(serde, ser_ctx, subject, mode, rules, rule_set.enable_at, None, schema):
         what = f"rule {rule.name!r} ({rule.kind.value if rule.kind else '?'} {rule.type})"
         rule_type = (rule.type or "").upper()
@@ -104,12 +107,13 @@ def compile_rules(
             cel = executor if isinstance(executor, CelExecutor) else executor.executor
             if rule_engine(ctx, cel.engine) != COMPILED:
                 return f"{what} runs on cel-python"
+        key = _key(rule, ser_ctx, subject, mode)
         try:
             if condition:
                 assert cel is not None
-                compiled.append(CompiledCondition(cel.compiled, ctx, pool))
+                compiled.append((key, CompiledCondition(cel.compiled, ctx, pool)))
             elif shadowed(rule, rules, index, mode):
-                continue  # confluent-kafka runs one field transform per tag set: this one is skipped
+                compiled.append((key, None))  # confluent-kafka runs one field transform per tag set
             elif field_walk is None:
                 return f"{what}: field transforms of this format run on the reference path"
             else:
@@ -118,16 +122,28 @@ def compile_rules(
                     if cel is None
                     else CompiledFieldTransform(cel.compiled, ctx, pool)
                 )
-                walk = field_walk(transform, ctx, mode)
-                if walk:
-                    compiled.append(walk)
+                compiled.append((key, field_walk(transform, ctx, mode) or None))  # None: no field to do
         except CelEvaluationError as error:
             return f"{what} does not compile on the compiled engine ({error})"
         except NotCompiled as reason:
             return f"{what}: {reason}"
         except RuleError as error:
             return f"{what} does not compile ({error})"
-    return tuple(compiled)
+    return _steps(compiled)
+
+
+def _key(rule: Rule, ser_ctx: SerializationContext, subject: str, mode: RuleMode) -> metrics.Key:
+    """What a passing compiled rule is counted under (its action on success is always NONE)."""
+    return (rule.name or "", subject, mode.value, ser_ctx.topic or "", metrics.PASSED, "NONE")
+
+
+def _steps(compiled: list[tuple[metrics.Key, Step | None]]) -> Steps:
+    """The plan's steps: each rule's (a rule with nothing to do on this schema has none), or,
+    with rule metrics on, one chain that counts every rule."""
+    store = metrics.recording()
+    if store is None or not compiled:
+        return tuple(step for _, step in compiled if step is not None)
+    return (store.chain(compiled),)
 
 
 #: Field transforms that compile, by rule type, with the executor each must have.
@@ -142,7 +158,7 @@ def compile_migrations(
     in the order confluent-kafka's `_execute_migrations` runs them, parsed once. Or, as a string,
     why the messages take the reference path (another rule type, a custom executor, an
     expression that does not parse: the reference says what is wrong with it)."""
-    compiled: list[Step] = []
+    compiled: list[tuple[metrics.Key, Step | None]] = []
     for migration in migrations:
         if migration.source is None or migration.target is None:
             continue
@@ -167,8 +183,9 @@ def compile_migrations(
                 executor.parse(rule.expr)
             except JsonataError as error:
                 return f"{what}: {error}"
-            compiled.append(_migration(executor, rule.expr, *executor.limits(ctx)))
-    return tuple(compiled)
+            step = _migration(executor, rule.expr, *executor.limits(ctx))
+            compiled.append((_key(rule, ser_ctx, subject, mode), step))
+    return _steps(compiled)
 
 
 def _migration(executor: JsonataExecutor, text: str, timeout_ms: int, max_depth: int) -> Step:

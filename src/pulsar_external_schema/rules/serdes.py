@@ -21,29 +21,37 @@ Two changes to confluent-kafka's serdes, both through methods its serdes define 
 
 * **ERROR says what failed.** The ERROR action raises `RuleViolationError` naming the rule, its
   mode, the topic, subject, schema id and the cause, instead of an empty `SerializationError`.
+
+And, when rule metrics are on (`metrics/`), each rule the engine runs is counted with its
+outcome, action and evaluation time.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
+import time
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
-from confluent_kafka.schema_registry.serde import NoneAction, RuleAction, RuleContext
+from confluent_kafka.schema_registry.serde import NoneAction, RuleAction, RuleConditionError, RuleContext
 from confluent_kafka.serialization import SerializationContext
 
-from .. import _confluent
+from .. import _confluent, metrics
 from .. import schema_id as ids
 from .actions import ErrorAction
 from .context import MessageContext
 
 _ERROR = ErrorAction()
 _NONE = NoneAction()
+
+#: When the rule being run started, per thread: the engine's phase start, then each action's end.
+_rule_clock = threading.local()
 
 
 def transforms_on_write(schema: Schema | None) -> bool:
@@ -77,6 +85,38 @@ class _ContractSerde(_confluent.SerdeHooks):
             return _NONE
         action: RuleAction | None = _confluent.rule_registry(self).get_action(action_name)
         return action
+
+    def rules_starting(self) -> None:
+        if metrics.recording() is not None:
+            _rule_clock.start = time.perf_counter()
+
+    def rule_ran(
+        self, ctx: RuleContext, action: Callable[[], str], message: Any, ex: Exception | None
+    ) -> None:
+        store = metrics.recording()
+        if store is None:
+            return
+        now = time.perf_counter()
+        seconds = now - getattr(_rule_clock, "start", now)
+        if ex is None:
+            outcome = metrics.FAILED if message is None else metrics.PASSED
+        else:
+            outcome = metrics.FAILED if isinstance(ex, RuleConditionError) else metrics.ERROR
+        mode = ctx.rule_mode
+        topic = ctx.ser_ctx.topic if ctx.ser_ctx is not None else ""
+        key = (
+            ctx.rule.name or "",
+            ctx.subject or "",
+            getattr(mode, "value", str(mode)),
+            topic or "",
+            outcome,
+            action(),
+        )
+        store.record(key, seconds)
+
+    def action_done(self) -> None:
+        if metrics.recording() is not None:
+            _rule_clock.start = time.perf_counter()
 
 
 class _ContractSerializer(_ContractSerde, _confluent.SerializerHooks):
