@@ -64,7 +64,13 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 
-from pulsar_external_schema import ExternalSchemaError, SchemaRegistrySchemaFactory, consume, create_producer
+from pulsar_external_schema import (
+    ExternalSchemaError,
+    SchemaRegistrySchemaFactory,
+    consume,
+    create_producer,
+    metrics,
+)
 from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.deadletter import DeadLetterPublisher, copy_to_dead_letter_topic, raw_client
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
@@ -551,6 +557,32 @@ def serde_rows(registry_url: str) -> list[Row]:
     return rows
 
 
+#: The rows of `metrics_rows`: (format, rule variant) measured with rule metrics off and on.
+METRICS_ROWS = (("avro", "CEL condition"), ("avro", "CEL_FIELD transform"))
+
+
+def metrics_rows(registry_url: str) -> list[Row]:
+    """Ours with rule metrics off (`raw`) and on (`ours`): a schema each, built in that state
+    (plans are metered when they are built), timed in turns. The cost of counting every rule
+    execution on the compiled path: a clock read per rule, one lock per message."""
+    serdes = Serdes(registry_url)
+    rows = []
+    try:
+        for fmt, variant in METRICS_ROWS:
+            off = serdes.codec(fmt, variant)
+            metrics.enable_rule_metrics()
+            try:
+                on = serdes.codec(fmt, variant)
+                for op in ("encode", "decode"):
+                    times = measured_together(off=getattr(off, f"ours_{op}"), on=getattr(on, f"ours_{op}"))
+                    rows.append(Row(f"{fmt} {op}, {variant}", raw=times["off"], ours=times["on"]))
+            finally:
+                metrics.disable_rule_metrics()
+    finally:
+        serdes.close()
+    return rows
+
+
 #: The string fields the ENCRYPT rows encrypt (tagged PII in the subject's metadata).
 ENCRYPTED = ["name", "email", "city"]
 KMS_SECRET = "a-local-kms-secret-for-benchmarks"
@@ -979,6 +1011,7 @@ def render(
     count: int,
     storm: Storm | None = None,
     consumed: dict[str, float] | None = None,
+    metered: list[Row] | None = None,
 ) -> str:
     lines = [
         "| measurement (us per call) | the work itself | confluent-kafka | ours | ours, cel-python engine "
@@ -1030,6 +1063,16 @@ def render(
             f"| `consume(..., dead_letter_topic=...)`: copies sent together, originals acknowledged "
             f"on persistence | {storm.ours:,.0f} | {_ratio(storm.ours, storm.produce)} |",
         ]
+    if metered:
+        flow += [
+            "",
+            "| rule metrics (us per call, ours) | off | on | on / off |",
+            "|---|---:|---:|---:|",
+            *(
+                f"| {row.name} | {_us(row.raw)} | {_us(row.ours)} | {_ratio(row.ours, row.raw)} |"
+                for row in metered
+            ),
+        ]
     asked = ", ".join(f"{n:,} messages: {total} requests" for n, total in requests.items())
     return "\n".join(
         [
@@ -1044,7 +1087,7 @@ def render(
             "",
             "### Against the targets of the compiled codecs",
             "",
-            *targets(serdes, e2e, requests, consumed),
+            *targets(serdes, e2e, requests, consumed, metered),
         ]
     )
 
@@ -1054,7 +1097,11 @@ def _verdict(met: bool) -> str:
 
 
 def targets(
-    serdes: list[Row], e2e: list[Throughput], requests: dict[int, int], consumed: dict[str, float] | None
+    serdes: list[Row],
+    e2e: list[Throughput],
+    requests: dict[int, int],
+    consumed: dict[str, float] | None,
+    metered: list[Row] | None = None,
 ) -> list[str]:
     """Each target with the figure this run reached, met or missed."""
     rows = {row.name: row for row in serdes}
@@ -1123,6 +1170,9 @@ def targets(
             f"and acknowledges: {_verdict(looped >= 0.5)} ({looped:.2f}x; the work itself "
             f"{consumed[CONSUME_ROWS[1]] / received:.2f}x)."
         )
+    if metered:
+        costs = [(row.name, row.ours / row.raw) for row in metered if row.ours and row.raw]
+        out.append(line("Rule metrics on, at most +10% over the same row with them off", costs, 1.10, "x"))
     out.append(
         f"- Registry requests do not grow with the number of messages: "
         f"{_verdict(len(set(requests.values())) == 1)} ({', '.join(map(str, requests.values()))} requests)."
@@ -1157,6 +1207,8 @@ def main() -> None:
     cel = cel_engine_rows()
     print("serdes ...", file=sys.stderr)
     serdes = serde_rows(registry_url)
+    print("rule metrics ...", file=sys.stderr)
+    metered = metrics_rows(registry_url)
     print("end to end ...", file=sys.stderr)
     e2e = end_to_end(service_url, registry_url, count)
     print("consume side ...", file=sys.stderr)
@@ -1165,7 +1217,7 @@ def main() -> None:
     storm = dead_letter_storm(service_url, registry_url, 2_000 if args.quick else 10_000)
     print("registry requests ...", file=sys.stderr)
     requests = registry_requests(registry_url, (1_000, 10_000 if args.quick else 100_000))
-    table = render(cel, serdes, e2e, requests, count, storm, consumed)
+    table = render(cel, serdes, e2e, requests, count, storm, consumed, metered)
     header = f"Measured {started:%Y-%m-%d} on {machine()}.\n\nVersions: {versions()}.\n"
     print(header)
     print(table)

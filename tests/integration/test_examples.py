@@ -94,6 +94,19 @@ def test_data_contracts_doc_first_example_rejects_this_will_fail(services: Servi
     assert f"(topic {topic}, subject " in last
 
 
+def test_rule_metrics_example(services: Services) -> None:
+    result = run_example("rule_metrics.py", services)
+
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "consumed 7"
+    assert sorted(lines[1:]) == [
+        'rule="positiveQty" mode="WRITE" outcome="failed" action="DLQ" 3',
+        'rule="positiveQty" mode="WRITE" outcome="passed" action="NONE" 7',
+        'rule="sane" mode="READ" outcome="passed" action="NONE" 7',
+    ]
+
+
 def test_json_evolution_example(services: Services) -> None:
     result = run_example("json_evolution.py", services)
 

@@ -20,6 +20,7 @@ from conftest import Services
 from contracts import drain, subscribe, unique
 from spark_support import ORDER_V1, Produced, produce_orders, source_options
 
+from pulsar_external_schema import metrics
 from pulsar_external_schema.deadletter import RULE_EXCEPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
 
@@ -184,6 +185,8 @@ def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
     dlq = f"{deduplicated_namespace(services)}/dlq"
     out = tmp_path / "valid"
     counts: list[Any] = []
+    verdicts = metrics.enable_rule_metrics()  # the job counts its verdicts on the driver
+    verdicts.clear()
 
     def job() -> ValidationJob:
         return ValidationJob(
@@ -213,6 +216,12 @@ def test_validation_job_writes_valid_rows_to_parquet_exactly_once(
     assert len(dead) == 6
     assert dead["forged"][1]["__rule.name"] == "checkName"  # validated, not skipped
     assert "size(message.name) > 0" in dead["forged"][1]["__rule.exception"]
+    counted: dict[tuple[str, str], int] = {}
+    for stat in verdicts.validated():
+        assert stat.topic == topic
+        counted[stat.verdict, stat.rule] = counted.get((stat.verdict, stat.rule), 0) + stat.count
+    metrics.disable_rule_metrics()
+    assert counted == {("valid", ""): len(named), ("dead_lettered", "checkName"): 6}
 
     # a plain read trusts the property, as a DLQ replay needs
     plain = spark.read.format("pulsar-external").options(**source_options(services, topic=topic)).load()

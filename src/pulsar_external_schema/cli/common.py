@@ -96,6 +96,44 @@ def add_output_option(
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help=help)
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port number from 0 to 65535, not {text!r}")
+    return port
+
+
+def add_metrics_option(parser: argparse.ArgumentParser) -> None:
+    """`--metrics-port PORT`: rule metrics for Prometheus while the command runs."""
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="PORT",
+        help="serve rule metrics for Prometheus at http://0.0.0.0:PORT/metrics while this runs "
+        "(0: any free port, printed on stderr; needs the prometheus extra)",
+    )
+
+
+def serve_rule_metrics(args: argparse.Namespace) -> None:
+    """Start the `/metrics` endpoint `--metrics-port` asks for, before any schema is made (plans
+    are metered when they are built)."""
+    port = getattr(args, "metrics_port", None)
+    if port is None:
+        return
+    try:
+        from ..metrics import prometheus
+    except ImportError as error:
+        raise UsageError(f"--metrics-port {error}") from None
+    try:
+        server, _ = prometheus.serve_metrics(port)
+    except ExternalSchemaError as error:
+        raise CommandError(str(error)) from None
+    print(f"rule metrics at http://0.0.0.0:{server.server_port}/metrics", file=sys.stderr, flush=True)
+
+
 def require(args: argparse.Namespace, *names: str) -> None:
     """Fail with the flags (and environment variables) a command needs and did not get."""
     flags = {

@@ -38,6 +38,7 @@ from .common import (
     EXIT_OK,
     CommandError,
     UsageError,
+    add_metrics_option,
     add_output_option,
     add_registry_options,
     fail,
@@ -46,6 +47,7 @@ from .common import (
     require,
     schema_config,
     schema_text,
+    serve_rule_metrics,
 )
 from .habits import add_key_options, add_topic, settle
 from .progress import Progress
@@ -229,6 +231,7 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verbose", "-v", action="store_true", help="show the Pulsar client's warnings and errors on stderr"
     )
+    add_metrics_option(parser)
     parser.add_argument(
         "--connect-timeout",
         type=_positive_seconds,
@@ -256,6 +259,7 @@ def run_produce(args: argparse.Namespace) -> int:
         settle(args, producing=True)
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
+        serve_rule_metrics(args)
         given = _schema_arguments(args, producing=True)
         source = _open_input(args.input) if args.message is None else _given_records(args.message)
         client = _client(args)
@@ -374,6 +378,7 @@ def run_consume(args: argparse.Namespace) -> int:
         _check_service_url(args.service_url)
         if args.dead_letter_topic and not args.subscription:
             raise UsageError("--dead-letter-topic needs --subscription (a reader acknowledges nothing)")
+        serve_rule_metrics(args)
         given = _schema_arguments(args, producing=False)
         client = _client(args)
     except CommandError as error:

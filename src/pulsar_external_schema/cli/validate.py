@@ -9,7 +9,15 @@ import sys
 from typing import Any
 
 from ..errors import ExternalSchemaError
-from .common import PROG, CommandError, add_registry_options, fail, require
+from .common import (
+    PROG,
+    CommandError,
+    add_metrics_option,
+    add_registry_options,
+    fail,
+    require,
+    serve_rule_metrics,
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -80,12 +88,14 @@ def add_parser(commands: Any) -> None:
     )
     validate.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
     add_registry_options(validate, pulsar=True, admin=True)
+    add_metrics_option(validate)
     validate.set_defaults(run=run_validate)
 
 
 def run_validate(args: argparse.Namespace) -> int:
     try:
         require(args, "service_url", "admin_url", "registry_url")
+        serve_rule_metrics(args)  # the driver's: messages passed on and dead-lettered, by rule
     except CommandError as error:
         return fail("validate", error)
     try:

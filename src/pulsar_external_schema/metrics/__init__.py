@@ -44,6 +44,7 @@ __all__ = [
     "ERROR",
     "FAILED",
     "PASSED",
+    "Key",
     "RuleMetrics",
     "RuleStat",
     "ValidationStat",

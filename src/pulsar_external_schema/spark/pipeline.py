@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import metrics
 from ..errors import ConfigError
 from ..subjects import is_full_topic_name
 from .source import FORMAT, register
@@ -154,11 +155,23 @@ class ValidationJob:
                 .save()
             )
             counts = BatchCounts(batch_id, valid.count(), invalid.count())
+            self._count_verdicts(counts, invalid)
         finally:
             batch.unpersist()
         log.info("batch %d: %d valid, %d dead-lettered", counts.batch_id, counts.valid, counts.invalid)
         if self.on_batch is not None:
             self.on_batch(counts)
+
+    def _count_verdicts(self, counts: BatchCounts, invalid: Any) -> None:
+        """With rule metrics on, the batch's verdicts (the rules ran on the executors, where the
+        driver's metrics cannot see them): valid messages, and dead-lettered ones by failing rule."""
+        store = metrics.recording()
+        if store is None:
+            return
+        store.count_validated(self.input, "valid", "", counts.valid)
+        if counts.invalid:
+            for row in invalid.groupBy("_rule").count().collect():
+                store.count_validated(self.input, "dead_lettered", row["_rule"] or "", row["count"])
 
 
 def python_for_workers() -> None:
