@@ -384,9 +384,45 @@ class SerdeHooks:
         """The action named by a rule's onSuccess / onFailure (default: confluent-kafka's)."""
         return super()._get_rule_action(ctx, action_name)  # type: ignore[misc]
 
-    def _execute_rules_with_phase(self, *args: Any, **kwargs: Any) -> Any:  # BaseSerde's
+    def _execute_rules_with_phase(  # BaseSerde's
+        self,
+        ser_ctx: SerializationContext,
+        subject: str,
+        rule_phase: Any,
+        rule_mode: RuleMode,
+        source: Schema | None,
+        target: Schema | None,
+        message: Any,
+        inline_tags: Any,
+        field_transformer: Any,
+        original_message: Any = None,
+    ) -> Any:
+        domain = getattr(rule_phase, "value", rule_phase) == "DOMAIN"
+        original = message if original_message is None else original_message
+        if domain and rule_mode == RuleMode.WRITE:
+            message = self.referenced_rules(ser_ctx, rule_mode, target, message, original)
         self.rules_starting()
-        return super()._execute_rules_with_phase(*args, **kwargs)  # type: ignore[misc]
+        result = super()._execute_rules_with_phase(  # type: ignore[misc]
+            ser_ctx,
+            subject,
+            rule_phase,
+            rule_mode,
+            source,
+            target,
+            message,
+            inline_tags,
+            field_transformer,
+            original_message,
+        )
+        if domain and rule_mode == RuleMode.READ:
+            result = self.referenced_rules(ser_ctx, rule_mode, target, result, original)
+        return result
+
+    def referenced_rules(
+        self, ser_ctx: SerializationContext, mode: RuleMode, root: Schema | None, message: Any, original: Any
+    ) -> Any:
+        """`message` after the rules of the schemas `root` references ran on its parts (none here)."""
+        return message
 
     def _run_action(  # BaseSerde's: called once for every rule the engine ran, passed or not
         self,
@@ -418,6 +454,73 @@ class SerdeHooks:
 
     def action_done(self) -> None:
         """The action after a rule has run (or raised)."""
+
+
+def registry_client(serde: Any) -> Any:
+    """The registry client a serde looks schemas up with."""
+    return serde._registry
+
+
+def parsed_avro(serde: Any, schema: Schema) -> Any:
+    """An Avro serde's parsed form of `schema` (its references resolved, cached by the serde)."""
+    return serde._get_parsed_schema(schema)
+
+
+def rule_inputs(serde: Any, schema: Schema) -> tuple[Any, Any]:
+    """(inline tags, field transformer) the rule engine needs to run `schema`'s rules on a value
+    of it, as the serde builds them for its own schema (Avro and JSON Schema serdes)."""
+    from confluent_kafka.schema_registry.common import avro as avro_common
+    from confluent_kafka.schema_registry.common import json_schema as json_common
+    from referencing import Resource
+
+    if schema.schema_type in (None, "AVRO"):
+        parsed = serde._get_parsed_schema(schema)
+        expanded = expand_schema(parsed)
+
+        def avro_transformer(ctx: RuleContext, field_transform: Any, message: Any) -> Any:
+            return avro_common.transform(ctx, expanded, message, field_transform)
+
+        return get_inline_tags(parsed), avro_transformer
+    if schema.schema_type == "JSON":
+        parsed, references = serde._get_parsed_schema(schema)
+        resolver = references.resolver_with_root(
+            Resource.from_contents(parsed, default_specification=json_common.DEFAULT_SPEC)
+        )
+
+        def json_transformer(ctx: RuleContext, field_transform: Any, message: Any) -> Any:
+            return json_common.transform(ctx, parsed, references, resolver, "$", message, field_transform)
+
+        return None, json_transformer
+    raise TypeError(f"rules of referenced {schema.schema_type} schemas are not run")
+
+
+def run_domain_rules(
+    serde: Any,
+    ser_ctx: SerializationContext,
+    subject: str,
+    mode: RuleMode,
+    schema: Schema,
+    message: Any,
+    inline_tags: Any,
+    field_transformer: Any,
+    original: Any,
+) -> Any:
+    """`schema`'s domain rules on `message`, as the serde runs its own (through `SerdeHooks`);
+    `original`: the whole message a DLQ copy carries."""
+    from confluent_kafka.schema_registry.common.schema_registry_client import RulePhase
+
+    return serde._execute_rules_with_phase(
+        ser_ctx,
+        subject,
+        RulePhase.DOMAIN,
+        mode,
+        None,
+        schema,
+        message,
+        inline_tags,
+        field_transformer,
+        original,
+    )
 
 
 def action_name(serde: Any, rule: Rule, mode: RuleMode, action: str | None, default: str) -> str:

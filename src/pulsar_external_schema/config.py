@@ -174,6 +174,13 @@ KEYS: dict[str, _Key] = {
         "dlq.redact.rule.types",
         "Rule types whose tagged fields are redacted in DLQ copies (default ENCRYPT,ENCRYPT_PAYLOAD).",
     ),
+    "rules.referenced": _Key(
+        "bool",
+        "rules",
+        "rules.referenced",
+        "Run the domain rules of referenced schemas on the parts of a message of their type "
+        "(default false, as Confluent; a schema's metadata property of that name wins).",
+    ),
     "cel.engine": _Key(
         "str",
         "rules",

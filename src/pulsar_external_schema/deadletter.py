@@ -47,6 +47,8 @@ RULE_MODE = "__rule.mode"
 RULE_SUBJECT = "__rule.subject"
 RULE_TOPIC = "__rule.topic"
 RULE_EXCEPTION = "__rule.exception"
+#: Where in the message the part whose rule failed sits (rules of referenced schemas only).
+RULE_PATH = "__rule.path"
 
 
 #: The config key of the dead-letter topic (Confluent's), and the alias functions took before.
@@ -96,12 +98,16 @@ def failure_properties(
     rule: str | None = None,
     mode: str | None = None,
     subject: str | None = None,
+    path: str | None = None,
 ) -> dict[str, str]:
     """The `__rule.*` properties a dead-letter copy carries (`__rule.name`, `.mode` and `.subject`
-    only when a rule failed); `__rule.name` makes a replay skip that rule."""
+    only when a rule failed, `.path` when it was a referenced schema's rule on a part of the
+    message); `__rule.name` makes a replay skip that rule."""
     properties = {RULE_TOPIC: topic or "", RULE_EXCEPTION: exception}
     if rule is not None:
         properties.update({RULE_NAME: rule, RULE_MODE: mode or "", RULE_SUBJECT: subject or ""})
+    if path is not None:
+        properties[RULE_PATH] = path
     return properties
 
 

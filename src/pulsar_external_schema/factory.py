@@ -30,6 +30,7 @@ from .evolution.creek import parse_schema
 from .json_evolution import ConsumerSchemaDeserializer, JsonSchemaEvolution, ProducerSchemaSerializer
 from .protobuf_text import file_descriptor_proto, render_proto
 from .registry import describe, failure_kind
+from .rules.referenced import ReferencedRules, walker_for
 from .rules.registry import RuleActions, RuleEngine, RuleExecutors
 from .rules.serdes import (
     ContractAvroDeserializer,
@@ -38,6 +39,7 @@ from .rules.serdes import (
     ContractJSONSerializer,
     ContractProtobufDeserializer,
     ContractProtobufSerializer,
+    ContractSerde,
 )
 from .schema import (
     ExternalSchema,
@@ -319,6 +321,11 @@ class SchemaRegistrySchemaFactory:
         return conf
 
     def _part(self, serializer: Any, deserializer: Any, field: MessageField, schema_type: str) -> FieldSerde:
+        walker = walker_for(schema_type)
+        default = bool(self._config.rules.conf.get("rules.referenced", False))
+        for serde in (serializer, deserializer):
+            if isinstance(serde, ContractSerde):
+                serde.referenced = ReferencedRules(default, walker)
         codec = PartCodec(
             schema_type,
             serializer,

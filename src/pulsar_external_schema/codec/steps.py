@@ -85,6 +85,9 @@ def compile_rules(
     """The steps of `schema`'s domain rules that run in `mode`, compiled; or, as a string, why
     this schema's messages take the reference path. `pool`: the Protobuf descriptor pool;
     `field_walk`: how a CEL_FIELD rule walks the values' schema (None: not compiled for it)."""
+    referenced = getattr(serde, "referenced", None)
+    if referenced is not None and referenced.apply_to(schema, mode, serde):
+        return "rules of referenced schemas run on the reference path"
     rule_set = schema.rule_set if schema is not None else None
     if rule_set is None:
         return ()

@@ -24,6 +24,7 @@ from ..deadletter import (
 from ..errors import DeadLetteredError, RuleViolationError
 from ..redaction import redact, scrub, sensitive_fields, sensitive_values
 from .context import MessageContext
+from .referenced import PATH
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,9 @@ def message_context(ctx: RuleContext) -> MessageContext | None:
 def describe_rule(ctx: RuleContext) -> str:
     rule = ctx.rule
     kind = rule.kind.value if rule.kind is not None else "?"
-    return f"rule {rule.name!r} ({kind} {rule.type}, {ctx.rule_mode.value})"
+    path = PATH.get()
+    where = f" on {path}" if path is not None else ""
+    return f"rule {rule.name!r} ({kind} {rule.type}, {ctx.rule_mode.value}){where}"
 
 
 def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> str:
@@ -169,7 +172,12 @@ class PulsarDlqAction(DlqAction):
                 properties.pop(name, None)
         properties.update(
             failure_properties(
-                _topic(ctx, context), cause, rule=ctx.rule.name, mode=ctx.rule_mode.value, subject=ctx.subject
+                _topic(ctx, context),
+                cause,
+                rule=ctx.rule.name,
+                mode=ctx.rule_mode.value,
+                subject=ctx.subject,
+                path=PATH.get(),
             )
         )
         key = context.partition_key if context is not None else None

@@ -39,6 +39,7 @@ from confluent_kafka.schema_registry import RegisteredSchema, Schema
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import NoneAction, RuleAction, RuleConditionError, RuleContext
 from confluent_kafka.serialization import SerializationContext
 
@@ -46,6 +47,7 @@ from .. import _confluent, metrics
 from .. import schema_id as ids
 from .actions import ErrorAction
 from .context import MessageContext
+from .referenced import ReferencedRules
 
 _ERROR = ErrorAction()
 _NONE = NoneAction()
@@ -75,8 +77,18 @@ def has_rules(schema: Schema | None) -> bool:
     return bool(rule_set is not None and (rule_set.domain_rules or rule_set.encoding_rules))
 
 
-class _ContractSerde(_confluent.SerdeHooks):
-    """ERROR and NONE for every serde; other actions come from the factory's rule registry."""
+class ContractSerde(_confluent.SerdeHooks):
+    """ERROR and NONE for every serde; other actions come from the factory's rule registry; the
+    rules of referenced schemas run where `referenced` says (`referenced.py`)."""
+
+    referenced: ReferencedRules | None = None
+
+    def referenced_rules(
+        self, ser_ctx: SerializationContext, mode: RuleMode, root: Schema | None, message: Any, original: Any
+    ) -> Any:
+        if self.referenced is None:
+            return message
+        return self.referenced.run(self, ser_ctx, mode, root, message, original)
 
     def rule_action(self, ctx: RuleContext, action_name: str) -> RuleAction | None:
         if action_name == "ERROR":
@@ -119,7 +131,7 @@ class _ContractSerde(_confluent.SerdeHooks):
             _rule_clock.start = time.perf_counter()
 
 
-class _ContractSerializer(_ContractSerde, _confluent.SerializerHooks):
+class _ContractSerializer(ContractSerde, _confluent.SerializerHooks):
     """Serializer side: the writer schema resolution above, and the schema id for rule errors."""
 
     _format: str | None = None  # the format confluent-kafka asks the registry for (Protobuf: serialized)
@@ -150,7 +162,11 @@ class _ContractSerializer(_ContractSerde, _confluent.SerializerHooks):
         known = self._transforming.get(subject)
         if known is None or known[0] is not writer:
             id_bytes = ids.confluent_id(writer.schema_id) if writer and writer.schema_id is not None else None
-            known = (writer, transforms_on_write(writer.schema if writer else None), id_bytes)
+            schema = writer.schema if writer else None
+            parts = self.referenced is not None and self.referenced.apply_to(
+                schema, RuleMode.WRITE, self, True
+            )
+            known = (writer, transforms_on_write(schema) or parts, id_bytes)
             self._transforming[subject] = known
         context: MessageContext | None = getattr(self._call, "context", None)
         if context is not None and context.topic:
@@ -195,7 +211,8 @@ class _ContractSerializer(_ContractSerde, _confluent.SerializerHooks):
             found = registry.lookup_schema(subject, schema, normalize_schemas=normalize)
         # The registry's own copy, by id *and subject*: rule sets belong to a subject's versions.
         stored: Schema = self._rule_set_client.get_schema(found.schema_id, subject, self._format)
-        if not has_rules(stored):
+        parts = self.referenced is not None and self.referenced.apply_to(stored, RuleMode.WRITE, self)
+        if not has_rules(stored) and not parts:
             return None
         return RegisteredSchema(
             schema_id=found.schema_id, guid=found.guid, subject=subject, version=found.version, schema=stored
@@ -222,15 +239,15 @@ class ContractProtobufSerializer(_ContractSerializer, ProtobufSerializer):
         self._init_contract(rule_set_client)
 
 
-class ContractAvroDeserializer(_ContractSerde, AvroDeserializer):
+class ContractAvroDeserializer(ContractSerde, AvroDeserializer):
     pass
 
 
-class ContractJSONDeserializer(_ContractSerde, JSONDeserializer):
+class ContractJSONDeserializer(ContractSerde, JSONDeserializer):
     pass
 
 
-class ContractProtobufDeserializer(_ContractSerde, _confluent.DeserializerHooks, ProtobufDeserializer):
+class ContractProtobufDeserializer(ContractSerde, _confluent.DeserializerHooks, ProtobufDeserializer):
     """Reads the serialized descriptor of the writer schema, but looks it up by its `.proto` text.
 
     confluent-kafka's Protobuf deserializer fetches schemas in the serialized (base64 descriptor)
