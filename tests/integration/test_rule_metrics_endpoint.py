@@ -92,12 +92,11 @@ def test_a_producer_and_a_consumer_are_counted_per_rule_outcome_and_action(
     assert samples[executions, labels("positive", "WRITE", "passed", "NONE")] == 3
     assert samples[executions, labels("positive", "WRITE", "failed", "DLQ")] == 1
     assert samples[executions, labels("small", "READ", "passed", "NONE")] == 3
-    assert samples[executions, labels("small", "READ", "failed", "ERROR")] == 1
     assert (
         samples["pulsar_external_schema_rule_seconds_sum", labels("positive", "WRITE", "passed", "NONE")] > 0
     )
     counted = {key for key in samples if key[0] == executions}
-    assert len(counted) == 4, counted  # nothing else, nothing twice
+    assert len(counted) == 3, counted  # nothing else
 
 
 def test_the_console_consumer_serves_rule_metrics_while_it_runs(
@@ -115,7 +114,7 @@ def test_the_console_consumer_serves_rule_metrics_while_it_runs(
     }
     # It reads the two messages, then waits for more: the endpoint is scraped meanwhile.
     run = subprocess.Popen(
-        [str(COMMAND), "consume", topic, "--from-beginning", "--metrics-port", "0", "--output", "json"],
+        [str(COMMAND), "consume", topic, "--from-beginning", "--metrics-port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -139,4 +138,4 @@ def test_the_console_consumer_serves_rule_metrics_while_it_runs(
     finally:
         run.send_signal(signal.SIGINT)
         stdout, _ = run.communicate(timeout=30)
-    assert [json.loads(line)["value"]["qty"] for line in stdout.splitlines() if line.strip()] == [1, 2]
+    assert [json.loads(line)["qty"] for line in stdout.splitlines() if line.strip()] == [1, 2]
