@@ -100,6 +100,44 @@ def message_class(proto: Any, full_name: str) -> Any:
     return GetMessageClass(pool.FindMessageTypeByName(full_name))
 
 
+def referencing_protobuf_classes(package: str) -> tuple[Any, Any, Any]:
+    """(the `product.proto` and `order.proto` `FileDescriptorProto`s, the `Order` class): `Order`
+    (in order.proto) has line items whose `product` is a `Product` of the imported product.proto,
+    and a `gift` Product. File names are `<package>/product.proto` and `<package>/order.proto`,
+    as a reference names the import."""
+    f = descriptor_pb2.FieldDescriptorProto
+    product = descriptor_pb2.FileDescriptorProto(
+        name=f"{package}/product.proto", package=package, syntax="proto3"
+    )
+    add_fields(
+        product.message_type.add(name="Product"),
+        [("sku", 1, f.TYPE_STRING, f.LABEL_OPTIONAL, ""), ("price", 2, f.TYPE_DOUBLE, f.LABEL_OPTIONAL, "")],
+    )
+    order = descriptor_pb2.FileDescriptorProto(
+        name=f"{package}/order.proto", package=package, syntax="proto3"
+    )
+    order.dependency.append(product.name)
+    add_fields(
+        order.message_type.add(name="LineItem"),
+        [
+            ("qty", 1, f.TYPE_INT32, f.LABEL_OPTIONAL, ""),
+            ("product", 2, f.TYPE_MESSAGE, f.LABEL_OPTIONAL, f".{package}.Product"),
+        ],
+    )
+    add_fields(
+        order.message_type.add(name="Order"),
+        [
+            ("id", 1, f.TYPE_INT32, f.LABEL_OPTIONAL, ""),
+            ("items", 2, f.TYPE_MESSAGE, f.LABEL_REPEATED, f".{package}.LineItem"),
+            ("gift", 3, f.TYPE_MESSAGE, f.LABEL_OPTIONAL, f".{package}.Product"),
+        ],
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(product)
+    pool.Add(order)
+    return product, order, GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
+
+
 def _shipment_class() -> Any:
     """A Protobuf message with the shapes the Spark source maps: nested message, repeated, map and
     `google.protobuf.Timestamp`. Module-level (`schemas.Shipment`) so Spark's Python workers can

@@ -466,9 +466,9 @@ def parsed_avro(serde: Any, schema: Schema) -> Any:
     return serde._get_parsed_schema(schema)
 
 
-def rule_inputs(serde: Any, schema: Schema) -> tuple[Any, Any]:
-    """(inline tags, field transformer) the rule engine needs to run `schema`'s rules on a value
-    of it, as the serde builds them for its own schema (Avro and JSON Schema serdes)."""
+def rule_inputs(serde: Any, schema: Schema, value: Any) -> tuple[Any, Any]:
+    """(inline tags, field transformer) the rule engine needs to run `schema`'s rules on `value`,
+    a value of it, as the serde builds them for its own schema (Avro and JSON Schema serdes)."""
     from confluent_kafka.schema_registry.common import avro as avro_common
     from confluent_kafka.schema_registry.common import json_schema as json_common
     from referencing import Resource

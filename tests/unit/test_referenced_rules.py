@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference
 from contracts import FakePulsarClient, mock_factory, rule
+from schemas import referencing_protobuf_classes
 
 from pulsar_external_schema import (
     ConfigError,
@@ -19,6 +20,7 @@ from pulsar_external_schema import (
     SchemaRegistrySchemaFactory,
 )
 from pulsar_external_schema.deadletter import RULE_PATH, RULE_SUBJECT
+from pulsar_external_schema.protobuf_text import render_proto
 
 TOPIC = "persistent://acme/shop/orders"
 PRODUCT = {
@@ -231,3 +233,31 @@ def test_json_schema_parts_are_found_through_their_ref_and_a_cycle_is_refused() 
         ConfigError, match=r"schema references form a cycle \(product -> cyclic-order -> product\)"
     ):
         cyclic.encode("persistent://acme/shop/cyclic", {"id": 1, "lines": []})
+
+
+def test_protobuf_roots_that_opt_in_are_refused_clearly_not_skipped() -> None:
+    product_file, order_file, order_class = referencing_protobuf_classes("shopref")
+    factory = mock_factory(**{"rules.referenced": "true"})
+    client = factory.registry_client
+    client.register_schema(
+        "shopref-product",
+        Schema.from_dict(
+            {
+                "schema": render_proto(product_file),
+                "schemaType": "PROTOBUF",
+                "ruleSet": {"domainRules": [PRICED]},
+            }
+        ),
+    )
+    root = Schema.from_dict(
+        {
+            "schema": render_proto(order_file),
+            "schemaType": "PROTOBUF",
+            "references": [{"name": "shopref/product.proto", "subject": "shopref-product", "version": 1}],
+        }
+    )
+    schema = factory.protobuf(order_class, schema=root)
+    value = order_class(id=1)
+    value.items.add(qty=1).product.price = 0.0
+    with pytest.raises(ConfigError, match=r"not yet for Protobuf: turn 'rules\.referenced' off"):
+        schema.encode(TOPIC, value)

@@ -134,7 +134,7 @@ class PartCodec:
         plan = self.writes.get(topic)
         if type(plan) is not WritePlan:
             return None
-        if plan.steps and context is not None and RULE_NAME in context:
+        if plan.rules and context is not None and RULE_NAME in context:
             return None  # a replayed DLQ copy skips the rule it names: the reference decides
         try:
             if self._to_dict is not None:
@@ -220,6 +220,7 @@ class PartCodec:
             if isinstance(steps, str):
                 plan = self._reference(subject, steps, expiry(self._write_ttl))
             else:
+                rules = bool(steps)
                 steps, write = _metered_write(steps, self._format.writer(self._serializer, schema))
                 plan = WritePlan(
                     subject,
@@ -228,6 +229,7 @@ class PartCodec:
                     steps,
                     write,
                     expiry(self._write_ttl),
+                    rules,
                 )
             self.writes.put(topic, plan)
         if due:
@@ -538,24 +540,19 @@ class PartCodec:
 
 
 def _metered_write(steps: Steps, write: Callable[[Any], bytes]) -> tuple[Steps, Callable[[Any], bytes]]:
-    """A write plan's steps and writer, counting the rule executions its metered chains note
-    (`metrics.RuleMetrics.chain`) once the payload is written. Unchanged with metrics off."""
+    """A write plan's steps and writer, with rule metrics on: no steps, and a writer that runs
+    them, writes, and then counts the rules (`metrics.RuleMetrics.metered`). Unchanged with
+    metrics off, or with no metered rules."""
     store = metrics.recording()
-    if store is None or not steps:
+    if store is None or not any(isinstance(step, metrics.Chain) for step in steps):
         return steps, write
-    commit = store.commit
-
-    def write_then_count(value: Any) -> bytes:
-        payload = write(value)
-        commit()
-        return payload
-
-    return (store.begin, *steps), write_then_count
+    return (), store.metered(steps, write)
 
 
 def _metered_read(steps: Steps) -> Steps:
-    """A read plan's steps, counting what its metered chains note once the last step is through."""
+    """A read plan's steps, with rule metrics on: one step that runs them all and counts the rules
+    once the last is through."""
     store = metrics.recording()
-    if store is None or not steps:
+    if store is None or not any(isinstance(step, metrics.Chain) for step in steps):
         return steps
-    return (store.begin, *steps, store.commit)
+    return (store.metered(steps),)

@@ -41,10 +41,13 @@ class WritePlan:
     prefix: bytes
     """Prepended to every payload: the id in prefix mode, else nothing."""
     steps: Steps
-    """The compiled rule steps, in the order the rule engine runs them."""
+    """The compiled rule steps, in the order the rule engine runs them (none when `write` runs
+    them, counting them for rule metrics)."""
     write: Callable[[Any], bytes]
     expires: float
     """`monotonic()` after which the plan is resolved again; 0: never."""
+    rules: bool = False
+    """Whether rules run for its messages (in `steps` or in `write`)."""
 
 
 @dataclass(frozen=True, slots=True)

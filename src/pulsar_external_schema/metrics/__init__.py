@@ -19,14 +19,15 @@ DOWNGRADE), topic, outcome and action:
 
 Both paths count: the compiled one (`codec/`) for rules that pass there, and the reference one
 (confluent-kafka's rule engine, `rules/serdes.py`) for everything it runs, failures included. A
-message that a compiled rule fails goes to the reference path, which runs its rules again: it is
-counted there, once. The seconds are the rule's own evaluation, without its action (a DLQ copy's
-send is not a rule's cost).
+message the compiled path gives up on (a rule failed, or the format library refused the value)
+goes to the reference path, which runs its rules again: the compiled path counts a message only
+once its plan's last stage is through, so each message is counted once (`RuleMetrics.metered`). The seconds
+are the rule's own evaluation, without its action (a DLQ copy's send is not a rule's cost).
 
-Recording is off until something turns it on, and then costs a clock read and an addition per
-rule and message, and one lock per message (`benchmarks/run.py` has the row). A plan is metered when it is
-built, so turn metrics on before the first message: a producer or consumer that already has its
-plans counts only what takes the reference path until its plans are rebuilt.
+Recording is off until something turns it on, and then costs two clock reads and a locked
+addition per rule and message (`benchmarks/run.py` has the row). A plan is metered
+when it is built, so turn metrics on before the first message: a producer or consumer that
+already has its plans counts only what takes the reference path until its plans are rebuilt.
 
 The Spark validation job also counts its verdicts (`count_validated`), on the driver: the rules
 themselves run on the executors, in other processes.
@@ -44,6 +45,7 @@ __all__ = [
     "ERROR",
     "FAILED",
     "PASSED",
+    "Chain",
     "Key",
     "RuleMetrics",
     "RuleStat",
@@ -89,6 +91,24 @@ class ValidationStat:
     count: int
 
 
+class Chain:
+    """A compiled plan's rule steps and their cells (`RuleMetrics.chain`). Called as a step, it
+    runs them without counting; `RuleMetrics.metered` runs and counts."""
+
+    __slots__ = ("calls", "cells")
+
+    def __init__(
+        self, cells: tuple[list[float], ...], calls: tuple[Callable[[Any], Any] | None, ...]
+    ) -> None:
+        self.cells, self.calls = cells, calls
+
+    def __call__(self, value: Any) -> Any:
+        for call in self.calls:
+            if call is not None:
+                value = call(value)
+        return value
+
+
 class RuleMetrics:
     """The process's rule counts, written by the serdes and read by the exporters."""
 
@@ -96,21 +116,15 @@ class RuleMetrics:
         self._lock = threading.Lock()
         self._rules: dict[Key, list[float]] = {}
         self._validated: dict[tuple[str, str, str], int] = {}
-        self._pending = threading.local()
-        """Per thread: the `(cells, seconds)` the chains of the message being encoded or decoded noted."""
 
     def slot(self, key: Key) -> list[float]:
         """The `[count, seconds]` cell of `key`, made once: a compiled plan keeps its cells and
-        adds to them under `lock` without looking them up per message."""
+        adds to them without looking them up per message."""
         cell = self._rules.get(key)
         if cell is None:
             with self._lock:
                 cell = self._rules.setdefault(key, [0, 0.0])
         return cell
-
-    @property
-    def lock(self) -> threading.Lock:
-        return self._lock
 
     def record(self, key: Key, seconds: float) -> None:
         """One execution of a rule."""
@@ -119,45 +133,63 @@ class RuleMetrics:
             cell[0] += 1
             cell[1] += seconds
 
-    def chain(self, steps: Sequence[tuple[Key, Callable[[Any], Any] | None]]) -> Callable[[Any], Any]:
-        """One step that runs a plan's rule `steps` in order (None: a rule that has nothing to do
-        on this schema, still counted) and notes each as passed, with its time. The notes count
-        when the plan's last stage calls `commit` (`metered`): a message that fails later on the
-        compiled path goes to the reference path, which counts the rules it runs again itself."""
-        cells = tuple(self.slot(key) for key, _ in steps)
-        calls = tuple(step for _, step in steps)
-        pending, clock = self._pending, time.perf_counter
+    def chain(self, steps: Sequence[tuple[Key, Callable[[Any], Any] | None]]) -> Chain:
+        """A plan's rule `steps` with the cells they are counted in (a step of None: a rule that
+        has nothing to do on this schema, still counted). `metered` runs it."""
+        return Chain(tuple(self.slot(key) for key, _ in steps), tuple(step for _, step in steps))
+
+    def metered(
+        self, stages: Sequence[Callable[[Any], Any]], last: Callable[[Any], Any] | None = None
+    ) -> Callable[[Any], Any]:
+        """One function for a plan's `stages` and its `last` stage (a writer): each chain's rules
+        timed one by one, and counted as passed once `last` (or the last stage) is through. A
+        message that fails on the way goes to the reference path, which counts what it runs
+        itself: nothing here is counted for it."""
+        lock, clock = self._lock, time.perf_counter
+        plan: list[tuple[tuple[list[float], ...] | None, tuple[Callable[[Any], Any] | None, ...]]] = [
+            (stage.cells, stage.calls) if isinstance(stage, Chain) else (None, (stage,)) for stage in stages
+        ]
+        first = stages[0] if len(stages) == 1 else None
+        only = first.calls[0] if isinstance(first, Chain) and len(first.calls) == 1 else None
+        if isinstance(first, Chain) and only is not None:  # one rule, then perhaps the writer
+            (cell,) = first.cells
+            then = last if last is not None else (lambda value: value)
+
+            def one(value: Any) -> Any:
+                start = clock()
+                value = only(value)
+                spent = clock() - start
+                value = then(value)
+                with lock:
+                    cell[0] += 1
+                    cell[1] += spent
+                return value
+
+            return one
+        if last is not None:
+            plan.append((None, (last,)))
+        cells = tuple(cell for counted, _ in plan if counted is not None for cell in counted)
 
         def metered(value: Any) -> Any:
             spent = []
-            start = clock()
-            for step in calls:
-                if step is not None:
-                    value = step(value)
-                now = clock()
-                spent.append(now - start)
-                start = now
-            pending.notes.append((cells, spent))
+            for counted, calls in plan:
+                if counted is None:
+                    value = calls[0](value)  # type: ignore[misc]
+                    continue
+                start = clock()
+                for call in calls:
+                    if call is not None:
+                        value = call(value)
+                    now = clock()
+                    spent.append(now - start)
+                    start = now
+            with lock:
+                for cell, seconds in zip(cells, spent, strict=True):
+                    cell[0] += 1
+                    cell[1] += seconds
             return value
 
         return metered
-
-    def begin(self, value: Any) -> Any:
-        """A plan's first step: forget the notes of a message that did not finish."""
-        self._pending.notes = []
-        return value
-
-    def commit(self, value: Any = None) -> Any:
-        """A plan's last stage: count what its chains noted for this message."""
-        notes = self._pending.notes
-        if notes:
-            with self._lock:
-                for cells, spent in notes:
-                    for cell, seconds in zip(cells, spent, strict=True):
-                        cell[0] += 1
-                        cell[1] += seconds
-            self._pending.notes = []
-        return value
 
     def count_validated(self, topic: str, verdict: str, rule: str, count: int) -> None:
         """`count` messages of `topic` the validation job gave `verdict` (failing `rule`)."""

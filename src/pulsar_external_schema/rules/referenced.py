@@ -11,7 +11,8 @@ type:
 * Avro: a field (or array item, map value, union branch) whose type is the referenced named type
   (the reference's name is its full name, `acme.Product`);
 * JSON Schema: a property (or array item, map value) whose schema is `{"$ref": <the reference's
-  name>}`.
+  name>}`;
+* Protobuf: not yet (a root that opts in and has references fails with a `ConfigError`).
 
 A CEL condition of `Product` sees `message` bound to the part; its CEL_FIELD and ENCRYPT rules
 apply to the part's fields, with `Product`'s own tags. A part's rule runs with the referenced
@@ -34,6 +35,7 @@ rule engine, through `_confluent.SerdeHooks`); the graph of each root schema is 
 from __future__ import annotations
 
 import contextvars
+import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,11 +53,15 @@ __all__ = ["PATH", "PROPERTY", "ReferencedRules", "opted_in", "walker_for"]
 #: The metadata property of a root schema that turns referenced rules on or off for it.
 PROPERTY = "rules.referenced"
 
+#: Root schemas whose reference graphs a serde keeps (as many as it keeps plans, `codec/`).
+GRAPHS_KEPT = 1000
+
 #: Where in the root message the part whose rules run now sits (None: the root itself).
 PATH: contextvars.ContextVar[str | None] = contextvars.ContextVar("rule_path", default=None)
 
-#: A part: (its path below the root, the container holding it, its key there, its reference name).
-Part = tuple[str, Any, Any, str]
+#: A part: (its path below the root, its value, how to put a new value in its place, its
+#: reference name).
+Part = tuple[str, Any, Callable[[Any], None], str]
 Walk = Callable[[Any, Any], Iterator[Part]]
 
 
@@ -96,7 +102,7 @@ class ReferencedRules:
     """A serde's view of the reference graphs of the schemas it writes or reads (resolved once
     per root schema), and the runs of the parts' rules."""
 
-    def __init__(self, default: bool, walker: Callable[[Any, Schema], Walk]) -> None:
+    def __init__(self, default: bool, walker: Callable[[Any, Schema], Walk] | None) -> None:
         self._default = default
         self._walker = walker
         self._graphs: dict[tuple[str | None, str], dict[str, Referenced]] = {}
@@ -118,6 +124,8 @@ class ReferencedRules:
                 )
             self._check_no_cycle(client, root, [])
             with self._lock:
+                if len(self._graphs) >= GRAPHS_KEPT:
+                    self._graphs.clear()  # as many root schemas as plans: a bound, not an eviction policy
                 self._graphs[key] = found
         return found
 
@@ -146,11 +154,17 @@ class ReferencedRules:
         part, whose root message opted in (the parts' own references follow it)."""
         if root is None or not root.references or not (inside or opted_in(root, self._default)):
             return False
-        return any(
+        found = any(
             _applies(part.schema, mode, transforms)
             or self.apply_to(part.schema, mode, serde, transforms, inside=True)
             for part in self.graph(serde, root).values()
         )
+        if found and self._walker is None:
+            raise ConfigError(
+                "rules of referenced schemas run for Avro and JSON Schema, not yet for Protobuf: turn "
+                f"'{PROPERTY}' off for this schema (the root's own rules run as usual)"
+            )
+        return found
 
     def run(
         self,
@@ -167,32 +181,29 @@ class ReferencedRules:
             return message
         assert root is not None
         graph = self.graph(serde, root)
+        assert self._walker is not None  # apply_to refused the formats without one
         walk = self._walker(serde, root)
-        for below, container, key, name in list(walk(message, graph)):
+        for below, value, put, name in list(walk(message, graph)):
             part = graph[name]
-            token = PATH.set(f"{above or _root_name(root)}{below}")
+            token = PATH.set(f"{above or _root_name(root, message)}{below}")
             try:
-                inline_tags, transformer = _confluent.rule_inputs(serde, part.schema)
-                container[key] = _confluent.run_domain_rules(
-                    serde,
-                    ser_ctx,
-                    part.subject,
-                    mode,
-                    part.schema,
-                    container[key],
-                    inline_tags,
-                    transformer,
-                    original,
+                tags, transformer = _confluent.rule_inputs(serde, part.schema, value)
+                put(
+                    _confluent.run_domain_rules(
+                        serde, ser_ctx, part.subject, mode, part.schema, value, tags, transformer, original
+                    )
                 )
             finally:
                 PATH.reset(token)
         return message
 
 
-def _root_name(root: Schema) -> str:
-    """How a path names the root message: its record's (or JSON Schema's title's) short name."""
-    import json
-
+def _root_name(root: Schema, message: Any) -> str:
+    """How a path names the root message: its message type's, record's or (JSON Schema) title's
+    short name."""
+    descriptor = getattr(message, "DESCRIPTOR", None)
+    if descriptor is not None:
+        return str(descriptor.name)
     try:
         parsed = json.loads(root.schema_str or "")
     except ValueError:
@@ -205,6 +216,13 @@ def _root_name(root: Schema) -> str:
 
 
 # -- finding the parts ----------------------------------------------------------------------------
+
+
+def _setter(container: Any, key: Any) -> Callable[[Any], None]:
+    def put(value: Any) -> None:
+        container[key] = value
+
+    return put
 
 
 def avro_walker(serde: Any, root: Schema) -> Walk:
@@ -232,7 +250,7 @@ def _avro_parts(
         return
     if isinstance(node, str):
         if node in graph and not top:
-            yield path, container, key, node
+            yield path, value, _setter(container, key), node
         elif node in named:
             yield from _avro_parts(named[node], value, path, container, key, graph, named, top)
         return
@@ -246,7 +264,7 @@ def _avro_parts(
     kind = node.get("type")
     name = node.get("name")
     if kind in ("record", "error") and name in graph and not top:
-        yield path, container, key, name
+        yield path, value, _setter(container, key), name
         return
     if kind in ("record", "error") and isinstance(value, dict):
         for field in node.get("fields", []):
@@ -295,8 +313,6 @@ def _avro_branch(union: list[Any], value: Any, named: dict[str, Any]) -> Any:
 
 def json_walker(serde: Any, root: Schema) -> Walk:
     """The parts of a JSON value whose schema is a `$ref` to a referenced schema."""
-    import json
-
     try:
         schema = json.loads(root.schema_str or "")
     except ValueError:
@@ -316,7 +332,7 @@ def _json_parts(
     ref = node.get("$ref")
     if isinstance(ref, str):
         if ref in graph and container is not None:
-            yield path, container, key, ref
+            yield path, value, _setter(container, key), ref
         elif ref.startswith("#/"):
             target = root
             for step in ref[2:].split("/"):
@@ -338,13 +354,9 @@ def _json_parts(
             yield from _json_parts(node["items"], item, f"{path}[{index}]", value, index, graph, root)
 
 
-def _protobuf_walker(serde: Any, root: Schema) -> Walk:
-    raise ConfigError(
-        "rules of referenced schemas are run for Avro and JSON Schema, not yet for Protobuf: "
-        f"turn '{PROPERTY}' off for this schema"
-    )
-
-
-def walker_for(schema_type: str) -> Callable[[Any, Schema], Walk]:
-    """How parts are found in values of a format."""
-    return {"AVRO": avro_walker, "JSON": json_walker}.get(schema_type, _protobuf_walker)
+def walker_for(schema_type: str) -> Callable[[Any, Schema], Walk] | None:
+    """How parts are found in values of a format; None for Protobuf, not yet: confluent-kafka's
+    Protobuf serdes read a referenced file as a serialized descriptor, which only Confluent
+    Schema Registry serves, so the rules would need the registry's `.proto` text compiled into a
+    descriptor pool first."""
+    return {"AVRO": avro_walker, "JSON": json_walker}.get(schema_type)
