@@ -332,3 +332,41 @@ def test_the_encryption_executors_parts() -> None:
     cryptor = transform._cryptor  # confluent-kafka's own: each side reads the other's ciphertext
     assert cryptor.decrypt(key, encrypt(b"plain"), b"") == b"plain"
     assert decrypt(cryptor.encrypt(key, b"text", b"")) == b"text"
+
+
+def test_rule_engine_hooks_see_every_rule_and_phase() -> None:
+    """`SerdeHooks` overrides `_execute_rules_with_phase` and `_run_action`: the engine must call
+    them with the arguments they name, once per phase and once per rule."""
+    rules = {"domainRules": [rule("r", "CONDITION", "CEL", "WRITEREAD", "true", onSuccess="NONE")]}
+    schema = mock_factory().avro(contract(RECORD, ruleSet=rules))
+    serializer: Any = schema._part.serializer
+    seen: list[Any] = []
+    serializer.rules_starting = lambda: seen.append("phase")
+    serializer.rule_ran = lambda ctx, action, message, ex: seen.append((ctx.rule.name, action(), ex))
+    schema.encode(TOPIC, {"a": "y"})  # a topic's first message takes the reference path
+    assert ("r", "NONE", None) in seen and seen.count("phase") >= 1
+    pair = _rule("WRITEREAD")
+    assert _confluent.action_name(serializer, pair, RuleMode.WRITE, "DLQ,NONE", "ERROR") == "DLQ"
+    assert _confluent.action_name(serializer, pair, RuleMode.READ, "DLQ,NONE", "ERROR") == "NONE"
+    assert _confluent.action_name(serializer, pair, RuleMode.READ, None, "ERROR") == "ERROR"
+
+
+def _rule(mode: str) -> Any:
+    from confluent_kafka.schema_registry.schema_registry_client import Rule
+
+    return Rule.from_dict(rule("r", "CONDITION", "CEL", mode, "true"))
+
+
+def test_registry_client_parsed_avro_rule_inputs_and_run_domain_rules() -> None:
+    schema, _ = _avro()
+    serializer = schema._part.serializer
+    assert _confluent.registry_client(serializer) is schema._part.serializer._registry
+    rewrite = rule("f", "TRANSFORM", "CEL_FIELD", "WRITE", "true ; 'z'")
+    registered = contract(RECORD, ruleSet={"domainRules": [rewrite]})
+    assert _confluent.parsed_avro(serializer, registered)["name"] == "R"
+    tags, transformer = _confluent.rule_inputs(serializer, registered, {"a": "x"})
+    assert isinstance(tags, dict) and callable(transformer)
+    out = _confluent.run_domain_rules(
+        serializer, CTX, SUBJECT, RuleMode.WRITE, registered, {"a": "x"}, tags, transformer, {"a": "x"}
+    )
+    assert out == {"a": "z"}

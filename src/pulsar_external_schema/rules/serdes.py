@@ -1,6 +1,6 @@
 """confluent-kafka's serializers and deserializers, with data contracts that always take effect.
 
-Two changes to confluent-kafka's serdes, both through methods its serdes define for this:
+Three changes to confluent-kafka's serdes, through methods its serdes define for this:
 
 * **Rules on write whenever the registered schema carries them.** confluent-kafka's serializers
   run rules only when a version is pinned (`use.schema.id`, `use.latest.with.metadata`,
@@ -22,8 +22,10 @@ Two changes to confluent-kafka's serdes, both through methods its serdes define 
 * **ERROR says what failed.** The ERROR action raises `RuleViolationError` naming the rule, its
   mode, the topic, subject, schema id and the cause, instead of an empty `SerializationError`.
 
-And, when rule metrics are on (`metrics/`), each rule the engine runs is counted with its
-outcome, action and evaluation time.
+And two additions beyond Confluent, through `_confluent.SerdeHooks`: with rule metrics on
+(`metrics/`), each rule the engine runs is counted with its outcome, action and evaluation time;
+and the rules of referenced schemas run on the parts of a message of their type where a root
+schema opts in (`referenced.py`).
 """
 
 from __future__ import annotations
