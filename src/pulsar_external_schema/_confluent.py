@@ -468,7 +468,7 @@ def parsed_avro(serde: Any, schema: Schema) -> Any:
 
 def rule_inputs(serde: Any, schema: Schema, value: Any) -> tuple[Any, Any]:
     """(inline tags, field transformer) the rule engine needs to run `schema`'s rules on `value`,
-    a value of it, as the serde builds them for its own schema (Avro and JSON Schema serdes)."""
+    a value of it, as the serde builds them for its own schema."""
     from confluent_kafka.schema_registry.common import avro as avro_common
     from confluent_kafka.schema_registry.common import json_schema as json_common
     from referencing import Resource
@@ -491,7 +491,14 @@ def rule_inputs(serde: Any, schema: Schema, value: Any) -> tuple[Any, Any]:
             return json_common.transform(ctx, parsed, references, resolver, "$", message, field_transform)
 
         return None, json_transformer
-    raise TypeError(f"rules of referenced {schema.schema_type} schemas are not run")
+    from confluent_kafka.schema_registry.common import protobuf as protobuf_common
+
+    descriptor = value.DESCRIPTOR  # Protobuf: the part's own message type
+
+    def protobuf_transformer(ctx: RuleContext, field_transform: Any, message: Any) -> Any:
+        return protobuf_common.transform(ctx, descriptor, message, field_transform)
+
+    return None, protobuf_transformer
 
 
 def run_domain_rules(

@@ -1,6 +1,5 @@
 """Rules of referenced schemas on the real broker and registry: Avro nested twice (Order ->
-LineItem -> Product), and JSON Schema through `$ref`. Protobuf is not covered yet
-(docs/data-contracts.md#rules-of-referenced-schemas)."""
+LineItem -> Product), JSON Schema through `$ref`, Protobuf through an import."""
 
 from __future__ import annotations
 
@@ -10,9 +9,11 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from contracts import drain, rule, subscribe, unique
+from schemas import referencing_protobuf_classes
 
 from pulsar_external_schema import DeadLetteredError, RuleViolationError, create_producer
 from pulsar_external_schema.deadletter import RULE_NAME, RULE_PATH, RULE_SUBJECT
+from pulsar_external_schema.protobuf_text import render_proto
 
 
 def registered(
@@ -144,3 +145,49 @@ def test_json_schema_parts_through_their_ref(
         producer.send({"id": 2, "lines": [{"sku": "a", "price": 2}, {"sku": "b", "price": 0}]})
 
     assert [m.value()["id"] for m in drain(consumer, 5_000)] == [1]
+
+
+def test_protobuf_parts_are_the_messages_of_the_imported_file(
+    registry_client: SchemaRegistryClient, make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    package = unique("shop").replace("-", "_")
+    product_file, order_file, order_class = referencing_protobuf_classes(package)
+    product_subject = f"{package}-product"
+    priced = rule("priced", "CONDITION", "CEL", "WRITEREAD", "message.price > 0.0")
+    marked = rule("marked", "TRANSFORM", "CEL_FIELD", "WRITE", "name == 'sku' ; value + '*'")
+    registry_client.register_schema(
+        product_subject,
+        Schema.from_dict(
+            {
+                "schema": render_proto(product_file),
+                "schemaType": "PROTOBUF",
+                "ruleSet": {"domainRules": [priced, marked]},
+            }
+        ),
+    )
+    root = Schema.from_dict(
+        {
+            "schema": render_proto(order_file),
+            "schemaType": "PROTOBUF",
+            "references": [{"name": product_file.name, "subject": product_subject, "version": 1}],
+        }
+    )
+    schema = make_factory(**{"rules.referenced": "true"}).protobuf(order_class, schema=root)
+    consumer = subscribe(pulsar_client, topic, schema)
+    producer = create_producer(pulsar_client, topic, schema)
+
+    def order_of(ident: int, *prices: float) -> Any:
+        value = order_class(id=ident)
+        for i, price in enumerate(prices):
+            item = value.items.add(qty=1)
+            item.product.sku, item.product.price = f"p{i}", price
+        value.gift.sku, value.gift.price = "g", 9.0
+        return value
+
+    producer.send(order_of(1, 1.0, 2.0))
+    with pytest.raises(RuleViolationError, match=r"on Order\.items\[1\]\.product failed") as failed:
+        producer.send(order_of(2, 1.0, 0.0))
+    assert failed.value.subject == product_subject
+
+    (received,) = [m.value() for m in drain(consumer, 5_000)]
+    assert [item.product.sku for item in received.items] == ["p0*", "p1*"] and received.gift.sku == "g*"

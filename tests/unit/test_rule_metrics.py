@@ -174,7 +174,9 @@ def test_opentelemetry_observes_the_same_counts(store: metrics.RuleMetrics) -> N
     from pulsar_external_schema.metrics import opentelemetry
 
     reader = InMemoryMetricReader()
-    opentelemetry.register_rule_metrics(MeterProvider(metric_readers=[reader]))
+    provider = MeterProvider(metric_readers=[reader])
+    opentelemetry.register_rule_metrics(provider)
+    opentelemetry.register_rule_metrics(provider)  # idempotent: one set of instruments
     schema = mock_factory().avro(with_rules(rule("small", "CONDITION", "CEL", "WRITE", "message.n < 10")))
     for n in (1, 2, 30):
         with contextlib.suppress(RuleViolationError):

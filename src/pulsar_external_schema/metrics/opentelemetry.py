@@ -46,11 +46,18 @@ def _attributes(stat: Any) -> dict[str, str]:
     }
 
 
+_registered: set[int] = set()
+
+
 def register_rule_metrics(meter_provider: MeterProvider | None = None) -> RuleMetrics:
     """Turn rule metrics on and observe them through `meter_provider` (default: the global one).
-    Returns the store they are read from."""
+    Returns the store they are read from. Idempotent per meter provider."""
     store = enable_rule_metrics()
-    meter = (meter_provider or get_meter_provider()).get_meter("pulsar_external_schema", VERSION)
+    provider = meter_provider or get_meter_provider()
+    if id(provider) in _registered:
+        return store
+    _registered.add(id(provider))
+    meter = provider.get_meter("pulsar_external_schema", VERSION)
 
     def executions(options: CallbackOptions) -> Iterable[Observation]:
         return [Observation(stat.count, _attributes(stat)) for stat in store.snapshot()]

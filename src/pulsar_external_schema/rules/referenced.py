@@ -12,7 +12,8 @@ type:
   (the reference's name is its full name, `acme.Product`);
 * JSON Schema: a property (or array item, map value) whose schema is `{"$ref": <the reference's
   name>}`;
-* Protobuf: not yet (a root that opts in and has references fails with a `ConfigError`).
+* Protobuf: a field (or repeated item, map value) whose message type the referenced file defines
+  (the reference's name is the import path, `acme/product.proto`).
 
 A CEL condition of `Product` sees `message` bound to the part; its CEL_FIELD and ENCRYPT rules
 apply to the part's fields, with `Product`'s own tags. A part's rule runs with the referenced
@@ -48,7 +49,17 @@ from confluent_kafka.serialization import SerializationContext
 from .. import _confluent
 from ..errors import ConfigError
 
-__all__ = ["PATH", "PROPERTY", "ReferencedRules", "opted_in", "walker_for"]
+__all__ = [
+    "PATH",
+    "PROPERTY",
+    "Referenced",
+    "ReferencedRules",
+    "avro_walker",
+    "json_walker",
+    "opted_in",
+    "protobuf_walker",
+    "walker_for",
+]
 
 #: The metadata property of a root schema that turns referenced rules on or off for it.
 PROPERTY = "rules.referenced"
@@ -102,7 +113,7 @@ class ReferencedRules:
     """A serde's view of the reference graphs of the schemas it writes or reads (resolved once
     per root schema), and the runs of the parts' rules."""
 
-    def __init__(self, default: bool, walker: Callable[[Any, Schema], Walk] | None) -> None:
+    def __init__(self, default: bool, walker: Callable[[Any, Schema], Walk]) -> None:
         self._default = default
         self._walker = walker
         self._graphs: dict[tuple[str | None, str], dict[str, Referenced]] = {}
@@ -117,7 +128,7 @@ class ReferencedRules:
             client = _confluent.registry_client(serde)
             found = {}
             for reference in root.references or []:
-                registered = client.get_version(reference.subject, reference.version)
+                registered = _version(client, root, reference.subject, reference.version)
                 name = reference.name or ""
                 found[name] = Referenced(
                     name, reference.subject or "", int(registered.version or 0), registered.schema
@@ -137,7 +148,7 @@ class ReferencedRules:
                     f"schema references form a cycle ({chain}): rules of referenced schemas need "
                     "references that do not come back to a subject"
                 )
-            registered = client.get_version(reference.subject, reference.version)
+            registered = _version(client, schema, reference.subject, reference.version)
             self._check_no_cycle(client, registered.schema, [*path, reference.subject or ""])
 
     def apply_to(
@@ -154,17 +165,11 @@ class ReferencedRules:
         part, whose root message opted in (the parts' own references follow it)."""
         if root is None or not root.references or not (inside or opted_in(root, self._default)):
             return False
-        found = any(
+        return any(
             _applies(part.schema, mode, transforms)
             or self.apply_to(part.schema, mode, serde, transforms, inside=True)
             for part in self.graph(serde, root).values()
         )
-        if found and self._walker is None:
-            raise ConfigError(
-                "rules of referenced schemas run for Avro and JSON Schema, not yet for Protobuf: turn "
-                f"'{PROPERTY}' off for this schema (the root's own rules run as usual)"
-            )
-        return found
 
     def run(
         self,
@@ -181,7 +186,6 @@ class ReferencedRules:
             return message
         assert root is not None
         graph = self.graph(serde, root)
-        assert self._walker is not None  # apply_to refused the formats without one
         walk = self._walker(serde, root)
         for below, value, put, name in list(walk(message, graph)):
             part = graph[name]
@@ -196,6 +200,14 @@ class ReferencedRules:
             finally:
                 PATH.reset(token)
         return message
+
+
+def _version(client: Any, root: Schema, subject: str | None, version: int | None) -> Any:
+    """A referenced version, asked for in the form the serde asks for it: the registry client
+    caches versions by (subject, version) whatever the form, and confluent-kafka's Protobuf serdes
+    read references as serialized descriptors."""
+    form = "serialized" if root.schema_type == "PROTOBUF" else None
+    return client.get_version(subject, version, True, form)
 
 
 def _root_name(root: Schema, message: Any) -> str:
@@ -354,9 +366,45 @@ def _json_parts(
             yield from _json_parts(node["items"], item, f"{path}[{index}]", value, index, graph, root)
 
 
-def walker_for(schema_type: str) -> Callable[[Any, Schema], Walk] | None:
-    """How parts are found in values of a format; None for Protobuf, not yet: confluent-kafka's
-    Protobuf serdes read a referenced file as a serialized descriptor, which only Confluent
-    Schema Registry serves, so the rules would need the registry's `.proto` text compiled into a
-    descriptor pool first."""
-    return {"AVRO": avro_walker, "JSON": json_walker}.get(schema_type)
+def protobuf_walker(serde: Any, root: Schema) -> Walk:
+    """The parts of a Protobuf message whose message type a referenced file (an import, named by
+    its path as the reference is) defines. Sub-messages are changed in place: a rule that gives a
+    new one has it copied into the part."""
+
+    def walk(value: Any, graph: dict[str, Referenced]) -> Iterator[Part]:
+        yield from _protobuf_parts(value, "", graph)
+
+    return walk
+
+
+def _protobuf_parts(message: Any, path: str, graph: dict[str, Referenced]) -> Iterator[Part]:
+    for field, item in message.ListFields():
+        if field.message_type is None:
+            continue
+        if field.message_type.GetOptions().map_entry:
+            if field.message_type.fields_by_name["value"].message_type is not None:
+                for key, value in item.items():
+                    yield from _protobuf_part(value, f"{path}.{field.name}[{key!r}]", graph)
+        elif field.is_repeated:
+            for index, value in enumerate(item):
+                yield from _protobuf_part(value, f"{path}.{field.name}[{index}]", graph)
+        else:
+            yield from _protobuf_part(item, f"{path}.{field.name}", graph)
+
+
+def _protobuf_part(value: Any, path: str, graph: dict[str, Referenced]) -> Iterator[Part]:
+    name = value.DESCRIPTOR.file.name
+    if name in graph:
+
+        def put(new: Any) -> None:
+            if new is not None and new is not value:
+                value.CopyFrom(new)
+
+        yield path, value, put, name
+    else:
+        yield from _protobuf_parts(value, path, graph)
+
+
+def walker_for(schema_type: str) -> Callable[[Any, Schema], Walk]:
+    """How parts are found in values of a format (AVRO, JSON or PROTOBUF)."""
+    return {"AVRO": avro_walker, "JSON": json_walker, "PROTOBUF": protobuf_walker}[schema_type]
