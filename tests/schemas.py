@@ -100,30 +100,32 @@ def message_class(proto: Any, full_name: str) -> Any:
     return GetMessageClass(pool.FindMessageTypeByName(full_name))
 
 
-def referencing_protobuf_classes(package: str) -> tuple[Any, Any, Any]:
-    """(the `product.proto` and `order.proto` `FileDescriptorProto`s, the `Order` class): `Order`
-    (in order.proto) has line items whose `product` is a `Product` of the imported product.proto,
-    and a `gift` Product. File names are `<package>/product.proto` and `<package>/order.proto`,
-    as a reference names the import."""
+def referencing_protobuf_classes(package: str) -> tuple[Any, Any, Any, Any]:
+    """(the `product.proto`, `line_item.proto` and `order.proto` `FileDescriptorProto`s, the
+    `Order` class): an `Order` has line items (of the imported line_item.proto), each with a
+    `product` (of product.proto, which line_item.proto imports), and a `gift` Product. File names
+    are `<package>/<file>`, as a reference names the import."""
     f = descriptor_pb2.FieldDescriptorProto
-    product = descriptor_pb2.FileDescriptorProto(
-        name=f"{package}/product.proto", package=package, syntax="proto3"
-    )
+
+    def file(name: str, *imports: Any) -> Any:
+        made = descriptor_pb2.FileDescriptorProto(name=f"{package}/{name}", package=package, syntax="proto3")
+        made.dependency.extend(imported.name for imported in imports)
+        return made
+
+    product = file("product.proto")
     add_fields(
         product.message_type.add(name="Product"),
         [("sku", 1, f.TYPE_STRING, f.LABEL_OPTIONAL, ""), ("price", 2, f.TYPE_DOUBLE, f.LABEL_OPTIONAL, "")],
     )
-    order = descriptor_pb2.FileDescriptorProto(
-        name=f"{package}/order.proto", package=package, syntax="proto3"
-    )
-    order.dependency.append(product.name)
+    line = file("line_item.proto", product)
     add_fields(
-        order.message_type.add(name="LineItem"),
+        line.message_type.add(name="LineItem"),
         [
             ("qty", 1, f.TYPE_INT32, f.LABEL_OPTIONAL, ""),
             ("product", 2, f.TYPE_MESSAGE, f.LABEL_OPTIONAL, f".{package}.Product"),
         ],
     )
+    order = file("order.proto", line, product)
     add_fields(
         order.message_type.add(name="Order"),
         [
@@ -133,9 +135,9 @@ def referencing_protobuf_classes(package: str) -> tuple[Any, Any, Any]:
         ],
     )
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(product)
-    pool.Add(order)
-    return product, order, GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
+    for made in (product, line, order):
+        pool.Add(made)
+    return product, line, order, GetMessageClass(pool.FindMessageTypeByName(f"{package}.Order"))
 
 
 def _shipment_class() -> Any:

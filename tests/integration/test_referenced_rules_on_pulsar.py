@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from contracts import drain, rule, subscribe, unique
 from schemas import referencing_protobuf_classes
 
-from pulsar_external_schema import DeadLetteredError, RuleViolationError, create_producer
+from pulsar_external_schema import ConfigError, DeadLetteredError, RuleViolationError, create_producer
 from pulsar_external_schema.deadletter import RULE_NAME, RULE_PATH, RULE_SUBJECT
 from pulsar_external_schema.protobuf_text import render_proto
 
@@ -107,10 +107,10 @@ def test_avro_parts_nested_twice_run_their_rules_and_dead_letter_with_their_path
     assert json.loads(copy.data())["id"] == 2  # the whole order, not the part
 
 
-def test_json_schema_parts_through_their_ref(
+def test_json_schema_parts_nested_twice_through_their_refs_and_a_cycle_refused(
     registry_client: SchemaRegistryClient, make_factory: Any, pulsar_client: Any, topic: str
 ) -> None:
-    product_subject = unique("product")
+    product_subject, line_subject = unique("product"), unique("line-item")
     product = {"type": "object", "properties": {"sku": {"type": "string"}, "price": {"type": "number"}}}
     registered(
         registry_client,
@@ -119,12 +119,21 @@ def test_json_schema_parts_through_their_ref(
         "JSON",
         [rule("priced", "CONDITION", "CEL", "WRITEREAD", "message.price > 0.0")],
     )
+    line = {"type": "object", "properties": {"qty": {"type": "integer"}, "product": {"$ref": "product.json"}}}
+    registered(
+        registry_client,
+        line_subject,
+        line,
+        "JSON",
+        [rule("counted", "CONDITION", "CEL", "WRITE", "message.qty > 0")],
+        [("product.json", product_subject)],
+    )
     order = {
         "type": "object",
         "title": "Order",
         "properties": {
             "id": {"type": "integer"},
-            "lines": {"type": "array", "items": {"$ref": "product.json"}},
+            "lines": {"type": "array", "items": {"$ref": "line-item.json"}},
         },
     }
     root = registered(
@@ -133,53 +142,87 @@ def test_json_schema_parts_through_their_ref(
         order,
         "JSON",
         None,
-        [("product.json", product_subject)],
+        [("line-item.json", line_subject)],
     )
     schema = make_factory(**{"rules.referenced": "true"}).json(root)
     consumer = subscribe(pulsar_client, topic, schema)
     producer = create_producer(pulsar_client, topic, schema)
-    producer.send({"id": 1, "lines": [{"sku": "a", "price": 2}]})
-    with pytest.raises(
-        RuleViolationError, match=r"rule 'priced' \(CONDITION CEL, WRITE\) on Order\.lines\[1\] failed"
-    ):
-        producer.send({"id": 2, "lines": [{"sku": "a", "price": 2}, {"sku": "b", "price": 0}]})
 
+    def lines(*prices: float) -> list[dict[str, Any]]:
+        return [{"qty": 1, "product": {"sku": f"p{i}", "price": p}} for i, p in enumerate(prices)]
+
+    producer.send({"id": 1, "lines": lines(2)})
+    with pytest.raises(
+        RuleViolationError,
+        match=r"rule 'priced' \(CONDITION CEL, WRITE\) on Order\.lines\[1\]\.product failed",
+    ):
+        producer.send({"id": 2, "lines": lines(2, 0)})
+    with pytest.raises(RuleViolationError, match=r"rule 'counted' .* on Order\.lines\[0\] failed"):
+        producer.send({"id": 3, "lines": [{"qty": 0, "product": {"sku": "a", "price": 1}}]})
     assert [m.value()["id"] for m in drain(consumer, 5_000)] == [1]
 
-
-def test_protobuf_parts_are_the_messages_of_the_imported_file(
-    registry_client: SchemaRegistryClient, make_factory: Any, pulsar_client: Any, topic: str
-) -> None:
-    package = unique("shop").replace("-", "_")
-    product_file, order_file, order_class = referencing_protobuf_classes(package)
-    product_subject = f"{package}-product"
-    priced = rule("priced", "CONDITION", "CEL", "WRITEREAD", "message.price > 0.0")
-    marked = rule("marked", "TRANSFORM", "CEL_FIELD", "WRITE", "name == 'sku' ; value + '*'")
+    # product v2 references the order subject's v1; order v2 references product v2: a cycle
+    order_subject = unique("cyclic-order")
+    registered(registry_client, order_subject, order, "JSON", None, [("line-item.json", line_subject)])
     registry_client.register_schema(
         product_subject,
         Schema.from_dict(
             {
-                "schema": render_proto(product_file),
-                "schemaType": "PROTOBUF",
-                "ruleSet": {"domainRules": [priced, marked]},
+                "schema": json.dumps(product),
+                "schemaType": "JSON",
+                "references": [{"name": "order.json", "subject": order_subject, "version": 1}],
             }
         ),
     )
-    root = Schema.from_dict(
+    looping = Schema.from_dict(
         {
-            "schema": render_proto(order_file),
-            "schemaType": "PROTOBUF",
-            "references": [{"name": product_file.name, "subject": product_subject, "version": 1}],
+            "schema": json.dumps(
+                {**order, "properties": {"id": {"type": "integer"}, "p": {"$ref": "product.json"}}}
+            ),
+            "schemaType": "JSON",
+            "references": [{"name": "product.json", "subject": product_subject, "version": 2}],
         }
     )
+    cyclic = make_factory(**{"rules.referenced": "true"}).json(looping)
+    with pytest.raises(ConfigError, match="schema references form a cycle"):
+        cyclic.encode(f"persistent://public/default/{order_subject}", {"id": 1})
+
+
+def test_protobuf_parts_nested_twice_are_the_messages_of_the_imported_files(
+    registry_client: SchemaRegistryClient, make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    package = unique("shop").replace("-", "_")
+    product_file, line_file, order_file, order_class = referencing_protobuf_classes(package)
+    product_subject, line_subject = f"{package}-product", f"{package}-line-item"
+    priced = rule("priced", "CONDITION", "CEL", "WRITEREAD", "message.price > 0.0")
+    marked = rule("marked", "TRANSFORM", "CEL_FIELD", "WRITE", "name == 'sku' ; value + '*'")
+    counted = rule("counted", "CONDITION", "CEL", "WRITE", "message.qty > 0")
+
+    def proto(made: Any, rules: list[dict[str, Any]], references: list[tuple[Any, str]]) -> Schema:
+        return Schema.from_dict(
+            {
+                "schema": render_proto(made),
+                "schemaType": "PROTOBUF",
+                "ruleSet": {"domainRules": rules},
+                "references": [
+                    {"name": f.name, "subject": subject, "version": 1} for f, subject in references
+                ],
+            }
+        )
+
+    registry_client.register_schema(product_subject, proto(product_file, [priced, marked], []))
+    registry_client.register_schema(
+        line_subject, proto(line_file, [counted], [(product_file, product_subject)])
+    )
+    root = proto(order_file, [], [(line_file, line_subject), (product_file, product_subject)])
     schema = make_factory(**{"rules.referenced": "true"}).protobuf(order_class, schema=root)
     consumer = subscribe(pulsar_client, topic, schema)
     producer = create_producer(pulsar_client, topic, schema)
 
-    def order_of(ident: int, *prices: float) -> Any:
+    def order_of(ident: int, *prices: float, qty: int = 1) -> Any:
         value = order_class(id=ident)
         for i, price in enumerate(prices):
-            item = value.items.add(qty=1)
+            item = value.items.add(qty=qty)
             item.product.sku, item.product.price = f"p{i}", price
         value.gift.sku, value.gift.price = "g", 9.0
         return value
@@ -188,6 +231,8 @@ def test_protobuf_parts_are_the_messages_of_the_imported_file(
     with pytest.raises(RuleViolationError, match=r"on Order\.items\[1\]\.product failed") as failed:
         producer.send(order_of(2, 1.0, 0.0))
     assert failed.value.subject == product_subject
+    with pytest.raises(RuleViolationError, match=r"rule 'counted' .* on Order\.items\[0\] failed"):
+        producer.send(order_of(3, 1.0, qty=0))
 
     (received,) = [m.value() for m in drain(consumer, 5_000)]
     assert [item.product.sku for item in received.items] == ["p0*", "p1*"] and received.gift.sku == "g*"

@@ -239,7 +239,7 @@ def test_protobuf_parts_are_the_messages_of_the_imported_file() -> None:
     """The walk alone (confluent-kafka's mock registry serves no serialized descriptors, which its
     Protobuf serdes read references as; the real registry runs the whole path in
     tests/integration/test_referenced_rules_on_pulsar.py)."""
-    product_file, _, order_class = referencing_protobuf_classes("shopwalk")
+    product_file, _, _, order_class = referencing_protobuf_classes("shopwalk")
     value = order_class(id=1)
     for price in (1.0, 2.0):
         value.items.add(qty=1).product.price = price
