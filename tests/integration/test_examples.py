@@ -107,6 +107,18 @@ def test_rule_metrics_example(services: Services) -> None:
     ]
 
 
+def test_referenced_rules_example(services: Services) -> None:
+    result = run_example("referenced_rules.py", services)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "sent order 1",
+        "refused order 2: rule 'pricePositive' (CONDITION CEL, WRITE) on Order.products[1] "
+        "(subject shop.Product)",
+        "consumed order 1",
+    ]
+
+
 def test_json_evolution_example(services: Services) -> None:
     result = run_example("json_evolution.py", services)
 
