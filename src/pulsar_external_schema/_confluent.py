@@ -7,10 +7,12 @@ function, registry calls and caches, parsed schemas, decisions on disabled rules
 the registry client's REST calls reach what its methods do not (a Protobuf schema's serialized
 descriptor past a cache that keys by id only); the CEL executors reuse confluent-kafka's value
 conversions and validators; the serde subclasses of `rules/serdes.py` change three decisions
-of confluent-kafka's serdes. Each touch is a function or a hook class here (the three private
-methods those subclasses need overridden are overridden here, and handed to hooks with public
-names), and tests/unit/test_codec_touch_points.py holds each one to the installed
-confluent-kafka, whose version pyproject.toml bounds.
+of confluent-kafka's serdes, and see each rule its engine runs (rule metrics) and each schema whose
+domain rules it runs (the rules of referenced schemas, run through the same engine). Each touch
+is a function or a hook class here (the private methods those subclasses need overridden are
+overridden here, and handed to hooks with public names), and
+tests/unit/test_codec_touch_points.py holds each one to the installed confluent-kafka, whose
+version pyproject.toml bounds.
 """
 
 from __future__ import annotations
