@@ -148,8 +148,10 @@ class RuleViolationError(ExternalSchemaError, SerializationError):
     """A data-contract rule failed (or its action said so): raised by the ERROR action, and by DLQ.
 
     Carries the rule's name and the mode it ran in, besides topic, subject and schema id; `cause` is
-    the executor's error or the failed condition. It is also a confluent-kafka `SerializationError`,
-    which is what its rule engine lets through.
+    the executor's error or the failed condition; `path`, for a referenced schema's rule, where the
+    part it ran on sits in the message (`Order.items[1].product`; `subject` is then the referenced
+    one). It is also a confluent-kafka `SerializationError`, which is what its rule engine lets
+    through.
     """
 
     def __init__(
@@ -162,10 +164,12 @@ class RuleViolationError(ExternalSchemaError, SerializationError):
         subject: str | None = None,
         schema_id: str | None = None,
         cause: str | None = None,
+        path: str | None = None,
     ) -> None:
         self.rule = rule
         self.mode = mode
         self.cause = cause
+        self.path = path
         super().__init__(message, topic=topic, subject=subject, schema_id=schema_id)
 
 

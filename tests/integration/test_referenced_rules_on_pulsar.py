@@ -93,6 +93,7 @@ def test_avro_parts_nested_twice_run_their_rules_and_dead_letter_with_their_path
     with pytest.raises(DeadLetteredError) as failed:
         producer.send({"id": 2, "items": items(1.0, -3.0)})
     assert (failed.value.rule, failed.value.subject) == ("priced", product_subject)
+    assert failed.value.path == "Order.items[1].product"
     producer.send({"id": 3, "items": items(4.0)})
 
     values = [m.value() for m in drain(consumer, 5_000)]

@@ -112,7 +112,7 @@ def test_a_referenced_condition_runs_on_each_part_of_its_type_and_says_where() -
     with pytest.raises(RuleViolationError) as failed:
         schema.encode(TOPIC, order(1.0, -5.0))
     error = failed.value
-    assert (error.rule, error.subject) == ("priced", "acme.Product")
+    assert (error.rule, error.subject, error.path) == ("priced", "acme.Product", "Order.items[1].product")
     assert "rule 'priced' (CONDITION CEL, WRITE) on Order.items[1].product failed" in str(error)
     with pytest.raises(RuleViolationError, match=r"on Order\.gift failed"):
         schema.encode(TOPIC, order(1.0, gift=0.0))

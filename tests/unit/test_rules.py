@@ -34,6 +34,7 @@ def test_error_names_rule_mode_topic_subject_schema_id_and_cause() -> None:
         "rule 'checkLen' (CONDITION CEL, WRITE) failed: Rule expr failed: size(message.f1) < 10 "
         "(topic orders, subject public.default.orders-value, schema id 1)"
     )
+    assert failure.value.path is None  # the root's own rule: no part
 
 
 def test_dlq_without_a_pulsar_client_fails_clearly_instead_of_dropping() -> None:

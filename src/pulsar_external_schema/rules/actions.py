@@ -84,6 +84,7 @@ def rule_violation(
         subject=ctx.subject,
         schema_id=ids.describe(context.schema_id) if context is not None and context.schema_id else None,
         cause=cause,
+        path=PATH.get(),
     )
 
 
