@@ -20,8 +20,9 @@ the schema's messages on the reference path, and `compile_rules` says why.
 `compile_migrations` does the same for the JSONATA migration rules between a writer's and a
 reader's major versions: the chain `_execute_migrations` would run, each expression parsed once.
 
-With rule metrics on when a plan is built (`metrics/`), its steps are one metered chain that
-counts each rule as passed, with its time, once all have passed (`RuleMetrics.chain`).
+With rule metrics on when a plan is built (`metrics/`), a schema's compiled rules are one
+`metrics.Chain` that keeps each rule's counter; `part.py` makes the plan's metered stage of it
+(`RuleMetrics.metered`), which counts them once the plan's last stage is through.
 """
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ to migrate between), and encoding rules (ENCRYPT_PAYLOAD works on a payload's by
 none).
 
 Messages whose schema has referenced rules that apply take the reference path (confluent-kafka's
-rule engine, through `_confluent.SerdeHooks`); the graph of each root schema is resolved once.
+rule engine, through `_confluent.SerdeHooks`). What depends on the schemas only is made once: each
+root's reference graph (and the check for cycles), how parts are found in its messages, and each
+referenced version's tags and field transformer; per message, the walk and the parts' rules run.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ __all__ = [
 #: The metadata property of a root schema that turns referenced rules on or off for it.
 PROPERTY = "rules.referenced"
 
-#: Root schemas whose reference graphs a serde keeps (as many as it keeps plans, `codec/`).
+#: Root schemas (and referenced versions) whose graphs, walks and rule inputs a serde keeps (as
+#: many as it keeps plans, `codec/`).
 GRAPHS_KEPT = 1000
 
 #: Where in the root message the part whose rules run now sits (None: the root itself).
@@ -117,6 +120,8 @@ class ReferencedRules:
         self._default = default
         self._walker = walker
         self._graphs: dict[tuple[str | None, str], dict[str, Referenced]] = {}
+        self._walks: dict[tuple[str | None, str], tuple[Walk, list[str]]] = {}
+        self._inputs: dict[tuple[str, int, str], tuple[Any, Any]] = {}
         self._lock = threading.Lock()
 
     def graph(self, serde: Any, root: Schema) -> dict[str, Referenced]:
@@ -134,10 +139,7 @@ class ReferencedRules:
                     name, reference.subject or "", int(registered.version or 0), registered.schema
                 )
             self._check_no_cycle(client, root, [])
-            with self._lock:
-                if len(self._graphs) >= GRAPHS_KEPT:
-                    self._graphs.clear()  # as many root schemas as plans: a bound, not an eviction policy
-                self._graphs[key] = found
+            _keep(self._graphs, key, found, self._lock)
         return found
 
     def _check_no_cycle(self, client: Any, schema: Schema, path: list[str]) -> None:
@@ -186,12 +188,14 @@ class ReferencedRules:
             return message
         assert root is not None
         graph = self.graph(serde, root)
-        walk = self._walker(serde, root)
+        walk, named = self._walk(serde, root)
+        if not named:  # how a path names this root's messages: the same for all of them
+            named.append(_root_name(root, message))
         for below, value, put, name in list(walk(message, graph)):
             part = graph[name]
-            token = PATH.set(f"{above or _root_name(root, message)}{below}")
+            token = PATH.set(f"{above or named[0]}{below}")
             try:
-                tags, transformer = _confluent.rule_inputs(serde, part.schema, value)
+                tags, transformer = self._rule_inputs(serde, part, value)
                 put(
                     _confluent.run_domain_rules(
                         serde, ser_ctx, part.subject, mode, part.schema, value, tags, transformer, original
@@ -200,6 +204,36 @@ class ReferencedRules:
             finally:
                 PATH.reset(token)
         return message
+
+    def _walk(self, serde: Any, root: Schema) -> tuple[Walk, list[str]]:
+        """How parts are found in `root`'s messages (its parsed schema read once), and the root's
+        name for paths once its first message has told it."""
+        key = (root.schema_str, repr(root.references))
+        found = self._walks.get(key)
+        if found is None:
+            found = (self._walker(serde, root), [])
+            _keep(self._walks, key, found, self._lock)
+        return found
+
+    def _rule_inputs(self, serde: Any, part: Referenced, value: Any) -> tuple[Any, Any]:
+        """What the engine needs to run `part`'s rules (its tags, its field transformer), made
+        once per referenced version (and Protobuf message type) rather than per message."""
+        descriptor = getattr(value, "DESCRIPTOR", None)
+        key = (part.subject, part.version, descriptor.full_name if descriptor is not None else "")
+        found = self._inputs.get(key)
+        if found is None:
+            found = _confluent.rule_inputs(serde, part.schema, value)
+            _keep(self._inputs, key, found, self._lock)
+        return found
+
+
+def _keep(cache: dict[Any, Any], key: Any, value: Any, lock: threading.Lock) -> None:
+    """`cache[key] = value`, the cache bounded as plans are (`GRAPHS_KEPT`): a bound, not an
+    eviction policy."""
+    with lock:
+        if len(cache) >= GRAPHS_KEPT:
+            cache.clear()
+        cache[key] = value
 
 
 def _version(client: Any, root: Schema, subject: str | None, version: int | None) -> Any:
