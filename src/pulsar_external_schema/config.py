@@ -225,7 +225,10 @@ KEYS: dict[str, _Key] = {
         "registered under the subject (default 60; -1: never, as confluent-kafka).",
     ),
     "subject.name.strategy": _Key(
-        "strategy", "ours", "", "`topic` (default), `short-topic`, `record`, `topic-record`, or a callable."
+        "strategy",
+        "ours",
+        "",
+        "`topic` (default), `short-topic`, `full-topic`, `record`, `topic-record`, or a callable.",
     ),
     "json.evolution": _Key(
         "str",

@@ -120,6 +120,18 @@ def short_topic_name_strategy(ctx: SerializationContext | None, record_name: str
     return f"{_topic(ctx).local_name}-{_suffix(ctx)}"
 
 
+def full_topic_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str:
+    """`persistent://{tenant}/{namespace}/{topic}-value`: Confluent's TopicNameStrategy on the full
+    topic name (without a `-partition-N` suffix). A Java PIP-420 client hands its schema's
+    `encode` the topic as the application spelled it, so this is the subject of a Java external
+    schema that names subjects with TopicNameStrategy, on a producer given the full name
+    (`short-topic` matches one given `orders`)."""
+    topic = _topic(ctx)
+    assert ctx is not None  # `_topic` raised otherwise
+    scheme = split_topic(ctx.topic)[0]
+    return f"{scheme}://{topic.tenant}/{topic.namespace}/{topic.local_name}-{_suffix(ctx)}"
+
+
 def record_name_strategy(ctx: SerializationContext | None, record_name: str | None) -> str | None:
     """The fully qualified record name: one subject per record type, whatever the topic."""
     return record_name
@@ -135,13 +147,15 @@ def topic_record_name_strategy(ctx: SerializationContext | None, record_name: st
 STRATEGIES: dict[str, SubjectNameStrategy] = {
     "topic": topic_name_strategy,
     "short-topic": short_topic_name_strategy,
+    "full-topic": full_topic_name_strategy,
     "record": record_name_strategy,
     "topic-record": topic_record_name_strategy,
 }
 
 
 def resolve_strategy(value: str | SubjectNameStrategy) -> SubjectNameStrategy:
-    """A strategy from its config name (`topic`, `short-topic`, `record`, `topic-record`) or a callable."""
+    """A strategy from its config name (`topic`, `short-topic`, `full-topic`, `record`,
+    `topic-record`) or a callable."""
     if callable(value):
         return value
     try:

@@ -9,6 +9,9 @@ ExternalSchemaInterop.java, run as a single source file. What each side reads of
 - Java producer -> Python consumer: the id is in field 32 only, which Python cannot read:
   `MissingSchemaIdError`, saying what the Java producer must add; with `__schema_id` set too, the
   message decodes.
+- The subject: a Java schema's `encode` is given the topic as the application spelled it, so
+  Confluent's TopicNameStrategy there gives `{spelling}-value`, which `short-topic` / `full-topic`
+  match here.
 
 Skipped, with the reason, where no `java` runs or the broker's jars are not on this machine (the
 Docker path runs the broker in a container)."""
@@ -24,7 +27,7 @@ from typing import Any
 
 import pulsar
 import pytest
-from conftest import REPO, Services
+from conftest import REPO, Services, create_partitioned_topic
 
 from pulsar_external_schema import MissingSchemaIdError, SchemaRegistrySchemaFactory, create_producer
 
@@ -102,4 +105,50 @@ def test_java_producer_to_python_consumer(services: Services, topic: str, pulsar
     assert java(services, "consume", topic, "java", "2") == [
         '{"f1": "field 32 only"} field32',
         '{"f1": "and __schema_id"} field32',
+    ]
+
+
+def test_a_java_schema_is_given_the_topic_as_spelled_to_encode_and_the_partition_to_decode(
+    services: Services, topic: str, subject: str
+) -> None:
+    """What a Java external schema can derive a subject from (Pulsar Java client 4.2)."""
+    factory(services, **{"subject.name.strategy": lambda ctx, record: subject}).avro(RECORD).encode(
+        topic, {"f1": "registers the schema"}
+    )
+    local = topic.removeprefix("persistent://public/default/")
+    create_partitioned_topic(services, f"{topic}-parts", 2)
+    spellings = [f"{local}-short", f"public/default/{local}-mid", f"{topic}-full", f"{local}-parts"]
+
+    seen = java(services, "topics", subject, *spellings)
+
+    assert seen[:3] == [
+        f"{spelled} encode={spelled} decode=persistent://public/default/{spelled.rsplit('/', 1)[-1]}"
+        for spelled in spellings[:3]
+    ]
+    assert seen[3].startswith(f"{local}-parts encode={local}-parts decode={topic}-parts-partition-")
+
+
+@pytest.mark.parametrize(("spelling", "strategy"), [("short", "short-topic"), ("full", "full-topic")])
+def test_a_java_producer_naming_subjects_with_topic_name_strategy_shares_them_with_one_setting(
+    services: Services, topic: str, pulsar_client: Any, spelling: str, strategy: str
+) -> None:
+    """The Java producer names its subject `{topic it was given}-value` (Confluent's
+    TopicNameStrategy, as a Java external schema over Confluent's serializers does); ours, with
+    `subject.name.strategy` set to match its spelling, registers and reads the same subject."""
+    spelled = topic.removeprefix("persistent://public/default/") if spelling == "short" else topic
+    schema = factory(services, **{"subject.name.strategy": strategy}).avro(RECORD)
+    assert schema.subject(topic) == f"{spelled}-value"
+    create_producer(pulsar_client, topic, schema).send({"f1": "from python"})
+
+    # The Java side finds the version ours registered under the subject it derives itself.
+    assert (
+        len(java(services, "produce", spelled, "@topic", "--property", json.dumps({"f1": "from java"}))) == 1
+    )
+
+    consumer = pulsar_client.subscribe(
+        topic, "python", schema=schema, initial_position=pulsar.InitialPosition.Earliest
+    )
+    assert [consumer.receive(10_000).value() for _ in range(2)] == [
+        {"f1": "from python"},
+        {"f1": "from java"},
     ]

@@ -4,12 +4,16 @@
 //
 //   java -cp 'PULSAR_HOME/lib/*' ExternalSchemaInterop.java consume SERVICE REGISTRY TOPIC SUB N
 //   java -cp 'PULSAR_HOME/lib/*' ExternalSchemaInterop.java produce SERVICE REGISTRY TOPIC SUBJECT [--property] JSON...
+//   java -cp 'PULSAR_HOME/lib/*' ExternalSchemaInterop.java topics SERVICE REGISTRY SUBJECT TOPIC...
 //
 // consume prints one "RESULT" line per message: the record as JSON and where its schema id came from
 // ("field32" when Message.getSchemaId() has it, "property" for the __schema_id recipe), or
-// "no schema id". produce sends each JSON value with the subject's latest version; the Java
+// "no schema id". produce sends each JSON value with the subject's latest version (SUBJECT
+// "@topic": Confluent's TopicNameStrategy on the topic string encode is given); the Java
 // client puts the id in metadata field 32, and --property also sets __schema_id (the recipe for
-// Python readers, which cannot read field 32).
+// Python readers, which cannot read field 32). topics sends one message to each TOPIC, spelled as
+// given, and prints the topic string the Java client hands the schema's encode(topic, value) and
+// decode(topic, data, id): what a Java external schema derives its subject from.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -46,6 +50,8 @@ public class ExternalSchemaInterop {
     static final class RegistryAvroSchema implements Schema<GenericRecord> {
         final String registry;
         final String subject;
+        volatile String encodedFor;
+        volatile String decodedFor;
 
         RegistryAvroSchema(String registry, String subject) {
             this.registry = registry;
@@ -64,8 +70,9 @@ public class ExternalSchemaInterop {
 
         @Override
         public EncodeData encode(String topic, GenericRecord value) {
+            encodedFor = topic;
             try {
-                JsonNode latest = get(registry + "/subjects/" + subject + "/versions/latest");
+                JsonNode latest = get(registry + "/subjects/" + subjectOf(subject, topic) + "/versions/latest");
                 int id = latest.get("id").asInt();
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
                 BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(out, null);
@@ -78,6 +85,12 @@ public class ExternalSchemaInterop {
         }
 
         @Override
+        public GenericRecord decode(String topic, ByteBuffer data, byte[] schemaId) {
+            decodedFor = topic;
+            return null;
+        }
+
+        @Override
         public Schema<GenericRecord> clone() {
             return this;
         }
@@ -86,6 +99,12 @@ public class ExternalSchemaInterop {
     /** A result line; the Java client logs to stdout too, so results carry a prefix of their own. */
     static void out(String line) {
         System.out.println("RESULT " + line);
+    }
+
+    /** SUBJECT, or with "@topic" Confluent's TopicNameStrategy on the topic encode was given, URL-encoded. */
+    static String subjectOf(String subject, String topic) {
+        String name = subject.equals("@topic") ? topic + "-value" : subject;
+        return java.net.URLEncoder.encode(name, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     static byte[] confluentId(int id) {
@@ -125,6 +144,8 @@ public class ExternalSchemaInterop {
         try (PulsarClient client = PulsarClient.builder().serviceUrl(service).build()) {
             if (command.equals("consume")) {
                 consume(client, registry, topic, args[4], Integer.parseInt(args[5]));
+            } else if (command.equals("topics")) {
+                topics(client, registry, args[3], java.util.Arrays.copyOfRange(args, 4, args.length));
             } else {
                 produce(client, registry, topic, args[4], args);
             }
@@ -169,7 +190,7 @@ public class ExternalSchemaInterop {
     static void produce(PulsarClient client, String registry, String topic, String subject, String[] args)
             throws Exception {
         boolean property = false;
-        JsonNode latest = get(registry + "/subjects/" + subject + "/versions/latest");
+        JsonNode latest = get(registry + "/subjects/" + subjectOf(subject, topic) + "/versions/latest");
         org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(latest.get("schema").asText());
         String hexId = "ff" + HexFormat.of().formatHex(confluentId(latest.get("id").asInt()));
         try (Producer<GenericRecord> producer = client.newProducer(new RegistryAvroSchema(registry, subject))
@@ -186,6 +207,30 @@ public class ExternalSchemaInterop {
                     message = message.property("__schema_id", hexId);
                 }
                 out("sent " + message.send());
+            }
+        }
+    }
+
+    static void topics(PulsarClient client, String registry, String subject, String[] spellings) throws Exception {
+        JsonNode latest = get(registry + "/subjects/" + subjectOf(subject, "") + "/versions/latest");
+        org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse(latest.get("schema").asText());
+        for (String spelling : spellings) {
+            RegistryAvroSchema producing = new RegistryAvroSchema(registry, subject);
+            RegistryAvroSchema consuming = new RegistryAvroSchema(registry, subject);
+            try (Consumer<GenericRecord> consumer = client.newConsumer(consuming).topic(spelling)
+                    .subscriptionName("topics").subscribe();
+                    Producer<GenericRecord> producer = client.newProducer(producing).topic(spelling)
+                            .enableBatching(false).create()) {
+                GenericRecord record = new GenericDatumReader<GenericRecord>(schema)
+                        .read(null, DecoderFactory.get().jsonDecoder(schema, "{\"f1\": \"x\"}"));
+                producer.newMessage().value(record).send();
+                Message<GenericRecord> msg = consumer.receive(20, TimeUnit.SECONDS);
+                if (msg == null) {
+                    out(spelling + " timeout");
+                    continue;
+                }
+                msg.getValue();
+                out(spelling + " encode=" + producing.encodedFor + " decode=" + consuming.decodedFor);
             }
         }
     }

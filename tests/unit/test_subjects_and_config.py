@@ -12,6 +12,7 @@ from pulsar_external_schema import ConfigError, ExternalSchemaConfig
 from pulsar_external_schema.config import is_config_key, pins_a_version
 from pulsar_external_schema.subjects import (
     TopicName,
+    full_topic_name_strategy,
     record_name_strategy,
     short_topic_name_strategy,
     subject_for,
@@ -52,6 +53,27 @@ def test_strategies() -> None:
     assert record_name_strategy(ctx, "com.acme.Order") == "com.acme.Order"
     assert topic_record_name_strategy(ctx, "com.acme.Order") == "acme.sales.orders-com.acme.Order"
     assert topic_record_name_strategy(ctx, None) is None
+
+
+@pytest.mark.parametrize(
+    ("topic", "subject"),
+    [
+        ("orders", "persistent://public/default/orders-value"),
+        ("acme/sales/orders-partition-3", "persistent://acme/sales/orders-value"),
+        ("non-persistent://acme/sales/orders", "non-persistent://acme/sales/orders-value"),
+    ],
+)
+def test_full_topic_is_topic_name_strategy_on_the_full_name_of_every_spelling(
+    topic: str, subject: str
+) -> None:
+    assert subject_for(full_topic_name_strategy, topic) == subject
+    assert subject_for(full_topic_name_strategy, topic, key=True) == subject.replace("-value", "-key")
+    assert (
+        ExternalSchemaConfig.from_dict({**URL, "subject.name.strategy": "full-topic"}).subject_name_strategy(
+            SerializationContext(topic, MessageField.VALUE), None
+        )
+        == subject
+    )
 
 
 @pytest.mark.parametrize("topic", ["", "a/b", "persistent://only/two"])
