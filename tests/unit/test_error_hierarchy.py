@@ -20,6 +20,7 @@ INTERNAL = {
     "LimitExceeded",  # codec/limits.py -> DecodeLimitError
     "NotCompiled",  # codec/fields.py: a rule stays on the reference path
     "NotEncrypted",  # rules/encryption.py: a field left as it is
+    "Unsupported",  # rules/cel_subset.py: cel-cpp judges the record
     "CommandError",  # cli: one line, exit 1
     "UsageError",  # cli: one line, exit 2
     "RecordError",  # cli: one input line's error
