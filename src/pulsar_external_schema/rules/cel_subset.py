@@ -72,9 +72,7 @@ def compile_condition(text: str) -> Evaluator | None:
         evaluator = parser.expression()
         if parser.position != len(tokens):
             return None
-        if getattr(evaluator, "__name__", "") == "compare":
-            return evaluator  # a relation gives a bool: the usual condition, a call less
-        return lambda record: _boolean(evaluator(record))
+        return _condition(evaluator, tuple(sorted(parser.fields)))
     except _NotInSubset:
         return None
 
@@ -100,6 +98,8 @@ class _Parser:
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self.tokens = tokens
         self.position = 0
+        self.fields: set[str] = set()
+        """The top-level fields the expression names."""
 
     def _peek(self) -> tuple[str, str] | None:
         return self.tokens[self.position] if self.position < len(self.tokens) else None
@@ -187,7 +187,59 @@ class _Parser:
             path.append(self._take(kind="name"))
         if not path or self._at("("):
             raise _NotInSubset  # `message` whole, or a method call on a field
+        self.fields.add(path[0])
         return _select(tuple(path))
+
+
+def _condition(evaluator: Evaluator, fields: tuple[str, ...]) -> Evaluator:
+    """The condition over a record: every field it names checked first, whether or not the
+    evaluation reaches it, since cel-cpp converts them all before it runs (a field it cannot
+    take fails the whole evaluation, even under a `false &&`)."""
+    if len(fields) == 1:
+        (field,) = fields
+
+        def one_field(record: Any) -> Any:
+            if type(record) is not dict:
+                raise Unsupported
+            if field in record:
+                _check_plain(record[field])
+            return _boolean(evaluator(record))
+
+        return one_field
+
+    def condition(record: Any) -> Any:
+        if type(record) is not dict:
+            raise Unsupported
+        for field in fields:
+            if field in record:
+                _check_plain(record[field])
+        return _boolean(evaluator(record))
+
+    return condition
+
+
+def _check_plain(value: Any) -> None:
+    """Raises Unsupported unless `value` is one cel-cpp takes as this module reads it: plain
+    values (ints within int64, valid Unicode), and lists and string-keyed maps of them."""
+    kind = type(value)
+    if kind is str:
+        if not (value.isascii() or _is_utf8(value)):
+            raise Unsupported
+    elif kind is int:
+        if not _INT64[0] <= value < _INT64[1]:
+            raise Unsupported
+    elif kind is float or kind is bool or kind is bytes or value is None:
+        return
+    elif kind is list:
+        for item in value:
+            _check_plain(item)
+    elif kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or "\x00" in key or not (key.isascii() or _is_utf8(key)):
+                raise Unsupported  # cel-expr-python cuts a key at a NUL (values it wraps)
+            _check_plain(item)
+    else:
+        raise Unsupported  # unions as tuples, dates, decimals, ...: cel-cpp's conversions decide
 
 
 def _number(text: str, *, negative: bool) -> int | float:
@@ -205,42 +257,26 @@ def _constant(value: Any) -> Evaluator:
 
 
 def _select(path: tuple[str, ...]) -> Evaluator:
+    """`message.a.b`: the record's values are checked already (`_condition`); a missing key is
+    CEL's "no such key" error, left to cel-cpp."""
+    if len(path) == 1:  # the usual `message.field`, a call less
+        (field,) = path
+
+        def select_field(record: Any) -> Any:
+            if field not in record:
+                raise Unsupported
+            return record[field]
+
+        return select_field
+
     def select(record: Any) -> Any:
         value = record
         for name in path:
             if type(value) is not dict or name not in value:
                 raise Unsupported
             value = value[name]
-        kind = type(value)
-        if kind is int and not _INT64[0] <= value < _INT64[1]:
-            raise Unsupported
-        if kind is str and not (value.isascii() or _is_utf8(value)):
-            raise Unsupported
-        if kind in _ORDERED or value is None or kind is list or kind is dict:
-            return value
-        raise Unsupported  # unions as tuples, dates, decimals, ...: cel-cpp's conversions decide
+        return value
 
-    if len(path) == 1:  # the usual `message.field`, a call less
-        (field,) = path
-
-        def select_field(record: Any) -> Any:
-            if type(record) is not dict or field not in record:
-                raise Unsupported
-            value = record[field]
-            kind = type(value)
-            if kind is str:
-                if value.isascii() or _is_utf8(value):
-                    return value
-                raise Unsupported
-            if kind is float or kind is bool or kind is bytes or value is None:
-                return value
-            if kind is int and _INT64[0] <= value < _INT64[1]:
-                return value
-            if kind is list or kind is dict:
-                return value
-            raise Unsupported
-
-        return select_field
     return select
 
 
