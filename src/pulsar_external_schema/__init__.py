@@ -8,7 +8,7 @@ here still works for one release, with a `DeprecationWarning`).
 from ._imports import deprecated_names
 from ._version import VERSION
 from .config import ExternalSchemaConfig
-from .consumer import ConsumeResult, consume, consume_async
+from .consumer import ConsumeResult, consume, consume_async, subscribe
 from .errors import (
     ConfigError,
     DeadLetteredError,
@@ -69,6 +69,7 @@ __all__ = [
     "consume_async",
     "create_async_producer",
     "create_producer",
+    "subscribe",
 ]
 
 __getattr__ = deprecated_names(

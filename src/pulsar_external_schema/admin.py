@@ -11,17 +11,19 @@ while this package's clients (which declare no schema: pulsar-client's BYTES) go
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 import httpx
 
 from . import subjects
+from .config import ExternalSchemaConfig
 from .errors import ConfigError, ExternalSchemaError
 from .subjects import TopicName
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PulsarAdmin", "PulsarAdminError", "full_topic_name"]
+__all__ = ["PulsarAdmin", "PulsarAdminError", "declare_external", "full_topic_name"]
 
 
 class PulsarAdminError(ExternalSchemaError):
@@ -136,3 +138,26 @@ def _reason(response: httpx.Response) -> str:
         return text[start + 7 : end].strip() if start >= 0 < end else " ".join(text.split())[:300]
     reason = document.get("reason") if isinstance(document, dict) else None
     return " ".join(str(reason or document).split())[:300]
+
+
+_DECLARED: set[tuple[str, str]] = set()
+_DECLARED_LOCK = threading.Lock()
+
+
+def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
+    """With `pulsar.admin.url`, declare `topic`'s schema EXTERNAL on the broker, once per process
+    (this module's docstring says what that changes); without it, nothing. `create_producer` and
+    `subscribe` call it. Raises `PulsarAdminError` when the
+    topic has a native schema already, or the admin API refuses or cannot be reached."""
+    if config.pulsar_admin_url is None:
+        return
+    key = (config.pulsar_admin_url, TopicName.parse(full_topic_name(topic)).qualified)
+    with _DECLARED_LOCK:
+        if key in _DECLARED:
+            return
+        admin = PulsarAdmin(config.pulsar_admin_url, token=config.pulsar_admin_token)
+        try:
+            admin.declare_external(topic)
+        finally:
+            admin.close()
+        _DECLARED.add(key)

@@ -1,5 +1,7 @@
-"""Consume loops where a bad message never blocks a subscription and is never lost.
+"""Consumers of an `ExternalSchema`, and consume loops where a bad message never blocks a
+subscription and is never lost.
 
+    consumer = subscribe(client, topic, "sub", schema)  # client.subscribe, declaring EXTERNAL first
     consume(consumer, handle)                       # pulsar.Consumer, handle(msg, value)
     await consume_async(consumer, handle)           # pulsar.asyncio.Consumer, handle may be async
 
@@ -32,9 +34,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulsar
+import pulsar.asyncio
 
+from .admin import declare_external
 from .deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate, raw_client
-from .errors import ExternalSchemaError
+from .errors import ConfigError, ExternalSchemaError
+from .schema import ExternalSchema
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +57,33 @@ class ConsumeResult:
     """Messages in a DLQ topic (by a rule's DLQ action, or copied to `dead_letter_topic`), acknowledged."""
     redelivered: int = 0
     """Messages negatively acknowledged, to be delivered again."""
+
+
+def subscribe(client: Any, topic: str, subscription: str, schema: ExternalSchema, **kwargs: Any) -> Any:
+    """`client.subscribe(topic, subscription, schema=schema, **kwargs)`, after declaring the topic's
+    schema EXTERNAL on the broker when the schema's factory has `pulsar.admin.url`, as
+    `create_producer` does and as a Java PIP-420 consumer does on connect: from then on the broker
+    refuses native-schema clients on the topic (PIP-420's protection), even before anything is
+    written. Without `pulsar.admin.url`, it is `client.subscribe`.
+
+    With a `pulsar.asyncio.Client` it returns an awaitable of its consumer. Raises
+    `PulsarAdminError` when the topic has a native schema or the admin API refuses."""
+    if not isinstance(schema, ExternalSchema):
+        raise ConfigError(
+            "subscribe needs an ExternalSchema (from SchemaRegistrySchemaFactory), "
+            f"not {type(schema).__name__}"
+        )
+    if isinstance(client, pulsar.asyncio.Client):
+        return _subscribe_async(client, topic, subscription, schema, **kwargs)
+    declare_external(schema.config, topic)
+    return client.subscribe(topic, subscription, schema=schema, **kwargs)
+
+
+async def _subscribe_async(
+    client: Any, topic: str, subscription: str, schema: ExternalSchema, **kwargs: Any
+) -> Any:
+    await asyncio.to_thread(declare_external, schema.config, topic)
+    return await client.subscribe(topic, subscription, schema=schema, **kwargs)
 
 
 class _Loop:

@@ -15,7 +15,6 @@ DLQ, the copy is in the DLQ topic (through this client) when `DeadLetteredError`
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,12 +22,10 @@ import pulsar
 import pulsar.asyncio
 
 from . import schema_id as ids
-from .admin import PulsarAdmin, full_topic_name
-from .config import ExternalSchemaConfig
+from .admin import declare_external
 from .errors import ConfigError
 from .rules.context import MessageContext
 from .schema import ExternalSchema
-from .subjects import TopicName
 
 
 def encode_message(
@@ -171,28 +168,6 @@ async def create_async_producer(
     await asyncio.to_thread(declare_external, schema.config, topic)
     producer = await client.create_producer(topic, schema=pulsar.schema.BytesSchema(), **kwargs)
     return AsyncProducer(producer, topic, schema)
-
-
-_DECLARED: set[tuple[str, str]] = set()
-_DECLARED_LOCK = threading.Lock()
-
-
-def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
-    """With `pulsar.admin.url`, declare `topic`'s schema EXTERNAL on the broker, once per process
-    (admin.py says what that changes); without it, nothing. Raises `PulsarAdminError` when the
-    topic has a native schema already, or the admin API refuses or cannot be reached."""
-    if config.pulsar_admin_url is None:
-        return
-    key = (config.pulsar_admin_url, TopicName.parse(full_topic_name(topic)).qualified)
-    with _DECLARED_LOCK:
-        if key in _DECLARED:
-            return
-        admin = PulsarAdmin(config.pulsar_admin_url, token=config.pulsar_admin_token)
-        try:
-            admin.declare_external(topic)
-        finally:
-            admin.close()
-        _DECLARED.add(key)
 
 
 def _check(schema: ExternalSchema, kwargs: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
 """PIP-420's EXTERNAL schema type on the real 4.2 broker: with `pulsar.admin.url`, `create_producer`
-declares the topic EXTERNAL, as a Java PIP-420 client does, and the broker then refuses clients
+and `subscribe` declare the topic EXTERNAL, as a Java PIP-420 client does, and the broker then refuses clients
 with a native Pulsar schema on it; this package's producers and consumers go on working."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from conftest import Services
 from pulsar.schema import AvroSchema, Record, String
 
-from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer, subscribe
 from pulsar_external_schema.admin import PulsarAdminError
 
 RECORD = '{"type": "record", "name": "r", "fields": [{"name": "f1", "type": "string"}]}'
@@ -83,3 +83,30 @@ def test_a_partitioned_topic_is_declared_for_all_its_partitions(
     create_producer(pulsar_client, topic, factory(services).avro(RECORD)).send({"f1": "x"})
     with pytest.raises(pulsar.exceptions.IncompatibleSchema):
         pulsar_client.create_producer(f"{topic}-partition-1", schema=AvroSchema(Native))
+
+
+def test_subscribe_declares_a_topic_only_python_consumers_read(
+    services: Services, topic: str, pulsar_client: Any
+) -> None:
+    """A topic with only our consumer on it: declared by `subscribe`, so native-schema clients
+    are refused there as on a topic our producer declared."""
+    schema = factory(services).avro(RECORD)
+    consumer = subscribe(pulsar_client, topic, "ours", schema)
+
+    assert broker_schema(services, topic).json()["type"] == "EXTERNAL"
+    with pytest.raises(pulsar.exceptions.IncompatibleSchema):
+        pulsar_client.create_producer(topic, schema=AvroSchema(Native))
+    create_producer(pulsar_client, topic, schema).send({"f1": "ours"})
+    assert consumer.receive(10_000).value() == {"f1": "ours"}
+
+
+def test_subscribe_without_an_admin_url_is_client_subscribe(
+    services: Services, topic: str, pulsar_client: Any
+) -> None:
+    schema = SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}).avro(RECORD)
+    consumer = subscribe(
+        pulsar_client, topic, "ours", schema, initial_position=pulsar.InitialPosition.Earliest
+    )
+
+    assert broker_schema(services, topic).status_code == 404
+    assert consumer.subscription_name() == "ours"

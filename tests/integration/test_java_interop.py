@@ -29,7 +29,11 @@ import pulsar
 import pytest
 from conftest import REPO, Services, create_partitioned_topic
 
-from pulsar_external_schema import MissingSchemaIdError, SchemaRegistrySchemaFactory, create_producer
+from pulsar_external_schema import (
+    MissingSchemaIdError,
+    SchemaRegistrySchemaFactory,
+    create_producer,
+)
 
 PROGRAM = REPO / "tests" / "interop" / "ExternalSchemaInterop.java"
 RECORD = '{"type": "record", "name": "r", "fields": [{"name": "f1", "type": "string"}]}'
@@ -152,3 +156,19 @@ def test_a_java_producer_naming_subjects_with_topic_name_strategy_shares_them_wi
         {"f1": "from python"},
         {"f1": "from java"},
     ]
+
+
+def test_a_java_producer_joins_a_topic_only_python_consumers_read(
+    services: Services, topic: str, pulsar_client: Any
+) -> None:
+    """Accepted without a declaration: the broker refuses a new schema on a topic with producers
+    or stored data ("active"), and a consumer makes a topic neither."""
+    schema = factory(services).avro(RECORD)
+    subject = schema.subject(topic)
+    assert subject is not None
+    schema.encode(topic, {"f1": "registers the schema"})
+    earliest = pulsar.InitialPosition.Earliest
+    consumer = pulsar_client.subscribe(topic, "python", schema=schema, initial_position=earliest)
+
+    java(services, "produce", topic, subject, "--property", json.dumps({"f1": "from java"}))
+    assert consumer.receive(10_000).value() == {"f1": "from java"}
