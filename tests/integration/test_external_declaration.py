@@ -110,3 +110,6 @@ def test_subscribe_without_an_admin_url_is_client_subscribe(
 
     assert broker_schema(services, topic).status_code == 404
     assert consumer.subscription_name() == "ours"
+    # Nothing protects the topic then: a native-schema producer is accepted, and its schema stored.
+    pulsar_client.create_producer(topic, schema=AvroSchema(Native))
+    assert broker_schema(services, topic).json()["type"] == "AVRO"
