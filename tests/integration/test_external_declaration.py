@@ -4,10 +4,12 @@ with a native Pulsar schema on it; this package's producers and consumers go on 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 import pulsar
+import pulsar.asyncio
 import pytest
 from conftest import Services
 from pulsar.schema import AvroSchema, Record, String
@@ -113,3 +115,22 @@ def test_subscribe_without_an_admin_url_is_client_subscribe(
     # Nothing protects the topic then: a native-schema producer is accepted, and its schema stored.
     pulsar_client.create_producer(topic, schema=AvroSchema(Native))
     assert broker_schema(services, topic).json()["type"] == "AVRO"
+
+
+def test_subscribe_with_an_asyncio_client_declares_too(services: Services, topic: str) -> None:
+    schema = factory(services).avro(RECORD)
+
+    async def scenario() -> Any:
+        client = pulsar.asyncio.Client(services.pulsar_url)
+        try:
+            consumer = await subscribe(client, topic, "ours", schema)
+            declared = broker_schema(services, topic).json()["type"]
+            producer = await create_producer(client, topic, schema)
+            await producer.send({"f1": "async"})
+            value = (await consumer.receive()).value()
+            await producer.close()
+            return declared, value
+        finally:
+            await client.close()
+
+    assert asyncio.run(scenario()) == ("EXTERNAL", {"f1": "async"})
