@@ -38,8 +38,8 @@ import pulsar.asyncio
 
 from .admin import declare_external
 from .deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate, raw_client
-from .errors import ConfigError, ExternalSchemaError
-from .schema import ExternalSchema
+from .errors import ExternalSchemaError
+from .schema import ExternalSchema, check_external_schema
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +68,7 @@ def subscribe(client: Any, topic: str, subscription: str, schema: ExternalSchema
 
     With a `pulsar.asyncio.Client` it returns an awaitable of its consumer. Raises
     `PulsarAdminError` when the topic has a native schema or the admin API refuses."""
-    if not isinstance(schema, ExternalSchema):
-        raise ConfigError(
-            "subscribe needs an ExternalSchema (from SchemaRegistrySchemaFactory), "
-            f"not {type(schema).__name__}"
-        )
+    check_external_schema(schema, kwargs, "subscribe")
     if isinstance(client, pulsar.asyncio.Client):
         return _subscribe_async(client, topic, subscription, schema, **kwargs)
     declare_external(schema.config, topic)

@@ -23,9 +23,8 @@ import pulsar.asyncio
 
 from . import schema_id as ids
 from .admin import declare_external
-from .errors import ConfigError
 from .rules.context import MessageContext
-from .schema import ExternalSchema
+from .schema import ExternalSchema, check_external_schema
 
 
 def encode_message(
@@ -149,7 +148,7 @@ def create_producer(client: Any, topic: str, schema: ExternalSchema, **kwargs: A
     `create_async_producer` for the asyncio form and gets `AsyncProducer`. Keyword arguments
     go to the client's `create_producer` (producer_name, batching_enabled, ...).
     """
-    _check(schema, kwargs)
+    check_external_schema(schema, kwargs, "create_producer")
     schema.attach_client(client)  # the DLQ action's way to Pulsar
     if isinstance(client, pulsar.asyncio.Client):
         return create_async_producer(client, topic, schema, **kwargs)
@@ -163,18 +162,8 @@ async def create_async_producer(
     client: Any, topic: str, schema: ExternalSchema, **kwargs: Any
 ) -> AsyncProducer:
     """The asyncio form of `create_producer`, for a `pulsar.asyncio.Client`."""
-    _check(schema, kwargs)
+    check_external_schema(schema, kwargs, "create_producer")
     schema.attach_client(client)
     await asyncio.to_thread(declare_external, schema.config, topic)
     producer = await client.create_producer(topic, schema=pulsar.schema.BytesSchema(), **kwargs)
     return AsyncProducer(producer, topic, schema)
-
-
-def _check(schema: ExternalSchema, kwargs: dict[str, Any]) -> None:
-    if not isinstance(schema, ExternalSchema):
-        raise ConfigError(
-            f"create_producer needs an ExternalSchema (from SchemaRegistrySchemaFactory), not "
-            f"{type(schema).__name__}"
-        )
-    if "schema" in kwargs:
-        raise TypeError("pass the ExternalSchema as the third argument, not as schema=")

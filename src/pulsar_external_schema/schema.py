@@ -39,6 +39,7 @@ from .codec import (
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .errors import (
+    ConfigError,
     DecodeError,
     DecodeLimitError,
     EncodeError,
@@ -656,6 +657,17 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
 
     def __str__(self) -> str:
         return f"ExternalSchema({self.schema_type}, {self._config.schema_id_location}, {self._registry.url})"
+
+
+def check_external_schema(schema: object, kwargs: Mapping[str, Any], caller: str) -> None:
+    """What `create_producer` and `subscribe` check of their arguments, with the same words."""
+    if not isinstance(schema, ExternalSchema):
+        raise ConfigError(
+            f"{caller} needs an ExternalSchema (from SchemaRegistrySchemaFactory), not "
+            f"{type(schema).__name__}"
+        )
+    if "schema" in kwargs:
+        raise TypeError(f"pass the ExternalSchema to {caller} as its schema argument, not as schema=")
 
 
 class KeyValueExternalSchema(ExternalSchema):
