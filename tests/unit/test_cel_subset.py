@@ -16,7 +16,13 @@ from cel_expr_python import cel as cel_cpp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pulsar_external_schema.rules.cel import CompiledCel, CompiledCondition, ConditionNotMet, _bind_message
+from pulsar_external_schema.rules.cel import (
+    GIVE_UP_AFTER,
+    CompiledCel,
+    CompiledCondition,
+    ConditionNotMet,
+    _bind_message,
+)
 from pulsar_external_schema.rules.cel_subset import Unsupported, compile_condition
 
 FIELDS = ("i", "f", "s", "b", "t", "n", "l", "m", "absent")
@@ -188,3 +194,17 @@ def test_a_compiled_condition_trusts_the_python_form_only_to_pass() -> None:
         condition({"name": "abc"})
     with pytest.raises(ConditionNotMet):  # no such field: cel-cpp's error, as before
         condition({})
+
+
+def test_a_condition_stops_asking_the_python_form_when_it_never_judges_its_records() -> None:
+    condition = CompiledCondition(COMPILED, _Context("message.score > 0"), None)  # type: ignore[arg-type]
+    for _ in range(GIVE_UP_AFTER - 1):  # a double against an int literal: cel-cpp's to judge
+        assert condition({"score": 1.5}) == {"score": 1.5}
+    assert condition._passes is not None
+    assert condition({"score": 2}) == {"score": 2}  # one it judges: the count starts again
+    for _ in range(GIVE_UP_AFTER):
+        assert condition({"score": 1.5}) == {"score": 1.5}
+    assert condition._passes is None
+    assert condition({"score": 2}) == {"score": 2}  # cel-cpp alone, same answers
+    with pytest.raises(ConditionNotMet):
+        condition({"score": -1.5})

@@ -75,6 +75,10 @@ COMPILED, INTERPRETED = ENGINES = CEL_ENGINES
 #: Rule parameter: `true` makes `;` part of the expression instead of ending a guard (Java's).
 IGNORE_GUARD_SEPARATOR = "cel.ignore.guard.separator"
 
+#: Records in a row the Python form of a condition could not judge before the condition stops
+#: asking it (rules/cel_subset.py).
+GIVE_UP_AFTER = 1000
+
 #: Compiled programs kept per executor, as the Java executor's cache.
 CACHE_SIZE = 1000
 
@@ -396,7 +400,7 @@ class CompiledCondition:
     and the caller runs the message through the executor, whose actions and errors are the
     reference; so this class never has to decide a failure's outcome."""
 
-    __slots__ = ("_body", "_eval", "_fields", "_guard", "_passes", "_uses_now")
+    __slots__ = ("_body", "_eval", "_fields", "_guard", "_passes", "_unjudged", "_uses_now")
 
     def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
         text = ctx.rule.expr
@@ -410,6 +414,7 @@ class CompiledCondition:
         self._eval = self._body.expression.eval
         # The everyday condition in Python (rules/cel_subset.py), trusted only when it says True.
         self._passes = compile_condition(body) if guard is None else None
+        self._unjudged = 0
 
     def __call__(self, value: Any) -> Any:
         """A rule step (`codec/steps.py`): the message, if it passes; else ConditionNotMet."""
@@ -417,9 +422,15 @@ class CompiledCondition:
         if passes is not None and type(value) is dict:
             try:
                 if passes(value) is True:
+                    if self._unjudged:
+                        self._unjudged = 0
                     return value
-            except Unsupported:
-                pass  # cel-cpp judges this record
+            except Unsupported:  # cel-cpp judges this record
+                # A condition whose records the Python form never judges (a double field
+                # against an int literal) stops trying: an exception a message, for nothing.
+                self._unjudged += 1
+                if self._unjudged >= GIVE_UP_AFTER:
+                    self._passes = None
         # A guard that is not true (false, not a bool, or an error) skips the rule: it passes.
         if self._guard is not None and _value(self._guard, value) is not True:
             return value
