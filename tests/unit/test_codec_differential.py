@@ -1426,3 +1426,33 @@ def test_a_received_message_takes_the_short_way_decode_takes(monkeypatch: pytest
     monkeypatch.setattr(both.schema._part, "decode_compiled", no_plan_lookup)
     monkeypatch.setattr(both.schema._part, "decode", no_plan_lookup)
     assert both.schema.decode_message(message) == expected
+
+
+def test_a_received_message_skips_parsing_its_schema_id_property_once_known(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    both = Both(mock_factory().avro(json.dumps(AVRO)))
+    encoded = both.schema.encode_for(TOPIC, AVRO_SAMPLE)
+    assert encoded.schema_id is not None
+    message = _Received(encoded.data, encoded.schema_id)
+    expected = both.schema.decode(TOPIC, encoded.data, encoded.schema_id, both.schema.message_context(TOPIC))
+    for _ in range(2):
+        assert both.schema.decode_message(message) == expected
+    assert (TOPIC, ids.to_property(encoded.schema_id)) in both.schema._direct
+
+    def no_parse(value: str) -> bytes:
+        raise AssertionError("the property was parsed again")
+
+    monkeypatch.setattr(ids, "parse_hex", no_parse)
+    assert both.schema.decode_message(message) == expected
+    # A malformed payload under a known property still fails as on the long way (which parses).
+    monkeypatch.undo()
+    cut = _Received(encoded.data[:3], encoded.schema_id)
+    short = outcome(lambda: both.schema.decode_message(cut), both.client)
+    long = outcome(
+        lambda: both.schema.decode(
+            TOPIC, encoded.data[:3], encoded.schema_id, both.schema.message_context(TOPIC)
+        ),
+        both.client,
+    )
+    assert short[0] == "error" and short[1:] == long[1:]
