@@ -114,13 +114,6 @@ class _Loop:
                 )
             self.publisher = DeadLetterPublisher(raw_client(client))
 
-    def decode(self, msg: Any) -> tuple[bool, Any, ExternalSchemaError | None]:
-        """(decoded, value, error)."""
-        try:
-            return True, msg.value(), None
-        except ExternalSchemaError as error:
-            return False, None, error
-
     def settle(self, msg: Any, error: ExternalSchemaError) -> bool | None:
         """Decide a failed message's fate: True to acknowledge it, False to redeliver it, None
         when its copy is on the way (`answered` gives the verdict later)."""
@@ -183,24 +176,53 @@ _ANSWER_POLL_SECONDS = 0.1
 
 
 def _receive(
-    consumer: Any, timeout_millis: int | None, loop: _Loop, apply: Callable[[list[tuple[Any, bool]]], None]
+    receive: Callable[[int | None], Any],
+    timeout_millis: int | None,
+    loop: _Loop,
+    apply: Callable[[list[tuple[Any, bool]]], None],
 ) -> Any:
-    """`consumer.receive`, with the caller's timeout; while DLQ copies are outstanding, in short
-    waits between which their answers are applied."""
+    """`receive(timeout_millis)`; while DLQ copies are outstanding, in short waits between which
+    their answers are applied."""
     if not loop.outstanding:  # the usual case: one plain receive
-        return consumer.receive() if timeout_millis is None else consumer.receive(timeout_millis)
+        return receive(timeout_millis)
     deadline = None if timeout_millis is None else time.monotonic() + timeout_millis / 1000
     while True:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         if not loop.outstanding:
-            return consumer.receive() if left is None else consumer.receive(int(left * 1000))
+            return receive(None if left is None else int(left * 1000))
         wait = _ANSWER_POLL_SECONDS if left is None else min(_ANSWER_POLL_SECONDS, left)
         try:
-            return consumer.receive(max(1, int(wait * 1000)))
+            return receive(max(1, int(wait * 1000)))
         except pulsar.Timeout:
             apply(loop.answered())
             if deadline is not None and time.monotonic() >= deadline:
                 raise
+
+
+def _calls(consumer: Any) -> tuple[Callable[[int | None], Any], Callable[[Any], None]]:
+    """(receive(timeout or None), acknowledge(message)) of a consumer. A `pulsar.Consumer`'s go
+    past its Python wrappers (argument checks, `isinstance` chains: ~0.3 us of the ~3 us a BYTES
+    consumer spends on a message) to the C++ consumer, and wrap what arrives as its `receive`
+    does; any other consumer is called as it is."""
+    raw = getattr(consumer, "_consumer", None) if isinstance(consumer, pulsar.Consumer) else None
+    if raw is None:
+
+        def receive(timeout_millis: int | None) -> Any:
+            return consumer.receive() if timeout_millis is None else consumer.receive(timeout_millis)
+
+        return receive, consumer.acknowledge
+    schema, message, wait, take = consumer._schema, pulsar.Message, raw.receive, raw.acknowledge
+
+    def receive_raw(timeout_millis: int | None) -> Any:
+        msg = message()
+        msg._message = wait() if timeout_millis is None else wait(timeout_millis)
+        msg._schema = schema
+        return msg
+
+    def acknowledge(msg: Any) -> None:
+        take(msg._message)
+
+    return receive_raw, acknowledge
 
 
 def consume(
@@ -220,27 +242,34 @@ def consume(
         for msg, persisted in verdicts:
             (consumer.acknowledge if persisted else consumer.negative_acknowledge)(msg)
 
+    receive, acknowledge = _calls(consumer)
+    result = loop.result
     try:
         seen = 0
         while max_messages is None or seen < max_messages:
             try:
-                msg = _receive(consumer, timeout_millis, loop, apply)
+                msg = (
+                    receive(timeout_millis)
+                    if not loop.outstanding
+                    else _receive(receive, timeout_millis, loop, apply)
+                )
             except pulsar.Timeout:
                 break
             seen += 1
-            decoded, value, error = loop.decode(msg)
-            if decoded:
+            try:
+                value = msg.value()
+            except ExternalSchemaError as error:
+                verdict = loop.settle(msg, error)
+                if verdict is not None:
+                    (acknowledge if verdict else consumer.negative_acknowledge)(msg)
+            else:
                 try:
                     handle(msg, value)
                 except BaseException:
                     consumer.negative_acknowledge(msg)
                     raise
-                consumer.acknowledge(msg)
-                loop.result.processed += 1
-            else:
-                verdict = loop.settle(msg, error)  # type: ignore[arg-type]
-                if verdict is not None:
-                    (consumer.acknowledge if verdict else consumer.negative_acknowledge)(msg)
+                acknowledge(msg)
+                result.processed += 1
             if loop.outstanding:
                 apply(loop.answered())
     finally:
@@ -287,8 +316,13 @@ async def consume_async(
         while max_messages is None or seen < max_messages:
             msg = await consumer.receive()
             seen += 1
-            decoded, value, error = loop.decode(msg)
-            if decoded:
+            try:
+                value = msg.value()
+            except ExternalSchemaError as error:
+                verdict = loop.settle(msg, error)
+                if verdict is not None:
+                    await (consumer.acknowledge if verdict else consumer.negative_acknowledge)(msg)
+            else:
                 try:
                     outcome = handle(msg, value)
                     if inspect.isawaitable(outcome):
@@ -298,10 +332,6 @@ async def consume_async(
                     raise
                 await consumer.acknowledge(msg)
                 loop.result.processed += 1
-            else:
-                verdict = loop.settle(msg, error)  # type: ignore[arg-type]
-                if verdict is not None:
-                    await (consumer.acknowledge if verdict else consumer.negative_acknowledge)(msg)
     finally:
         stopping.set()
         await pump  # ends after applying what it took: nothing is left half-acknowledged

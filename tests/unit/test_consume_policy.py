@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulsar
 import pytest
 from contracts import FakeConsumer, FakeMessage, FakePulsarClient
 
@@ -237,3 +238,72 @@ def test_the_console_consumer_exits_0_when_stdout_closes_early(
     assert _console(FakeConsoleClient(consumer)) == 0
     assert consumer.negatively_acknowledged == [1] and "receive 2" not in consumer.events
     assert capsys.readouterr().err.strip().endswith("0 failed, stopped: stdout was closed")
+
+
+class _Raw(bytes):
+    """A C++ message, as far as the loop and its log line read it."""
+
+    def message_id(self) -> str:
+        return f"id of {self.decode()}"
+
+
+class _RawConsumer:
+    """What a `pulsar.Consumer` wraps: pulsar-client's C++ consumer, as far as `consume` calls it."""
+
+    def __init__(self, payloads: list[bytes]) -> None:
+        self.waiting = [_Raw(payload) for payload in payloads]
+        self.acknowledged: list[bytes] = []
+        self.negatively_acknowledged: list[bytes] = []
+
+    def receive(self, timeout_millis: int | None = None) -> bytes:
+        if not self.waiting:
+            raise pulsar.Timeout("no message")
+        return self.waiting.pop(0)
+
+    def acknowledge(self, raw: bytes) -> None:
+        self.acknowledged.append(raw)
+
+    def negative_acknowledge(self, raw: bytes) -> None:
+        self.negatively_acknowledged.append(raw)
+
+
+class _Schema:
+    """Decodes b"ok ..." to its text; anything else fails as a malformed payload."""
+
+    def decode_message(self, raw: bytes) -> str:
+        if not raw.startswith(b"ok"):
+            raise DecodeError("malformed", topic=TOPIC, subject="s")
+        return raw.decode()
+
+
+def test_a_pulsar_consumer_is_called_past_its_python_wrappers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`consume` on a `pulsar.Consumer` receives and acknowledges on the C++ consumer it wraps
+    (the wrappers' checks cost ~0.3 us a message) and hands `handle` a `pulsar.Message` all the
+    same; a failed message and a failed handler still take the wrapper's negative acknowledge."""
+
+    def wrapper_called(*args: Any) -> None:
+        raise AssertionError("the Python wrapper was called")
+
+    consumer = pulsar.Consumer()
+    consumer._consumer = raw = _RawConsumer([b"ok 1", b"bad", b"ok 2"])
+    consumer._schema = _Schema()
+    monkeypatch.setattr(pulsar.Consumer, "receive", wrapper_called)
+    monkeypatch.setattr(pulsar.Consumer, "acknowledge", wrapper_called)
+    handled: list[tuple[bytes, str]] = []
+
+    def handle(msg: Any, value: str) -> None:
+        assert isinstance(msg, pulsar.Message)
+        handled.append((msg._message, value))
+
+    result = consume(consumer, handle, timeout_millis=1)
+    assert handled == [(b"ok 1", "ok 1"), (b"ok 2", "ok 2")]
+    assert (raw.acknowledged, raw.negatively_acknowledged) == ([b"ok 1", b"ok 2"], [b"bad"])
+    assert (result.processed, result.redelivered) == (2, 1)
+
+    def broken(msg: Any, value: str) -> None:
+        raise RuntimeError("bad code")
+
+    raw.waiting = [_Raw(b"ok 3")]
+    with pytest.raises(RuntimeError, match="bad code"):
+        consume(consumer, broken, timeout_millis=1)
+    assert raw.negatively_acknowledged == [b"bad", b"ok 3"]
