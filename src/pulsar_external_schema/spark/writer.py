@@ -66,6 +66,9 @@ class _TaskWriter:
         self.row = 0
         self.failure: str | None = None
         self.lock = threading.Lock()
+        import pulsar  # imported on the executor
+
+        self._ok = pulsar.Result.Ok
 
     def producer(self, topic: str, raw: bool) -> Any:
         key = (topic, raw)
@@ -142,13 +145,14 @@ class _TaskWriter:
         return self.options.topics[0]
 
     def _sent(self, result: Any, message_id: Any) -> None:
-        import pulsar
-
-        with self.lock:
-            if result == pulsar.Result.Ok:
+        """On a Pulsar client thread, once per message: kept to a comparison and a count."""
+        if result == self._ok:
+            with self.lock:
                 self.sent += 1
-            elif self.failure is None:
-                self.failure = str(result)
+        else:
+            with self.lock:
+                if self.failure is None:
+                    self.failure = str(result)
 
     def _check(self) -> None:
         if self.failure is not None:
