@@ -6,6 +6,7 @@ public call does, value for value and error for error, or not be used at all."""
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import pytest
@@ -74,8 +75,8 @@ records = st.fixed_dictionaries(
 def _outcome(read: Any, payload: bytes) -> tuple[str, Any]:
     try:
         return "ok", read(payload)
-    except Exception as error:
-        return type(error).__name__, str(error)
+    except Exception as error:  # fastavro names the buffer it read from by its address
+        return type(error).__name__, re.sub(r" at 0x[0-9a-f]+", "", str(error))
 
 
 def _public(writer: Any, reader: Any, record_name: bool) -> Any:
