@@ -338,6 +338,8 @@ class FieldSerde:
         )
 
 
+#: A direct reader of `ExternalSchema._direct` and its expiry (0: never).
+_Direct = tuple[Callable[[bytes], Any] | None, float]
 #: `ExternalSchema._direct`'s answer for a (topic, id) it keeps nothing for.
 _NO_DIRECT: tuple[None, float] = (None, 0.0)
 
@@ -377,9 +379,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._closed = False
         self._pulsar_client: Any = None
         self._read_as: str | None = None
-        self._direct: dict[tuple[str, bytes | str], tuple[Callable[[bytes], Any] | None, float]] = {}
+        self._direct: dict[tuple[str, bytes | str], _Direct] = {}
         """(topic, metadata schema id) -> the codec's direct reader and its expiry (`decode`); also
-        (topic, `__schema_id` property as it came) for `decode_message`."""
+        (topic, the id as a `__schema_id` value, as it came) for `decode_message`."""
         self._writers: dict[str, tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]] = {}
         """topic -> the codec's direct writer and its expiry (`encode_for`)."""
 
@@ -508,43 +510,60 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         _check_decode_arguments(topic, data, schema_id)
         return self._part.decode(topic, data, self._value_id(topic, schema_id), _or_new(context, self, topic))
 
-    def _decode_compiled(self, topic: str, data: bytes, schema_id: bytes) -> Any:
+    def _decode_compiled(self, topic: str, data: bytes, schema_id: bytes, alias: str | None = None) -> Any:
         """The value of a message with a metadata id and no properties the rules read, from the
         compiled plan; FALLBACK where that plan does not take it (the caller goes the whole way,
         which reports what is wrong).
 
         The usual message is one lookup of the direct reader kept for (topic, id as it came),
         past the id's parsing and the plan lookup; the first message of a (topic, id) finds the
-        plan through the part and keeps its direct reader."""
-        direct, expires = self._direct.get((topic, schema_id), _NO_DIRECT)
-        if direct is not None and (not expires or expires > monotonic()):
-            try:
-                value = direct(data)
-            except Exception:
-                value = FALLBACK
-            if value is not FALLBACK:
+        plan through the part and keeps its direct reader. `alias`: the `__schema_id` property
+        the id was parsed from, under which the reader is kept too (`decode_message`)."""
+        value = self._direct_value((topic, schema_id), data)
+        if value is FALLBACK:
+            self._check_open()
+            id_bytes = self._value_id(topic, schema_id)
+            if not id_bytes:
+                return FALLBACK
+            value = self._part.decode_compiled(topic, data, id_bytes)
+            if value is FALLBACK:
                 return value
-        self._check_open()
-        id_bytes = self._value_id(topic, schema_id)
-        if not id_bytes:
-            return FALLBACK
-        value = self._part.decode_compiled(topic, data, id_bytes)
-        if value is not FALLBACK:
             self._learn_direct(topic, schema_id, id_bytes)
+        if alias is not None:
+            kept = self._direct.get((topic, schema_id))
+            if kept is not None and kept[0] is not None:
+                self._keep_direct((topic, alias), kept)
         return value
 
+    def _direct_value(self, key: tuple[str, bytes | str], data: bytes) -> Any:
+        """The value from the direct reader kept under `key`; FALLBACK when none is kept, it
+        expired, or it does not take the payload (the long way says why)."""
+        direct, expires = self._direct.get(key, _NO_DIRECT)
+        if direct is None or (expires and expires <= monotonic()):
+            return FALLBACK
+        try:
+            return direct(data)
+        except Exception:
+            return FALLBACK
+
     def _learn_direct(self, topic: str, schema_id: Any, id_bytes: bytes) -> None:
-        """Keep the codec's direct reader of (topic, metadata id) for `decode` (bounded as plans are)."""
+        """Keep the codec's direct reader of (topic, metadata id) for `decode`."""
         codec = self._part.codec
-        if codec is None or self._closed or not isinstance(schema_id, bytes):
+        if codec is None or not isinstance(schema_id, bytes):
             return
         key = (topic, schema_id)
         found = self._direct.get(key)
         if found is not None and (not found[1] or found[1] > monotonic()):
             return  # kept already (a message it did not take came this way)
+        self._keep_direct(key, codec.direct(topic, id_bytes))
+
+    def _keep_direct(self, key: tuple[str, bytes | str], entry: _Direct) -> None:
+        """`_direct[key] = entry`, bounded as plans are; nothing once closed."""
+        if self._closed:
+            return
         if len(self._direct) >= PLAN_CACHE_SIZE:
             self._direct.clear()
-        self._direct[key] = codec.direct(topic, id_bytes)
+        self._direct[key] = entry
 
     def decode_batch(
         self, topic: str, messages: Iterable[tuple[bytes, bytes | None, Mapping[str, str] | None]]
@@ -610,14 +629,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if raw is not None and RULE_NAME not in properties:
             # The usual message: the direct reader kept for its (topic, property as it came), past
             # the property's parsing (~0.4 us of hex checks, the same answer every time).
-            direct, expires = self._direct.get((topic, raw), _NO_DIRECT)
-            if direct is not None and (not expires or expires > monotonic()):
-                try:
-                    value = direct(msg.data())
-                except Exception:
-                    value = FALLBACK
-                if value is not FALLBACK:
-                    return value
+            value = self._direct_value((topic, raw), msg.data())
+            if value is not FALLBACK:
+                return value
         try:
             if raw is None:
                 raw = ids.property_form(properties)
@@ -628,10 +642,8 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             ) from None
         if schema_id and not self.is_key_value and RULE_NAME not in properties:
             # The compiled path reads nothing else of the message: no context unless it falls back.
-            value = self._decode_compiled(topic, msg.data(), schema_id)
+            value = self._decode_compiled(topic, msg.data(), schema_id, alias=raw)
             if value is not FALLBACK:
-                if raw is not None and not self._closed:  # the short way above, next time
-                    self._direct[(topic, raw)] = self._direct.get((topic, schema_id), _NO_DIRECT)
                 return value
         context = self.message_context(
             topic,
