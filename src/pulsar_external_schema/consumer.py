@@ -248,11 +248,7 @@ def consume(
         seen = 0
         while max_messages is None or seen < max_messages:
             try:
-                msg = (
-                    receive(timeout_millis)
-                    if not loop.outstanding
-                    else _receive(receive, timeout_millis, loop, apply)
-                )
+                msg = _receive(receive, timeout_millis, loop, apply)
             except pulsar.Timeout:
                 break
             seen += 1

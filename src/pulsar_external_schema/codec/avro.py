@@ -96,7 +96,7 @@ def _prepared_reader(
     """`schemaless_reader` with its preparation done once: per call it makes the named-schema
     tables, parses both (parsed) schemas again and builds its options before the decode itself,
     ~0.4 us of the ~2.3 us a 7-field record costs. fastavro's compiled module does the decode in
-    `_read_data`, private: used only where `_PREPARED_READS` found it answering as
+    `_read_data`, private: used only where `_prepared_reads_work` found it answering as
     `schemaless_reader` does (a fastavro that changed it gets the public call)."""
     return _make_prepared(writer_schema, reader_schema, record_name) if _prepared_reads_work() else None
 

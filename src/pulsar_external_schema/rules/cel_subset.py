@@ -252,7 +252,7 @@ class _Parser:
         equality = operator in ("==", "!=")
         a, b = self.temporary(), self.temporary()
         if right.literal:
-            kind = type(right.value)
+            kind = right.kind
             if not (kind in _ORDERED or (equality and right.value is None)):
                 return _Node(f"({left.code}, _unsupported())[1]", bool)  # never judged here
             test = f"type({a} := {left.code}) is {self.name_for(kind)}"
