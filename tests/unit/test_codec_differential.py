@@ -1456,3 +1456,26 @@ def test_a_received_message_skips_parsing_its_schema_id_property_once_known(
         both.client,
     )
     assert short[0] == "error" and short[1:] == long[1:]
+
+
+def test_a_reader_kept_by_decode_serves_received_messages_past_the_property_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`decode` keeps the direct reader under the metadata id; the first received message of the
+    same id keeps it under its property too, so the next one is not parsed."""
+    both = Both(mock_factory().avro(json.dumps(AVRO)))
+    encoded = both.schema.encode_for(TOPIC, AVRO_SAMPLE)
+    assert encoded.schema_id is not None
+    metadata = ids.parse_hex(ids.to_property(encoded.schema_id))  # the id as a message carries it
+    for _ in range(2):
+        both.schema.decode(TOPIC, encoded.data, metadata)
+    kept = both.schema._direct[(TOPIC, metadata)]
+    message = _Received(encoded.data, encoded.schema_id)
+    expected = both.schema.decode_message(message)
+    assert both.schema._direct[(TOPIC, ids.to_property(encoded.schema_id))] is kept
+
+    def no_parse(value: str) -> bytes:
+        raise AssertionError("the property was parsed again")
+
+    monkeypatch.setattr(ids, "parse_hex", no_parse)
+    assert both.schema.decode_message(message) == expected

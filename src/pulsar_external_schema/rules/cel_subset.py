@@ -105,9 +105,9 @@ class _Parser:
     """Recursive descent over CEL's grammar, cut down to the subset: or > and > relation > unary.
 
     It writes the condition as one Python expression (`_Node.code`) rather than a tree of
-    closures: one call a message instead of one per operator (~0.6 against ~0.2 us for
-    `size(message.name) < 50`). Every operation keeps the checks that make it exact; what fails
-    them calls `_unsupported()`, which raises."""
+    closures: one call a message instead of one per operator (the rule step of
+    `size(message.name) < 50` went from 0.57 to 0.33 us). Every operation keeps the checks
+    that make it exact; what fails them calls `_unsupported()`, which raises."""
 
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self.tokens = tokens
