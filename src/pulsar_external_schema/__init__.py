@@ -25,6 +25,7 @@ from .errors import (
     SchemaIdError,
     SchemaParseError,
     UnknownSchemaIdError,
+    ValueOutsideSchemaError,
 )
 from .factory import SchemaRegistrySchemaFactory
 from .json_evolution import JsonSchemaEvolution
@@ -62,6 +63,7 @@ __all__ = [
     "SchemaParseError",
     "SchemaRegistrySchemaFactory",
     "UnknownSchemaIdError",
+    "ValueOutsideSchemaError",
     "__version__",
     "check_metadata",
     "check_rule_set",

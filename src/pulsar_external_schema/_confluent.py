@@ -418,6 +418,8 @@ class SerdeHooks:
         )
         if domain and rule_mode == RuleMode.READ:
             result = self.referenced_rules(ser_ctx, rule_mode, target, result, original)
+        elif domain and rule_mode == RuleMode.WRITE:
+            self.domain_rules_done(target, result)
         return result
 
     def referenced_rules(
@@ -425,6 +427,10 @@ class SerdeHooks:
     ) -> Any:
         """`message` after the rules of the schemas `root` references ran on its parts (none here)."""
         return message
+
+    def domain_rules_done(self, target: Schema | None, message: Any) -> None:
+        """The WRITE domain rules of `target` gave `message`: for the root schema (the last call
+        of a message), the value the serializer writes next."""
 
     def _run_action(  # BaseSerde's: called once for every rule the engine ran, passed or not
         self,

@@ -21,6 +21,7 @@ catches those. Classes defined elsewhere say where:
     ├── UnknownSchemaIdError (LookupError) an id the registry does not hold
     ├── RegistryUnavailableError (ConnectionError)   the registry did not answer
     ├── EncodeError (ValueError)           a value the schema cannot encode
+    │   └── ValueOutsideSchemaError        a value outside the schema's types (an Avro int given 2.5)
     ├── DecodeError (ValueError)           a payload the schema cannot decode
     │   └── DecodeLimitError               a payload over decode.max.bytes / decode.max.depth
     ├── RuleViolationError (SerializationError)   a rule failed (its action: ERROR)
@@ -120,6 +121,46 @@ class RegistryUnavailableError(ExternalSchemaError, ConnectionError):
 
 class EncodeError(ExternalSchemaError, ValueError):
     """A value could not be serialized: it does not match the schema, or the schema is not registered."""
+
+
+class ValueOutsideSchemaError(EncodeError):
+    """A value outside the writer schema's types, refused before anything is written: an Avro `int`
+    given 2.5 or 2**40, a `boolean` given "yes", a JSON number given NaN. fastavro and Python's
+    `json` would write these changed (2, a varint no 32-bit reader takes, true, the text NaN); Java's
+    writers refuse them, and so does this package.
+
+    `path` is the field's place in the value (`items[1].cost`; "" for the whole value),
+    `value_type` the Python type given, `schema_type` what the schema takes there. The value itself
+    is never in the error: it may be a PII field's.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        value_type: str,
+        schema_type: str,
+        topic: str | None = None,
+        subject: str | None = None,
+        schema_id: str | None = None,
+    ) -> None:
+        self.path = path
+        self.value_type = value_type
+        self.schema_type = schema_type
+        super().__init__(message, topic=topic, subject=subject, schema_id=schema_id)
+
+    def placed(self, *, topic: str, subject: str | None, schema_id: str | None) -> ValueOutsideSchemaError:
+        """The same refusal, naming where it happened."""
+        return ValueOutsideSchemaError(
+            self.reason,
+            path=self.path,
+            value_type=self.value_type,
+            schema_type=self.schema_type,
+            topic=topic,
+            subject=subject,
+            schema_id=schema_id,
+        )
 
 
 class DecodeError(ExternalSchemaError, ValueError):

@@ -49,6 +49,7 @@ from .errors import (
     RegistryUnavailableError,
     SchemaIdError,
     UnknownSchemaIdError,
+    ValueOutsideSchemaError,
 )
 from .redaction import redact, scrub, sensitive_fields, sensitive_values
 from .registry import failure_kind
@@ -185,6 +186,9 @@ class FieldSerde:
             payload = self.serializer(value, ctx)
             if self.codec is not None and payload is not None:
                 self.codec.learn(topic, context)
+        except ValueOutsideSchemaError as error:
+            schema_id = ids.describe(context.schema_id) if context.schema_id else None
+            raise error.placed(topic=topic, subject=self.subject(topic), schema_id=schema_id) from None
         except ExternalSchemaError:
             raise
         except Exception as error:

@@ -127,7 +127,10 @@ def test_produce_reports_each_bad_line_and_sends_the_others(
     reported = errors(result)
     assert [line.split(":")[0] for line in reported] == ["line 2", "line 5", "line 6"]
     assert reported[0] == "line 2: not valid JSON: Expecting value at column 8"
-    assert "could not serialize the value as AVRO" in reported[1] and "subject public.default." in reported[1]
+    assert reported[1].startswith(
+        "line 5: refused to write a value outside the schema's types: field f1: an int"
+    )
+    assert "subject public.default." in reported[1]
     assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "two"}]
 
 
@@ -159,6 +162,37 @@ def test_any_single_bad_line_is_that_lines_error_and_the_lines_after_it_are_sent
     assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "three"}]
 
 
+def test_values_outside_the_schema_are_their_lines_errors_and_never_sent_changed(
+    services: Services, topic: str
+) -> None:
+    counts = '{"type":"record","name":"C","fields":[{"name":"n","type":"int"}]}'
+    lines = '{"n": 1}\n{"n": 2.5}\n{"n": 99999999999}\n{"n": -2147483649}\n{"n": 2}\n'
+    result = cli(services, "produce", "--topic", topic, "--value-schema", counts, stdin=lines)
+    assert result.returncode == 1
+    reported = errors(result)
+    assert [line.split(":")[0] for line in reported] == ["line 2", "line 3", "line 4"]
+    assert "field n: a float is not an Avro int (32-bit integer)" in reported[0]
+    assert "field n: an int is not an Avro int (32-bit integer): out of range" in reported[1]
+    assert f"produced 2 records to {topic}, 3 failed" in result.stderr
+    assert records(read_all(services, topic)) == [{"n": 1}, {"n": 2}]
+    numbers = '{"type":"object","properties":{"v":{"type":"number"}}}'
+    json_lines = '{"v": 1.5}\n{"v": NaN}\n{"v": -Infinity}\n'
+    result = cli(
+        services,
+        "produce",
+        "--topic",
+        f"{topic}-json",
+        "--format",
+        "json",
+        "--value-schema",
+        numbers,
+        stdin=json_lines,
+    )
+    assert [line.split(":")[0] for line in errors(result)] == ["line 2", "line 3"]
+    assert all("field v: a float is not a JSON number" in line for line in errors(result))
+    assert records(read_all(services, f"{topic}-json")) == [{"v": 1.5}]
+
+
 def test_stop_on_error_stops_at_the_first_bad_line_and_says_where_to_resume(
     services: Services, topic: str, tmp_path: Path
 ) -> None:
@@ -167,7 +201,7 @@ def test_stop_on_error_stops_at_the_first_bad_line_and_says_where_to_resume(
     result = produce(services, topic, "", "--input", str(source), "--stop-on-error")
     assert result.returncode == 1
     reported = errors(result)
-    assert reported[0].startswith("line 3: could not serialize the value as AVRO")
+    assert reported[0].startswith("line 3: refused to write a value outside the schema's types: field f1")
     assert "stopped at line 3 (--stop-on-error)" in result.stderr and "resume from line 3" in result.stderr
     assert records(read_all(services, topic)) == [{"f1": "one"}, {"f1": "two"}]
 

@@ -313,7 +313,68 @@ def test_avro_values_that_do_not_fit_fail_the_same_way(
 ) -> None:
     wrong = {"name": 12, "count": "x", "kind": "GOLD", "code": b"\x00", "tags": 5}[bad]
     result = avro_plain.check({**record, bad: wrong}, compiled=True)
-    assert result[:2] == ("error", "EncodeError")
+    assert result[:2] == ("error", "ValueOutsideSchemaError")
+    assert f"field {bad}:" in result[2]
+
+
+#: Values fastavro writes changed, each in the field that would change it: both paths refuse them.
+_CHANGED_BY_FASTAVRO: list[tuple[str, Any]] = [
+    ("count", 2.5),
+    ("count", 2**31),
+    ("count", -(2**31) - 1),
+    ("count", True),
+    ("id", 1.0),
+    ("id", False),
+    ("ratio", 1e300),
+    ("ratio", "1.5"),
+    ("amount", True),
+    ("amount", "1.5"),
+    ("ok", 1),
+    ("ok", "yes"),
+    ("ok", None),
+    ("tags", "abc"),
+    ("tags", {"a": 1}),
+    ("tags", {"a", "b"}),
+    ("attrs", {"a": 2.5}),
+    ("address", {"city": "x", "zip": 2.5}),
+    ("day", 2.5),
+    ("day", datetime.datetime(2020, 1, 1, 12, 30)),
+    ("at", 1.5),
+]
+
+
+@pytest.mark.parametrize(("field", "wrong"), _CHANGED_BY_FASTAVRO)
+def test_avro_values_fastavro_would_change_are_refused_both_ways(
+    avro_plain: Both, field: str, wrong: Any
+) -> None:
+    warm(avro_plain, _SAMPLE)
+    result = avro_plain.check({**_SAMPLE, field: wrong}, compiled=True)
+    assert result[:2] == ("error", "ValueOutsideSchemaError")
+    assert f"field {field}" in result[2]
+    assert result[2].startswith("refused to write a value outside the schema's types: ")
+    if wrong is not None:  # never the value (it may be a PII field's), only its type
+        assert repr(wrong) not in result[2].split(" (topic")[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "right"),
+    [
+        ("count", 2**31 - 1),
+        ("count", -(2**31)),
+        ("ratio", 3),  # Avro promotes an int to float and double
+        ("amount", 2**62),
+        ("amount", float("inf")),
+        ("ratio", float("-inf")),
+        ("tags", ("a", "b")),
+        ("day", 18000),  # the number a date is stored as
+        ("at", 1_600_000_000_000),
+        ("note", None),
+    ],
+)
+def test_avro_values_inside_the_types_are_written_both_ways(avro_plain: Both, field: str, right: Any) -> None:
+    warm(avro_plain, _SAMPLE)
+    result = avro_plain.check({**_SAMPLE, field: right}, compiled=True)
+    assert result[0] == "ok"
 
 
 @given(data=st.binary(max_size=40))

@@ -47,6 +47,9 @@ from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent, metrics
 from .. import schema_id as ids
+from ..codec.plans import PLAN_CACHE_SIZE
+from ..codec.values import Problem, avro_check, explain_avro, explain_json, json_dumps, refusal
+from ..errors import ExternalSchemaError
 from .actions import ErrorAction
 from .context import MessageContext
 from .referenced import ReferencedRules
@@ -147,17 +150,86 @@ class _ContractSerializer(ContractSerde, _confluent.SerializerHooks):
         # re-checked when the writer changes
         self._transforming: dict[str, tuple[RegisteredSchema | None, bool, bytes | None]] = {}
         self._plain_topics: set[str] = set()  # topics whose writer schema has no WRITE transform
+        self._value_checks: dict[int, tuple[Any, Callable[[Any], None] | None]] = {}
 
     def __call__(self, obj: Any, ctx: SerializationContext | None = None) -> bytes | None:
         headers = ctx.headers if ctx is not None else None
-        self._call.context = headers if isinstance(headers, MessageContext) else None
+        call = self._call
+        call.context = headers if isinstance(headers, MessageContext) else None
+        call.written = None
         if obj is not None and (ctx is None or ctx.topic not in self._plain_topics):
             obj = copy.deepcopy(obj)
         try:
             result: bytes | None = super().__call__(obj, ctx)  # type: ignore[misc]
+            if result is not None and obj is not None:
+                self._check_written(obj, ctx)
             return result
+        except ExternalSchemaError:
+            raise
+        except Exception:
+            problem = self._written_problem(obj, ctx) if obj is not None else None
+            if problem is None:
+                raise
         finally:
-            self._call.context = None
+            call.context = None
+            call.written = None
+        # Raised outside the handler, so that no chained error carries the library's text, which
+        # may show the value: the field's path says where.
+        raise refusal(problem)
+
+    def domain_rules_done(self, target: Schema | None, message: Any) -> None:
+        self._call.written = (target, message)
+
+    def _written(self, obj: Any, ctx: SerializationContext | None) -> tuple[Schema | None, Any]:
+        """(the schema, the value) the serializer wrote or tried to write: what the domain rules
+        gave (and their schema), or, where none ran, the value itself with the local schema."""
+        written: tuple[Schema | None, Any] | None = getattr(self._call, "written", None)
+        if written is not None:
+            return written
+        to_dict = _confluent.to_dict(self)
+        return None, (obj if to_dict is None else to_dict(obj, ctx))
+
+    def _check_written(self, obj: Any, ctx: SerializationContext | None) -> None:
+        """Refuse the bytes just written if their value is outside the schema's types (a value
+        fastavro would have changed): confluent-kafka's serializer writes without checking. The
+        compiled path checks the same before it writes (`codec/values.py`)."""
+        if self._checks_values:
+            schema, value = self._written(obj, ctx)
+            check = self._value_check(schema)
+            if check is not None:
+                check(value)
+
+    def _written_problem(self, obj: Any, ctx: SerializationContext | None) -> Problem | None:
+        """Why the value failed to serialize, if it is outside the schema's types."""
+        try:
+            schema, value = self._written(obj, ctx)
+            return self.value_problem(schema, value)
+        except Exception:  # the value cannot even be walked: the serializer's own error stands
+            return None
+
+    #: Whether `value_check` may find something the format library wrote without complaint.
+    _checks_values = False
+
+    def _value_check(self, schema: Schema | None) -> Callable[[Any], None] | None:
+        parsed = self._parsed(schema)
+        key = id(parsed)
+        found = self._value_checks.get(key)
+        if found is None or found[0] is not parsed:
+            if len(self._value_checks) >= PLAN_CACHE_SIZE:
+                self._value_checks.clear()
+            found = self._value_checks[key] = (parsed, self.value_check(parsed))
+        return found[1]
+
+    def _parsed(self, schema: Schema | None) -> Any:
+        return _confluent.local_schema(self)[1] if schema is None else _confluent.parsed(self, schema)
+
+    def value_check(self, parsed: Any) -> Callable[[Any], None] | None:
+        """A check of values against `parsed` (this format's parsed schema), or None."""
+        return None
+
+    def value_problem(self, schema: Schema | None, value: Any) -> Problem | None:
+        """Where `value` leaves the types of `schema` (None: the local schema), if it does."""
+        return None
 
     def writer_for(self, subject: str, pinned: RegisteredSchema | None) -> RegisteredSchema | None:
         writer = pinned if pinned is not None else self._registered_with_rules(subject)
@@ -222,15 +294,31 @@ class _ContractSerializer(ContractSerde, _confluent.SerializerHooks):
 
 
 class ContractAvroSerializer(_ContractSerializer, AvroSerializer):
+    """fastavro writes 2.5 into an int as 2: every value written is checked against the schema."""
+
+    _checks_values = True
+
     def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._init_contract(rule_set_client)
+
+    def value_check(self, parsed: Any) -> Callable[[Any], None] | None:
+        return avro_check(parsed)
+
+    def value_problem(self, schema: Schema | None, value: Any) -> Problem | None:
+        return explain_avro(self._parsed(schema), value)
 
 
 class ContractJSONSerializer(_ContractSerializer, JSONSerializer):
+    """Written with `json_dumps` (`codec/values.py`), which refuses NaN and Infinity."""
+
     def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("json_encode", json_dumps)
         super().__init__(*args, **kwargs)
         self._init_contract(rule_set_client)
+
+    def value_problem(self, schema: Schema | None, value: Any) -> Problem | None:
+        return explain_json(value)
 
 
 class ContractProtobufSerializer(_ContractSerializer, ProtobufSerializer):
