@@ -5,7 +5,7 @@ The public API is re-exported here; everything else is internal (plumbing such a
 here still works for one release, with a `DeprecationWarning`).
 """
 
-from ._imports import deprecated_names
+from ._deprecated import deprecated_names
 from ._version import VERSION
 from .config import ExternalSchemaConfig
 from .consumer import ConsumeResult, consume, consume_async, subscribe

@@ -4,18 +4,16 @@
   (`rule.executors.<name>.class`), Protobuf message classes (`protobuf.message.class`), a Pulsar
   Function's schema and record classes. One way to read `pkg.module.Name` or `pkg.module:Name`;
   each caller words its own error, naming its setting.
-* `deprecated_names(module, {old: "new.path.Name"})`: a module `__getattr__` that keeps a moved or
-  trimmed name importable for one release, with a `DeprecationWarning` saying where it lives now.
+
+Old spellings of public names live in `_deprecated.py`.
 """
 
 from __future__ import annotations
 
 import importlib
-import warnings
-from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["deprecated_names", "import_object"]
+__all__ = ["import_object"]
 
 
 def import_object(path: str) -> Any:
@@ -25,22 +23,3 @@ def import_object(path: str) -> Any:
     if not sep or not module_name or not name:
         raise ValueError(f"{path!r} is not an import path (pkg.module.Name)")
     return getattr(importlib.import_module(module_name), name)
-
-
-def deprecated_names(module: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
-    """A `__getattr__` for `module` that resolves each old name in `moved` to the object at its new
-    import path, lazily (so an alias pointing up the layers imports nothing until it is used), with
-    a `DeprecationWarning` naming the new path."""
-
-    def __getattr__(name: str) -> Any:
-        path = moved.get(name)
-        if path is None:
-            raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        warnings.warn(
-            f"{module}.{name} is deprecated and will be removed in the next release: use {path}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return import_object(path)
-
-    return __getattr__

@@ -29,6 +29,7 @@ from typing import Any
 
 import _pulsar
 
+from ._deprecated import renamed_key
 from .errors import (
     ConfigError,
     DeadLetteredError,
@@ -56,10 +57,15 @@ DLQ_TOPIC_KEY = "dlq.topic"
 DLQ_TOPIC_ALIAS = "dead.letter.topic"
 
 
+_dlq_topic_alias_used = renamed_key(DLQ_TOPIC_ALIAS, DLQ_TOPIC_KEY, "a Pulsar Function's user config")
+
+
 def configured_dead_letter_topic(get: Callable[[str], Any]) -> str | None:
     """The dead-letter topic `get(key)` names under `dlq.topic` (or its alias
     `dead.letter.topic`); None when neither is set. Both set, and different: `ConfigError`."""
     topic, alias = get(DLQ_TOPIC_KEY) or None, get(DLQ_TOPIC_ALIAS) or None
+    if alias:
+        _dlq_topic_alias_used()
     if topic and alias and str(topic) != str(alias):
         raise ConfigError(
             f"{DLQ_TOPIC_KEY!r} ({topic}) and its alias {DLQ_TOPIC_ALIAS!r} ({alias}) name different "

@@ -3,6 +3,7 @@ broker. A failed message is acknowledged only once its DLQ copy is persisted."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pulsar
@@ -153,7 +154,12 @@ def test_a_function_dead_letters_to_dlq_topic_or_its_old_alias(key: str) -> None
     from pulsar_external_schema.functions.schema import Rejected
 
     context = FakeFunctionContext({key: "orders-dlq"})
-    ExternalFunction().rejected(Rejected(DecodeError("malformed", topic=TOPIC), _bad(7)), context)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        ExternalFunction().rejected(Rejected(DecodeError("malformed", topic=TOPIC), _bad(7)), context)
+    assert [str(w.message).split(" is ")[0] for w in warned] == (
+        ["config key 'dead.letter.topic'"] if key == "dead.letter.topic" else []
+    )
     [(topic, data, properties)] = context.published
     assert (topic, data) == ("persistent://acme/orders/orders-dlq", b"payload 7")
     assert properties["n"] == "7" and properties["__rule.topic"] == TOPIC
@@ -164,10 +170,11 @@ def test_the_dead_letter_topic_and_its_alias_must_agree() -> None:
     from pulsar_external_schema.deadletter import configured_dead_letter_topic
 
     same = {"dlq.topic": "a", "dead.letter.topic": "a"}
-    assert configured_dead_letter_topic(same.get) == "a"
+    with pytest.warns(DeprecationWarning, match="use 'dlq.topic'"):
+        assert configured_dead_letter_topic(same.get) == "a"
     nothing: dict[str, str] = {}
     assert configured_dead_letter_topic(nothing.get) is None
-    with pytest.raises(ConfigError, match=r"keep 'dlq\.topic'"):
+    with pytest.raises(ConfigError, match=r"keep 'dlq\.topic'"), pytest.warns(DeprecationWarning):
         configured_dead_letter_topic({"dlq.topic": "a", "dead.letter.topic": "b"}.get)
 
 

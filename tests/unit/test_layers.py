@@ -4,7 +4,7 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 `if TYPE_CHECKING:` are for annotations and run nothing, so they are not counted):
 
 0. leaves: `errors`, `metrics/` (rule counts and their exporters), the private helpers
-   `_imports`, `_secrets`, `_version`, and `registry` / `redaction`
+   `_imports`, `_deprecated`, `_secrets`, `_version`, and `registry` / `redaction`
    (what a registry error means, what a value must not show);
 1. `config`, `schema_id`, `subjects`, `rules.settings` (the rule engine's part of the config),
    `_confluent` (every use of confluent-kafka's private API);
@@ -13,7 +13,8 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 4. `producer`, `consumer`, `functions/`, `spark/`, `cli/`;
 5. the package root, which only re-exports.
 
-`evolution/` holds checkers only: it imports nothing of the package but `errors` and `_imports`.
+`evolution/` holds checkers only: it imports nothing of the package but `errors`, `_imports` and
+`_deprecated`.
 And no module imports another module's private name.
 """
 
@@ -23,7 +24,6 @@ import ast
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -36,6 +36,7 @@ SOURCE = Path(pulsar_external_schema.__file__).parent
 LAYERS: dict[str, int] = {
     "errors": 0,
     "_imports": 0,
+    "_deprecated": 0,
     "_secrets": 0,
     "_version": 0,
     "metrics": 0,
@@ -149,7 +150,7 @@ def test_evolution_holds_checkers_only() -> None:
             for name, tree in _modules()
             if name.startswith("evolution")
             for target, _ in _imports(name, tree)
-            if not target.startswith("evolution") and target not in ("errors", "_imports")
+            if not target.startswith("evolution") and target not in ("errors", "_imports", "_deprecated")
         }
     )
     assert reaching_out == []
@@ -174,28 +175,6 @@ def test_the_checks_see_the_imports_they_judge() -> None:
     assert ("spark.planning", "Planner") in found["spark.source"]
     assert not any(target == "evolution.differences" for target, _ in found["errors"])  # TYPE_CHECKING
     assert _layer("codec.part") == 2 and _layer("rules.settings") == 1 and _layer("") == 5
-
-
-@pytest.mark.parametrize(
-    ("module", "name", "new_home"),
-    [
-        (pulsar_external_schema, "MessageContext", "pulsar_external_schema.rules.context.MessageContext"),
-        (pulsar_external_schema, "TopicName", "pulsar_external_schema.subjects.TopicName"),
-        (
-            pulsar_external_schema.evolution,
-            "JsonSchemaEvolution",
-            "pulsar_external_schema.json_evolution.JsonSchemaEvolution",
-        ),
-    ],
-)
-def test_a_trimmed_name_still_imports_for_one_release_with_a_warning(
-    module: ModuleType, name: str, new_home: str
-) -> None:
-    with pytest.warns(DeprecationWarning, match=new_home.replace(".", r"\.")):
-        alias = getattr(module, name)
-    module_name, _, attribute = new_home.rpartition(".")
-    assert alias is getattr(__import__(module_name, fromlist=[attribute]), attribute)
-    assert name not in module.__all__
 
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:

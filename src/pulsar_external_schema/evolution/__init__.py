@@ -10,7 +10,7 @@
 Checkers only: nothing here talks to the registry or reads the config.
 """
 
-from .._imports import deprecated_names
+from .._deprecated import deprecated_names
 from ..errors import IncompatibleSchemaError
 from .avro_diff import avro_incompatibilities
 from .compatibility import CompatibilityLevel, Previous, check_compatibility, reader_incompatibilities

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics
+from .._deprecated import renamed_parameters
 from ..errors import ConfigError
 from ..subjects import is_full_topic_name
 from .source import FORMAT, register
@@ -47,6 +48,7 @@ class BatchCounts:
     invalid: int
 
 
+@renamed_parameters(dlq="dead_letter_topic")
 @dataclass
 class ValidationJob:
     """`pulsar-external-schema validate`, as an object for code that owns its SparkSession."""
