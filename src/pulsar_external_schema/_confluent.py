@@ -17,6 +17,7 @@ version pyproject.toml bounds.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import urllib.parse
 from collections.abc import Callable
@@ -48,6 +49,8 @@ from confluent_kafka.serialization import SerializationContext
 from fastavro.schema import expand_schema
 
 from .registry import failure_kind
+
+_NO_SCOPE = contextlib.nullcontext()
 
 #: The registry format each schema type's serdes ask for (Protobuf: the serialized descriptor).
 REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
@@ -401,26 +404,44 @@ class SerdeHooks:
     ) -> Any:
         domain = getattr(rule_phase, "value", rule_phase) == "DOMAIN"
         original = message if original_message is None else original_message
-        if domain and rule_mode == RuleMode.WRITE:
-            message = self.referenced_rules(ser_ctx, rule_mode, target, message, original)
-        self.rules_starting()
-        result = super()._execute_rules_with_phase(  # type: ignore[misc]
-            ser_ctx,
-            subject,
-            rule_phase,
-            rule_mode,
-            source,
-            target,
-            message,
-            inline_tags,
-            field_transformer,
-            original_message,
-        )
-        if domain and rule_mode == RuleMode.READ:
-            result = self.referenced_rules(ser_ctx, rule_mode, target, result, original)
-        elif domain and rule_mode == RuleMode.WRITE:
-            self.domain_rules_done(target, result)
+        with (
+            self.domain_rules_of(ser_ctx, subject, rule_mode, target, inline_tags, field_transformer)
+            if domain
+            else _NO_SCOPE
+        ):
+            if domain and rule_mode == RuleMode.WRITE:
+                message = self.referenced_rules(ser_ctx, rule_mode, target, message, original)
+            self.rules_starting()
+            result = super()._execute_rules_with_phase(  # type: ignore[misc]
+                ser_ctx,
+                subject,
+                rule_phase,
+                rule_mode,
+                source,
+                target,
+                message,
+                inline_tags,
+                field_transformer,
+                original_message,
+            )
+            if domain and rule_mode == RuleMode.READ:
+                result = self.referenced_rules(ser_ctx, rule_mode, target, result, original)
+            elif domain and rule_mode == RuleMode.WRITE:
+                self.domain_rules_done(target, result)
         return result
+
+    def domain_rules_of(
+        self,
+        ser_ctx: SerializationContext,
+        subject: str,
+        mode: RuleMode,
+        target: Schema | None,
+        inline_tags: Any,
+        field_transformer: Any,
+    ) -> contextlib.AbstractContextManager[None]:
+        """Entered while the domain rules of `target` (the root, or a referenced part) run in
+        `mode`, with what the engine needs to walk its values (tags, field transformer)."""
+        return _NO_SCOPE
 
     def referenced_rules(
         self, ser_ctx: SerializationContext, mode: RuleMode, root: Schema | None, message: Any, original: Any
@@ -462,6 +483,11 @@ class SerdeHooks:
 
     def action_done(self) -> None:
         """The action after a rule has run (or raised)."""
+
+
+def dlq_redact_rule_types(action: Any) -> list[str]:
+    """The rule types whose tagged fields a DLQ action redacts (`dlq.redact.rule.types`)."""
+    return list(action._redact_rule_types)
 
 
 def registry_client(serde: Any) -> Any:

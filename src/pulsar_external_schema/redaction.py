@@ -38,7 +38,12 @@ _PROTO_FIELD = re.compile(r"\b(\w+)\s*=\s*\d+\s*\[([^\]]*)\]")
 
 def sensitive_tags(schema: Any, rule_types: Collection[str] = ENCRYPTING_RULE_TYPES) -> set[str]:
     """`PII`, and the tags the schema's encrypting rules apply to."""
-    tags = {PII_TAG}
+    return {PII_TAG, *encrypted_tags(schema, rule_types)}
+
+
+def encrypted_tags(schema: Any, rule_types: Collection[str] = ENCRYPTING_RULE_TYPES) -> set[str]:
+    """The tags the schema's rules of `rule_types` (its encrypting rules) apply to."""
+    tags: set[str] = set()
     rule_set = getattr(schema, "rule_set", None)
     for rules in (getattr(rule_set, "domain_rules", None), getattr(rule_set, "encoding_rules", None)):
         for rule in rules or ():

@@ -237,3 +237,101 @@ def test_protobuf_parts_nested_twice_are_the_messages_of_the_imported_files(
 
     (received,) = [m.value() for m in drain(consumer, 5_000)]
     assert [item.product.sku for item in received.items] == ["p0*", "p1*"] and received.gift.sku == "g*"
+
+
+SECRET = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
+
+
+def _hide_cost(kek: str) -> dict[str, Any]:
+    return {
+        "name": "hideCost",
+        "kind": "TRANSFORM",
+        "type": "ENCRYPT",
+        "mode": "WRITEREAD",
+        "tags": ["PII"],
+        "params": {"encrypt.kek.name": kek, "encrypt.kms.type": "local-kms", "encrypt.kms.key.id": "mykey"},
+        "onFailure": "ERROR,NONE",
+    }
+
+
+@pytest.mark.parametrize("failing", ["a part's rule", "the root's rule"])
+def test_a_referenced_schemas_encrypted_fields_are_redacted_in_every_dlq_copy(
+    registry_client: SchemaRegistryClient, make_factory: Any, pulsar_client: Any, topic: str, failing: str
+) -> None:
+    """Product carries [priced CEL DLQ, hideCost ENCRYPT tags=PII]; Order references it. Whichever
+    rule fails, the DLQ copy holds `<REDACTED>` for every item's cost: never the clear value (the
+    failing item's, not yet encrypted) nor ciphertext (the items before it)."""
+    ns = unique("acme").replace("-", "_")
+    product_subject = f"{ns}.Product"
+    dlq = f"{topic}-dlq"
+    priced = rule(
+        "priced",
+        "CONDITION",
+        "CEL",
+        "WRITE",
+        "message.price > 0.0",
+        onFailure="DLQ",
+        params={"dlq.topic": dlq},
+    )
+    product = {
+        "type": "record",
+        "name": "Product",
+        "namespace": ns,
+        "fields": [
+            {"name": "sku", "type": "string"},
+            {"name": "price", "type": "double"},
+            {"name": "cost", "type": "string", "confluent:tags": ["PII"]},
+        ],
+    }
+    order = {
+        "type": "record",
+        "name": "Order",
+        "namespace": ns,
+        "fields": [
+            {"name": "id", "type": "int"},
+            {"name": "items", "type": {"type": "array", "items": f"{ns}.Product"}},
+        ],
+    }
+    registered(registry_client, product_subject, product, "AVRO", [priced, _hide_cost(unique("kek"))])
+    small = rule(
+        "small",
+        "CONDITION",
+        "CEL",
+        "WRITE",
+        "size(message.items) < 3",
+        onFailure="DLQ",
+        params={"dlq.topic": dlq},
+    )
+    root = registered(
+        registry_client,
+        f"public.default.{topic.rsplit('/', 1)[1]}-value",
+        order,
+        "AVRO",
+        [small],
+        [(f"{ns}.Product", product_subject)],
+    )
+    schema = make_factory(**{"rules.referenced": "true", **SECRET}).avro(root)
+    dead = subscribe(pulsar_client, dlq)
+    consumer = subscribe(pulsar_client, topic, schema)
+    producer = create_producer(pulsar_client, topic, schema)
+
+    def item(n: int, price: float) -> dict[str, Any]:
+        return {"sku": f"p{n}", "price": price, "cost": f"clear-cost-{n}"}
+
+    producer.send({"id": 1, "items": [item(0, 1.0)]})
+    failed: dict[str, Any] = {"id": 2, "items": [item(1, 1.0), item(2, -1.0)]}  # item 2 fails `priced`
+    if failing == "the root's rule":
+        failed = {"id": 2, "items": [item(1, 1.0), item(2, 2.0), item(3, 3.0)]}  # 3 items fail `small`
+    with pytest.raises(DeadLetteredError) as raised:
+        producer.send(failed)
+    assert raised.value.rule == ("priced" if failing == "a part's rule" else "small")
+    assert "clear-cost" not in str(raised.value)
+
+    assert [m.value() for m in drain(consumer, 5_000)] == [{"id": 1, "items": [item(0, 1.0)]}]
+    (copy,) = drain(dead, 5_000)
+    assert b"clear-cost" not in copy.data()
+    dead_lettered = json.loads(copy.data())
+    assert dead_lettered["id"] == 2
+    assert [i["cost"] for i in dead_lettered["items"]] == ["<REDACTED>"] * len(failed["items"])
+    assert [i["sku"] for i in dead_lettered["items"]] == [i["sku"] for i in failed["items"]]
+    assert "clear-cost" not in json.dumps(copy.properties())

@@ -246,6 +246,15 @@ def test_each_hook_is_reached() -> None:
             seen.append(("rule_action", action_name))
             return super().rule_action(ctx, action_name)
 
+        def domain_rules_of(self, ser_ctx: Any, subject: str, mode: Any, target: Any, *rest: Any) -> Any:
+            seen.append(
+                ("domain_rules_of", (subject, mode, target is not None, *(x is not None for x in rest)))
+            )
+            return super().domain_rules_of(ser_ctx, subject, mode, target, *rest)
+
+        def domain_rules_done(self, target: Any, message: Any) -> None:
+            seen.append(("domain_rules_done", message))
+
     class Reader(_confluent.DeserializerHooks, AvroDeserializer):
         def writer_found(self, schema_id: int | None, schema: Schema) -> None:
             seen.append(("writer_found", schema_id))
@@ -262,7 +271,18 @@ def test_each_hook_is_reached() -> None:
     payload = writer({"a": "x"}, CTX)
     assert Reader(client, conf=naming, rule_registry=engines)(payload, CTX) == {"a": "x"}
     assert ("writer_for", SUBJECT) in seen and ("rule_action", "NONE") in seen
+    # the root's domain rules: their schema, inline tags and field transformer, then the value written
+    assert ("domain_rules_of", (SUBJECT, RuleMode.WRITE, True, True, True)) in seen
+    assert ("domain_rules_done", {"a": "x"}) in seen
     assert any(name == "writer_found" and isinstance(found, int) for name, found in seen)
+
+
+def test_dlq_redact_rule_types() -> None:
+    from confluent_kafka.schema_registry.rules.dlq.dlq_action import DlqAction
+
+    assert _confluent.dlq_redact_rule_types(DlqAction()) == ["ENCRYPT", "ENCRYPT_PAYLOAD"]
+    action = DlqAction({"dlq.redact.rule.types": "ENCRYPT"})
+    assert _confluent.dlq_redact_rule_types(action) == ["ENCRYPT"]
 
 
 def test_serializer_settings_and_replace_registry() -> None:

@@ -6,14 +6,17 @@ confluent-kafka's rule engine calls `action.run(ctx, message, error)` after a ru
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
+from collections.abc import Collection
 from typing import Any
 
-from confluent_kafka.schema_registry.rules.dlq.dlq_action import DlqAction
-from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.rules.dlq.dlq_action import DlqAction, FieldRedactionExecutor
+from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleKind, RuleMode
 from confluent_kafka.schema_registry.serde import RuleAction, RuleContext
 
+from .. import _confluent
 from .. import schema_id as ids
 from ..deadletter import (
     DeadLetterPublisher,
@@ -22,9 +25,9 @@ from ..deadletter import (
     resolve_dlq_topic,
 )
 from ..errors import DeadLetteredError, RuleViolationError
-from ..redaction import redact, scrub, sensitive_fields, sensitive_values
+from ..redaction import encrypted_tags, redact, scrub, sensitive_fields, sensitive_values
 from .context import MessageContext
-from .referenced import PATH
+from .referenced import PATH, ROOT, Scope
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +52,7 @@ def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> st
     """Why the action runs: the executor's error, or what the rule engine decided without one.
     Values of sensitive fields are redacted (`redaction.py`), in the text and in the error."""
     if error is not None:
-        fields = sensitive_fields(ctx.target, ctx.inline_tags)
+        fields = sorted({*sensitive_fields(ctx.target, ctx.inline_tags), *_referenced_sensitive_fields()})
         values = sensitive_values([message, ctx.original_value], fields) if fields else []
         scrub(error, values)
         text = _short(str(error)) or type(error).__name__
@@ -60,6 +63,83 @@ def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> st
     if message is None:
         return "the transform returned no value"
     return "the rule passed and its action is ERROR"
+
+
+def _referenced_sensitive_fields() -> list[str]:
+    """The sensitive fields of every schema the message being serialized references (where their
+    rules run), besides the failing rule's own schema's."""
+    scope = ROOT.get()
+    referenced = getattr(scope.serde, "referenced", None) if scope is not None else None
+    if scope is None or referenced is None:
+        return []
+    found = sensitive_fields(scope.schema, scope.inline_tags)
+    for part in referenced.reachable(scope.serde, scope.schema):
+        found.extend(sensitive_fields(part.schema))
+    return found
+
+
+def redacted_for_dead_letters(rule_types: Collection[str], message: Any) -> Any:
+    """A copy of `message` (the whole value being written) with the fields that an encrypting rule
+    (`rule_types`) of any of its schemas tags replaced by `<REDACTED>`: the root's and, where they
+    run, each referenced schema's, on the parts of its type. confluent-kafka's DLQ action redacts
+    with the failing rule's schema alone, so a part's failure left the message's encrypted fields
+    in clear (the part's schema walked the whole message and found none), and a root's failure
+    left the parts' fields as ciphertext. None outside a rule run: nothing to redact with."""
+    scope = ROOT.get()
+    if scope is None or message is None or isinstance(message, bytes | bytearray | str):
+        return message
+    referenced = getattr(scope.serde, "referenced", None)
+    parts = referenced.reachable(scope.serde, scope.schema) if referenced is not None else []
+    tags = set().union(
+        *(encrypted_tags(schema, rule_types) for schema in (scope.schema, *(p.schema for p in parts)))
+    )
+    if not tags:
+        return message
+    copied = copy.deepcopy(message)
+    copied = _redact(scope, scope.schema, scope.inline_tags, scope.transformer, tags, copied)
+    if referenced is not None:
+        for part, value, put in referenced.parts(scope.serde, scope.schema, copied):
+            inline_tags, transformer = referenced.rule_inputs(scope.serde, part, value)
+            put(_redact(scope, part.schema, inline_tags, transformer, tags, value))
+    return copied
+
+
+def _redact(scope: Scope, schema: Any, inline_tags: Any, transformer: Any, tags: set[str], value: Any) -> Any:
+    """`value` (a value of `schema`) with its fields tagged `tags` redacted, in place, by
+    confluent-kafka's redaction executor (the one its DLQ action uses)."""
+    if value is None or transformer is None:
+        return value
+    rule = Rule(
+        "redact",
+        None,
+        RuleKind.TRANSFORM,
+        scope.mode,
+        FieldRedactionExecutor.TYPE,
+        sorted(tags),
+        None,
+        None,
+        None,
+        None,
+        False,
+    )
+    ctx = RuleContext(
+        None,
+        scope.ser_ctx,
+        None,
+        schema,
+        scope.subject,
+        scope.mode,
+        rule,
+        0,
+        [rule],
+        inline_tags,
+        transformer,
+    )
+    executor = FieldRedactionExecutor()
+    try:
+        return executor.transform(ctx, value)
+    finally:
+        executor.close()  # type: ignore[no-untyped-call]
 
 
 def rule_violation(
@@ -166,7 +246,8 @@ class PulsarDlqAction(DlqAction):
         if ctx.rule_mode in _CONSUMER_MODES and context is not None and context.original_data is not None:
             data = context.original_data
         else:
-            data = self._convert_to_bytes(ctx, ctx.original_value) or b""
+            value = redacted_for_dead_letters(_confluent.dlq_redact_rule_types(self), ctx.original_value)
+            data = self._convert_to_bytes(ctx, value) or b""
         properties = dict(context) if context is not None else {}
         if ctx.rule_mode not in _CONSUMER_MODES:
             for name in ids.ID_PROPERTIES:  # the copy is JSON, not the encoded value

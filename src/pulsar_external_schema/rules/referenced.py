@@ -54,8 +54,10 @@ from ..errors import ConfigError
 __all__ = [
     "PATH",
     "PROPERTY",
+    "ROOT",
     "Referenced",
     "ReferencedRules",
+    "Scope",
     "avro_walker",
     "json_walker",
     "opted_in",
@@ -72,6 +74,24 @@ GRAPHS_KEPT = 1000
 
 #: Where in the root message the part whose rules run now sits (None: the root itself).
 PATH: contextvars.ContextVar[str | None] = contextvars.ContextVar("rule_path", default=None)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The root message whose domain rules (and its parts') run now, and what the rule engine walks
+    its values with: a DLQ copy made meanwhile is redacted with every schema of the message."""
+
+    serde: Any
+    ser_ctx: SerializationContext
+    subject: str
+    mode: RuleMode
+    schema: Schema
+    inline_tags: Any
+    transformer: Any
+
+
+#: The root's scope while its domain rules run (set by `rules/serdes.py`); None outside.
+ROOT: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("rule_root", default=None)
 
 #: A part: (its path below the root, its value, how to put a new value in its place, its
 #: reference name).
@@ -195,7 +215,7 @@ class ReferencedRules:
             part = graph[name]
             token = PATH.set(f"{above or named[0]}{below}")
             try:
-                tags, transformer = self._rule_inputs(serde, part, value)
+                tags, transformer = self.rule_inputs(serde, part, value)
                 put(
                     _confluent.run_domain_rules(
                         serde, ser_ctx, part.subject, mode, part.schema, value, tags, transformer, original
@@ -204,6 +224,41 @@ class ReferencedRules:
             finally:
                 PATH.reset(token)
         return message
+
+    def reachable(self, serde: Any, root: Schema | None) -> list[Referenced]:
+        """Every version `root` references, all the way down, where its referenced rules run
+        (opted in): the schemas whose tags a message of `root` carries."""
+        if root is None or not root.references or not opted_in(root, self._default):
+            return []
+        found: dict[tuple[str, int], Referenced] = {}
+        pending = list(self.graph(serde, root).values())
+        while pending:
+            part = pending.pop()
+            if (part.subject, part.version) not in found:
+                found[(part.subject, part.version)] = part
+                if part.schema.references:
+                    pending.extend(self.graph(serde, part.schema).values())
+        return list(found.values())
+
+    def parts(
+        self, serde: Any, root: Schema, message: Any
+    ) -> Iterator[tuple[Referenced, Any, Callable[[Any], None]]]:
+        """Each part of `message` whose type a schema `root` references (where they run: opted
+        in), all the way down: (its referenced version, its value, how to put a new one in)."""
+        if message is None or not self.reachable(serde, root):
+            return
+        yield from self._parts(serde, root, message)
+
+    def _parts(
+        self, serde: Any, root: Schema, message: Any
+    ) -> Iterator[tuple[Referenced, Any, Callable[[Any], None]]]:
+        graph = self.graph(serde, root)
+        walk, _ = self._walk(serde, root)
+        for _, value, put, name in list(walk(message, graph)):
+            part = graph[name]
+            yield part, value, put
+            if part.schema.references and value is not None:
+                yield from self._parts(serde, part.schema, value)
 
     def _walk(self, serde: Any, root: Schema) -> tuple[Walk, list[str]]:
         """How parts are found in `root`'s messages (its parsed schema read once), and the root's
@@ -215,7 +270,7 @@ class ReferencedRules:
             _keep(self._walks, key, found, self._lock)
         return found
 
-    def _rule_inputs(self, serde: Any, part: Referenced, value: Any) -> tuple[Any, Any]:
+    def rule_inputs(self, serde: Any, part: Referenced, value: Any) -> tuple[Any, Any]:
         """What the engine needs to run `part`'s rules (its tags, its field transformer), made
         once per referenced version (and Protobuf message type) rather than per message."""
         descriptor = getattr(value, "DESCRIPTOR", None)

@@ -30,11 +30,12 @@ schema opts in (`referenced.py`).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
@@ -52,9 +53,21 @@ from ..codec.values import Problem, avro_check, explain_avro, explain_json, json
 from ..errors import ExternalSchemaError
 from .actions import ErrorAction
 from .context import MessageContext
-from .referenced import ReferencedRules
+from .referenced import PATH, ROOT, ReferencedRules, Scope
 
 _ERROR = ErrorAction()
+_NO_SCOPE = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _scoped(scope: Scope) -> Iterator[None]:
+    token = ROOT.set(scope)
+    try:
+        yield
+    finally:
+        ROOT.reset(token)
+
+
 _NONE = NoneAction()
 
 #: When the rule being run started, per thread: the engine's phase start, then each action's end.
@@ -94,6 +107,19 @@ class ContractSerde(_confluent.SerdeHooks):
         if self.referenced is None:
             return message
         return self.referenced.run(self, ser_ctx, mode, root, message, original)
+
+    def domain_rules_of(
+        self,
+        ser_ctx: SerializationContext,
+        subject: str,
+        mode: RuleMode,
+        target: Schema | None,
+        inline_tags: Any,
+        field_transformer: Any,
+    ) -> contextlib.AbstractContextManager[None]:
+        if target is None or PATH.get() is not None or ROOT.get() is not None:
+            return _NO_SCOPE  # a part's rules: the root's scope holds
+        return _scoped(Scope(self, ser_ctx, subject, mode, target, inline_tags, field_transformer))
 
     def rule_action(self, ctx: RuleContext, action_name: str) -> RuleAction | None:
         if action_name == "ERROR":
