@@ -153,6 +153,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         if "spark" in parts:
             item.add_marker(pytest.mark.spark)
+        if "journeys" in parts:  # one user's path across features, on the real services
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

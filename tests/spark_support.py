@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from conftest import Services, create_partitioned_topic
 from contracts import unique
@@ -216,3 +217,13 @@ def orders(services: Services, pulsar_client: Any) -> Produced:
     produced.rule_failures |= more.rule_failures
     produced.garbage = send_garbage(services, pulsar_client, topic)
     return produced
+
+
+def deduplicated_namespace(services: Services) -> str:
+    """A namespace whose topics drop messages with a sequence id already persisted."""
+    namespace = unique("validated")
+    with httpx.Client(base_url=services.admin_url, timeout=30) as admin:
+        admin.put(f"/admin/v2/namespaces/public/{namespace}", json={}).raise_for_status()
+        admin.post(f"/admin/v2/namespaces/public/{namespace}/deduplication", json=True).raise_for_status()
+        assert admin.get(f"/admin/v2/namespaces/public/{namespace}/deduplication").json() is True
+    return f"persistent://public/{namespace}"

@@ -77,14 +77,22 @@ def subjects_of(serde: Any, schema_id: int) -> list[str]:
     client = serde._registry
     store = getattr(client, "_client", client)  # rules/serdes.py's Protobuf wrapper holds it
     if isinstance(store, MockSchemaRegistryClient):
-        client = store
-        return [
-            name
-            for name in client.get_subjects()
-            if any(client.get_version(name, v).schema_id == schema_id for v in client.get_versions(name))
-        ]
+        return list(dict.fromkeys(subject for subject, _ in schema_versions(store, schema_id)))
     found: list[str] = client.get_subjects_by_schema_id(schema_id)
     return found
+
+
+def schema_versions(client: Any, schema_id: int) -> list[tuple[str, int]]:
+    """(subject, version) of each version with this schema id (`GET /schemas/ids/{id}/versions`;
+    the mock registry answers from its subjects' versions)."""
+    if isinstance(client, MockSchemaRegistryClient):
+        return [
+            (name, version)
+            for name in client.get_subjects()
+            for version in client.get_versions(name)
+            if client.get_version(name, version).schema_id == schema_id
+        ]
+    return [(found.subject, found.version) for found in client.get_schema_versions(schema_id)]
 
 
 def registered_id(serializer: Any, subject: str, version: int | None, schema: Schema | None) -> int:

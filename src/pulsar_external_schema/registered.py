@@ -2,20 +2,31 @@
 
 Spark's reader and writer and the Pulsar Functions schemas do not get a schema from their user:
 they take the subject's latest version (or the one `use.schema.id` / `use.latest.with.metadata`
-names), and its type says which serde to build.
+names), and its type says which serde to build. And what they forward untouched to another topic
+is registered under that topic's subject (`ForwardedSchemas`).
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _confluent
+from . import schema_id as ids
 from ._imports import import_object
-from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, SubjectNotFoundError
+from .errors import (
+    ConfigError,
+    ExternalSchemaError,
+    IncompatibleSchemaError,
+    RegistryUnavailableError,
+    SubjectNotFoundError,
+    UnknownSchemaIdError,
+)
 from .factory import SchemaRegistrySchemaFactory
 from .registry import describe, failure_kind
 from .schema import ExternalSchema
@@ -163,3 +174,135 @@ def schema_for(
     raise ConfigError(
         f"subject {registered.subject} has schema type {registered.schema_type}, which is not supported"
     )
+
+
+class ForwardedSchemas:
+    """The writer versions a job forwards to a topic, registered under that topic's own subject.
+
+    The validation pipeline (`validate`, `ValidationJob`, `ValidateFunction`, and the Spark sink
+    when it writes `data` that carries its `__schema_id`) forwards messages untouched: the same
+    bytes, with the source's schema id. A consumer of the target topic with the default config
+    checks that an id is registered under the topic's subject (`schema.id.subject.check`), and the
+    id was registered under the source's only. A registry gives one id to one schema, so the
+    version (with its rules and metadata) registered under the target's subject keeps its id: the
+    id, the bytes and the subject check then agree, and the target's readers run the same data
+    contract. Each (id, target subject) is registered once, before the first message with that id
+    is forwarded; with `auto.register.schemas` false it must be registered already.
+
+    A target subject that refuses the version (its compatibility) raises `IncompatibleSchemaError`
+    naming both subjects and the version: nothing its readers cannot read is forwarded. GUID ids
+    need nothing: they are never checked against a subject.
+    """
+
+    def __init__(self, factory: SchemaRegistrySchemaFactory, *, source_topic: str | None = None) -> None:
+        self._factory = factory
+        self._register = bool(factory.config.serde.get("auto.register.schemas", True))
+        self._source = topic_subject(factory, source_topic) if source_topic else None
+        self._done: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
+
+    def forward(self, topic: str, schema_id_property: str | None, *, source_topic: str | None = None) -> None:
+        """Before a message with this `__schema_id` property value is forwarded to `topic` (from
+        `source_topic`): its value's (and, for a key/value id, its key's) writer version is
+        registered there."""
+        if not schema_id_property:
+            return
+        id_bytes, key_value = ids.from_property(schema_id_property)
+        if key_value:
+            pair = ids.decode_key_value_ids(id_bytes)
+            parts = [(MessageField.KEY, pair.key), (MessageField.VALUE, pair.value)]
+        else:
+            parts = [(MessageField.VALUE, id_bytes)]
+        for field, part in parts:
+            schema_id = ids.confluent_int_id(part) if part else None
+            if schema_id is not None:
+                self.register(topic, schema_id, field, source_topic=source_topic)
+
+    def register(
+        self,
+        topic: str,
+        schema_id: int,
+        field: MessageField = MessageField.VALUE,
+        *,
+        source_topic: str | None = None,
+    ) -> None:
+        """Register the version with id `schema_id` under `topic`'s subject (once); the version
+        of `source_topic`'s subject where it has one (its rules and metadata), else any."""
+        subject = topic_subject(self._factory, topic, field)
+        if (subject, schema_id) in self._done:
+            return
+        with self._lock:
+            if (subject, schema_id) not in self._done:
+                source = topic_subject(self._factory, source_topic, field) if source_topic else self._source
+                self._adopt(topic, subject, schema_id, source)
+                self._done.add((subject, schema_id))
+
+    def _adopt(self, topic: str, subject: str, schema_id: int, preferred: str | None) -> None:
+        client = self._factory.registry_client
+        url = self._factory.config.registry_url
+        source: str = subject
+        version: int | None = None
+        try:
+            versions = _confluent.schema_versions(client, schema_id)
+            if any(found == subject for found, _ in versions):
+                return  # registered there already (a pipeline that validates in place, a rerun)
+            chosen = next(((s, v) for s, v in versions if s == preferred), None)
+            if chosen is None and not versions:
+                raise UnknownSchemaIdError(
+                    f"schema id {schema_id} is registered under no subject at {url}",
+                    topic=topic,
+                    subject=subject,
+                )
+            source, version = chosen or versions[0]
+            schema = client.get_version(source, version).schema  # with its rules and metadata
+            if self._register:
+                registered_id = client.register_schema_full_response(subject, schema).schema_id
+            else:
+                registered_id = client.lookup_schema(subject, schema).schema_id
+        except ExternalSchemaError:
+            raise
+        except Exception as error:
+            raise self._failure(error, topic, subject, schema_id, source, version) from None
+        if registered_id != schema_id:
+            raise ConfigError(
+                f"version {version} of {source} (schema id {schema_id}) has id {registered_id} under "
+                f"{subject}: the registry changed it there (a defaultRuleSet, overrideRuleSet or metadata "
+                f"of {subject}?), so messages forwarded with id {schema_id} would not pass the subject "
+                "check of the topic's readers; nothing was forwarded",
+                topic=topic,
+                subject=subject,
+            )
+
+    def _failure(
+        self, error: Exception, topic: str, subject: str, schema_id: int, source: str, version: int | None
+    ) -> ExternalSchemaError:
+        url = self._factory.config.registry_url
+        what = f"version {version} of {source} (schema id {schema_id})"
+        kind = failure_kind(error)
+        if kind == "unavailable":
+            return RegistryUnavailableError(
+                f"could not register {what} under {subject} at {url}: {describe(error)}",
+                topic=topic,
+                subject=subject,
+            )
+        if kind == "not found" and not self._register:
+            return SubjectNotFoundError(
+                f"{what} is not registered under {subject}, and auto.register.schemas is false: register "
+                f"it there before forwarding messages of it to {topic}; nothing was forwarded",
+                topic=topic,
+                subject=subject,
+            )
+        if isinstance(error, SchemaRegistryError) and error.http_status_code == 409:
+            return IncompatibleSchemaError(
+                f"{subject} refuses {what}, which messages forwarded to {topic} are written with: "
+                f"{describe(error)}; nothing was forwarded. Let {subject}'s compatibility accept it, or "
+                "forward to a topic whose subject does",
+                [],
+                topic=topic,
+                subject=subject,
+            )
+        return ConfigError(
+            f"could not register {what} under {subject} at {url}: {describe(error)}; nothing was forwarded",
+            topic=topic,
+            subject=subject,
+        )

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pulsar
 import pytest
+from cli_support import cli, errors, read_all, records
 from conftest import Services
-
-COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
 
 QUICK_START_SCHEMA = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}]}'
 QUICK_START_RULES = (
@@ -22,20 +19,6 @@ QUICK_START_RULES = (
     '"mode": "WRITE", "expr": "size(message.f1) < 10", "onFailure": "ERROR"}]}'
 )
 ORDER_PROTO = 'syntax = "proto3";\npackage acme;\nmessage Order { string id = 1; int64 qty = 2; }\n'
-
-
-def cli(
-    services: Services, *args: str, stdin: str | None = None, registry_url: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PULSAR_SERVICE_URL": services.pulsar_url,
-        "PULSAR_ADMIN_URL": services.admin_url,
-        "SCHEMA_REGISTRY_URL": registry_url or services.registry_url,
-    }
-    return subprocess.run(
-        [str(COMMAND), *args], input=stdin, capture_output=True, text=True, env=env, timeout=180, check=False
-    )
 
 
 def produce(
@@ -53,23 +36,6 @@ def produce(
         stdin=stdin,
         registry_url=registry_url,
     )
-
-
-def records(result: subprocess.CompletedProcess[str]) -> list[Any]:
-    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
-
-
-def errors(result: subprocess.CompletedProcess[str]) -> list[str]:
-    """stderr without the summary and progress lines."""
-    return [
-        line
-        for line in result.stderr.splitlines()
-        if line and not line.startswith(("produced ", "consumed ", "... "))
-    ]
-
-
-def read_all(services: Services, topic: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return cli(services, "consume", "--topic", topic, "--from-beginning", "--timeout-ms", "3000", *extra)
 
 
 def closed_port_url() -> str:

@@ -335,10 +335,10 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
         assert msg.properties() == original.properties()
         assert msg.partition_key() == original.partition_key()
         assert msg.event_timestamp() == original.event_timestamp()
-    # The validated topic keeps the source's schema ids: they are registered under the source's
-    # subject, not the output's, so its reader turns the subject check off.
-    copies_reader = make_factory(**{"schema.id.subject.check": False}).avro(ORDER_V1)
-    assert {json.dumps(copies_reader.decode_message(m), sort_keys=True) for m in passed} == {
+    # The validated topic keeps the source's schema ids, now registered under its own subject too:
+    # a reader with the default config reads it.
+    reader = make_factory().avro(ORDER_V1)
+    assert {json.dumps(reader.decode_message(m), sort_keys=True) for m in passed} == {
         json.dumps({"id": 1, "item": "tea"}, sort_keys=True),
         json.dumps({"id": 4, "item": "jam"}, sort_keys=True),
     }
@@ -352,6 +352,36 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
     ]
     assert all(copy.properties()["__rule.topic"] == source for copy in copies)
     assert drain(subscribe(pulsar_client, elsewhere), 300) == []
+
+
+def test_validate_function_stops_where_the_output_subject_refuses_the_version(
+    services: Services, pulsar_client: Any, make_factory: Any, registry_client: Any
+) -> None:
+    source, valid, dlq = topic_named("orders"), topic_named("orders-valid"), topic_named("orders-dlq")
+    registry_client.register_schema(subject_of(source), contract(ORDER_V1))
+    registry_client.set_compatibility(subject_of(valid), "FULL")
+    registry_client.register_schema(
+        subject_of(valid), contract({**json.loads(ORDER_V1), "fields": [{"name": "id", "type": "string"}]})
+    )
+    with create_producer(pulsar_client, source, make_factory().avro(ORDER_V1)) as producer:
+        producer.send({"id": 1, "item": "tea"})
+
+    result = run_function(
+        pulsar_client,
+        ValidateFunction,
+        services,
+        [source],
+        output=valid,
+        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
+        user_config={"dlq.topic": dlq},
+        max_messages=1,
+    )
+
+    [error] = result.user_errors
+    assert type(error).__name__ == "IncompatibleSchemaError"
+    assert f"{subject_of(valid)} refuses version 1 of {subject_of(source)}" in str(error)
+    assert drain(subscribe(pulsar_client, valid), 500) == []  # nothing forwarded
+    assert drain(subscribe(pulsar_client, dlq), 500) == []  # and nothing judged invalid
 
 
 def load_example(name: str) -> Any:

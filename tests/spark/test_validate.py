@@ -11,30 +11,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
 from conftest import Services
 from contracts import drain, subscribe, unique
-from spark_support import ORDER_V1, Produced, produce_orders, source_options
+from spark_support import ORDER_V1, Produced, deduplicated_namespace, produce_orders, source_options
 
 from pulsar_external_schema import metrics
 from pulsar_external_schema.deadletter import RULE_EXCEPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
 
 COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
-
-
-def deduplicated_namespace(services: Services) -> str:
-    """A namespace whose topics drop messages with a sequence id already persisted."""
-    namespace = unique("validated")
-    with httpx.Client(base_url=services.admin_url, timeout=30) as admin:
-        admin.put(f"/admin/v2/namespaces/public/{namespace}", json={}).raise_for_status()
-        admin.post(f"/admin/v2/namespaces/public/{namespace}/deduplication", json=True).raise_for_status()
-        assert admin.get(f"/admin/v2/namespaces/public/{namespace}/deduplication").json() is True
-    return f"persistent://public/{namespace}"
 
 
 def raw_messages(pulsar_client: Any, topic: str) -> dict[str, tuple[bytes, dict[str, str]]]:
@@ -239,3 +228,25 @@ def forge_rule_skip(services: Services, pulsar_client: Any, topic: str) -> None:
             {"id": 999, "name": ""}, properties={"__rule.name": "checkName"}, partition_key="forged"
         )
         producer.close()
+
+
+def test_a_trusted_topic_whose_subject_refuses_the_version_stops_the_job_before_forwarding(
+    spark: Any, services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path
+) -> None:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    namespace = deduplicated_namespace(services)
+    valid, dlq = f"{namespace}/orders", f"{namespace}/orders-dlq"
+    target = f"public.{namespace.rsplit('/', 1)[1]}.orders-value"
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    registry.set_compatibility(target, "FULL")
+    incompatible = {**ORDER_V1, "fields": [{"name": "id", "type": "string"}]}
+    registry.register_schema(target, Schema(json.dumps(incompatible), "AVRO"))
+
+    job = ValidationJob(orders.topic, valid, dlq, str(tmp_path / "checkpoint"), source_options(services))
+    with pytest.raises(Exception) as stopped:
+        job.run(spark)
+    said = str(stopped.value)
+    assert f"{target} refuses version" in said and "nothing was forwarded" in said
+    assert orders.topic.rsplit("/", 1)[1] in said  # the source's subject, named too
+    assert raw_messages(pulsar_client, valid) == {}

@@ -28,6 +28,7 @@ SPELLING = {
     "trustruleproperties": "trustRuleProperties",
     "producername": "producerName",
     "sequencebase": "sequenceBase",
+    "registerforwarded": "registerForwarded",
 }
 
 SOURCE_OPTIONS = {
@@ -48,6 +49,8 @@ SOURCE_OPTIONS = {
     "read.timeout.ms": "how long a read waits for a message the broker announced (default 30000)",
     "producername": "writer: producer name prefix; enables deduplicated, exactly-once writes",
     "sequencebase": "writer: the batch number of a batch write; added to the micro-batch id of a stream",
+    "registerforwarded": "writer: true (default): register the writer version of each `data` row's "
+    "`__schema_id` under the topic's subject, so its readers' subject check passes",
 }
 
 
@@ -73,6 +76,7 @@ class SourceOptions:
     trust_rule_properties: bool
     producer_name: str | None
     sequence_base: int | None
+    register_forwarded: bool = True
     config: dict[str, Any] = field(default_factory=dict)
     """This package's configuration keys (the registry, serdes and rules)."""
 
@@ -106,6 +110,7 @@ class SourceOptions:
             trust_rule_properties=_bool(source, "trustruleproperties", True),
             producer_name=source.get("producername"),
             sequence_base=_int(source, "sequencebase"),
+            register_forwarded=_bool(source, "registerforwarded", True),
             config=values,
         )
 

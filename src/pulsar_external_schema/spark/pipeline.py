@@ -4,7 +4,9 @@ the topic consumers trust (the client-side alternative to broker-side schema val
 Each micro-batch is read once and decoded with its data contract; valid messages go on untouched
 (same bytes, same properties, so the same schema id) to a Pulsar topic, or as decoded rows to
 Parquet; invalid ones go to the DLQ topic with their original bytes and the `__rule.*` properties
-that say why. Guarantees after a crash, restarting from the checkpoint:
+that say why. The trusted topic is a topic like any other: each writer version its messages carry
+is registered under its own subject before the first of them is forwarded, so its readers need
+no `reading_as` (`registered.ForwardedSchemas`). Guarantees after a crash, restarting from the checkpoint:
 
 * Parquet: each micro-batch is written to `<path>/batch=<id>` with overwrite, so a batch run
   again replaces its own partial output: no loss, no duplicates.
@@ -21,14 +23,17 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics
 from .._deprecated import renamed_parameters
 from ..errors import ConfigError
+from ..factory import SchemaRegistrySchemaFactory
+from ..registered import ForwardedSchemas
 from ..subjects import is_full_topic_name
+from .options import SourceOptions
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,7 @@ class ValidationJob:
     """Prefix of the producer names; the query id (kept in the checkpoint) is added to it."""
     on_batch: Callable[[BatchCounts], None] | None = field(default=None, repr=False)
     _query_id: str | None = field(default=None, init=False, repr=False)
+    _forwarded: ForwardedSchemas | None = field(default=None, init=False, repr=False)
     _started: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -132,11 +138,19 @@ class ValidationJob:
         try:
             valid = batch.where("_valid")
             invalid = batch.where("NOT _valid")
+            # One pass gives the batch's counts and the writer versions of its valid messages.
+            groups = batch.groupBy("_valid", "schemaId").count().collect()
+            counts = BatchCounts(
+                batch_id,
+                sum(row["count"] for row in groups if row["_valid"]),
+                sum(row["count"] for row in groups if not row["_valid"]),
+            )
             if is_topic(self.valid):
+                self._register_forwarded(row["schemaId"] for row in groups if row["_valid"])
                 (
                     valid.select("key", "data", "properties", "eventTime")
                     .write.format(FORMAT)
-                    .options(**self._sink(self.valid, "valid", batch_id))
+                    .options(**self._sink(self.valid, "valid", batch_id), registerForwarded="false")
                     .mode("append")
                     .save()
                 )
@@ -152,17 +166,30 @@ class ValidationJob:
             (
                 invalid.select("key", "data", properties.alias("properties"), "eventTime")
                 .write.format(FORMAT)
-                .options(**self._sink(self.dead_letter_topic, "dlq", batch_id))
+                # A DLQ holds copies of the source, read as the source (`reading_as`); its rows
+                # may carry ids no registry holds, which is why they are there.
+                .options(**self._sink(self.dead_letter_topic, "dlq", batch_id), registerForwarded="false")
                 .mode("append")
                 .save()
             )
-            counts = BatchCounts(batch_id, valid.count(), invalid.count())
             self._count_verdicts(counts, invalid)
         finally:
             batch.unpersist()
         log.info("batch %d: %d valid, %d dead-lettered", counts.batch_id, counts.valid, counts.invalid)
         if self.on_batch is not None:
             self.on_batch(counts)
+
+    def _register_forwarded(self, schema_ids: Iterable[int | None]) -> None:
+        """On the driver, before the batch's valid messages are written: each writer version they
+        carry is registered under the trusted topic's subject, so its readers read them with their
+        default config (`registered.ForwardedSchemas`); a subject that refuses one stops the query
+        before anything of the batch is forwarded."""
+        if self._forwarded is None:
+            factory = SchemaRegistrySchemaFactory(SourceOptions.parse(self.options).config)
+            self._forwarded = ForwardedSchemas(factory, source_topic=self.input)
+        for schema_id in schema_ids:
+            if schema_id is not None:
+                self._forwarded.register(self.valid, schema_id)
 
     def _count_verdicts(self, counts: BatchCounts, invalid: Any) -> None:
         """With rule metrics on, the batch's verdicts (the rules ran on the executors, where the

@@ -4,8 +4,11 @@ metadata.
 Rows have a `value` column (encoded with the subject's latest registered schema, or the one
 `use.schema.id` / `use.latest.with.metadata` pins, and its WRITE rules), or a binary `data`
 column sent as it is (with its `properties`, which carry the schema id: how the validation job
-forwards messages untouched). Optional columns: `key` (the partition key), `properties`
-(map<string,string>), `eventTime` (timestamp) and `topic` (else the `topic` option).
+forwards messages untouched). A forwarded row's writer version is registered under the target
+topic's subject first (`registerForwarded`, on by default), so that the topic's readers read it
+with their default config (`registered.ForwardedSchemas`). Optional columns: `key` (the partition
+key), `properties` (map<string,string>), `eventTime` (timestamp) and `topic` (else the `topic`
+option).
 
 Exactly once: with the `producerName` option each task sends as `<producerName>-<task partition>`
 with sequence id `(batch << 32) + row`, where batch is the micro-batch id (or `sequenceBase`). With
@@ -30,8 +33,13 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from ..admin import declare_external
+from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
+from ..factory import SchemaRegistrySchemaFactory
 from ..producer import create_producer
+from ..registered import ForwardedSchemas
+from ..schema_id import SCHEMA_ID_PROPERTY
 from .admin import full_topic_name
 from .executor import pulsar_client
 from .options import SourceOptions
@@ -61,6 +69,8 @@ class _TaskWriter:
         self.producers: dict[tuple[str, bool], Any] = {}
         self.converters: dict[str, Any] = {}
         self.schemas: list[Any] = []
+        self.forwarded: ForwardedSchemas | None = None
+        self.forwarded_ids: set[tuple[str, str]] = set()
         self.sent = 0
         self.dead_lettered = 0
         self.row = 0
@@ -79,6 +89,9 @@ class _TaskWriter:
                 # sequence ids, and a re-run batch may group messages differently than the first run.
                 args.update(producer_name=self.producer_name, batching_enabled=False)
             if raw:
+                # as create_producer does for `value` rows: with pulsar.admin.url, the topic is
+                # declared EXTERNAL, so Java PIP-420 consumers are let in
+                declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
                 self.producers[key] = self.client.create_producer(topic, **args)
             else:
                 factory, schema = make_schema(
@@ -121,6 +134,13 @@ class _TaskWriter:
             self.row += 1
             producer = self.producer(topic, raw)
             if raw:
+                schema_id = properties.get(SCHEMA_ID_PROPERTY)
+                if (
+                    schema_id
+                    and self.options.register_forwarded
+                    and (topic, schema_id) not in self.forwarded_ids
+                ):
+                    self._forward(topic, schema_id)
                 producer.send_async(columns["data"][i], self._sent, properties=properties, **kwargs)
                 self._check()
                 continue
@@ -138,6 +158,16 @@ class _TaskWriter:
                     f"written to {topic}: {error}"
                 ) from None
             self._check()
+
+    def _forward(self, topic: str, schema_id: str) -> None:
+        """Before the first row with this schema id goes to `topic`: its writer version is
+        registered under the topic's subject (`registered.ForwardedSchemas`)."""
+        if self.forwarded is None:
+            factory = SchemaRegistrySchemaFactory(dict(self.options.config))
+            self.schemas.append(factory)
+            self.forwarded = ForwardedSchemas(factory)
+        self.forwarded.forward(topic, schema_id)
+        self.forwarded_ids.add((topic, schema_id))
 
     def _default_topic(self) -> str:
         if not self.options.topics:

@@ -1,0 +1,46 @@
+"""Running the installed `pulsar-external-schema` console script against the test services, and
+reading what it printed (the console tests and the journeys)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import Services
+
+COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
+
+
+def cli(
+    services: Services, *args: str, stdin: str | None = None, registry_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "PULSAR_ADMIN_URL": services.admin_url,
+        "SCHEMA_REGISTRY_URL": registry_url or services.registry_url,
+    }
+    return subprocess.run(
+        [str(COMMAND), *args], input=stdin, capture_output=True, text=True, env=env, timeout=180, check=False
+    )
+
+
+def records(result: subprocess.CompletedProcess[str]) -> list[Any]:
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def errors(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """stderr without the summary and progress lines."""
+    return [
+        line
+        for line in result.stderr.splitlines()
+        if line and not line.startswith(("produced ", "consumed ", "... "))
+    ]
+
+
+def read_all(services: Services, topic: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return cli(services, "consume", "--topic", topic, "--from-beginning", "--timeout-ms", "3000", *extra)

@@ -1,0 +1,101 @@
+"""Journey 1: producers with WRITE rules -> `ValidationJob` on Spark -> a stock consumer of the trusted
+topic with the default config -> the DLQ read with `pulsar-external-schema consume` -> a fixed
+record replayed through the job.
+
+Fails on the code before issue 34 twice over: order 4 (`qty` 2.5) was sent as 2, and the stock
+consumer of the trusted topic failed every message with `ForeignSchemaIdError` (the job forwarded
+ids registered under the source's subject only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "pyspark", reason="the Spark journeys need the spark extra: pip install -e '.[spark,dev]'"
+)
+
+from cli_support import cli, errors, read_all, records
+from conftest import Services
+from contracts import drain, subscribe
+from journey_support import (
+    NAMED,
+    ORDER,
+    POSITIVE,
+    messages_by_key,
+    produce_a_day,
+    read_values,
+    register,
+    stock_consumer,
+)
+from spark_support import deduplicated_namespace, source_options
+
+from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+from pulsar_external_schema.deadletter import RULE_NAME
+from pulsar_external_schema.spark import ValidationJob
+
+pytestmark = pytest.mark.spark
+
+ORDERS = [
+    {"id": 1, "item": "tea", "qty": 2},
+    {"id": 2, "item": "", "qty": 1},  # passes the producer's rule, fails the job's
+    {"id": 3, "item": "jam", "qty": 0},  # the producer's rule refuses it
+    {"id": 4, "item": "pie", "qty": 2.5},  # not an int: refused, never written as 2
+    {"id": 5, "item": "ham", "qty": 3},
+]
+
+
+def test_produce_validate_read_the_trusted_topic_fix_and_replay(
+    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path
+) -> None:
+    namespace = deduplicated_namespace(services)
+    source, valid, dlq = f"{namespace}/orders", f"{namespace}/orders-valid", f"{namespace}/orders-dlq"
+    register(services.registry_url, source, ORDER, [POSITIVE, NAMED])
+
+    day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)
+    assert day.refused == {3: "RuleViolationError", 4: "ValueOutsideSchemaError"}
+    assert sorted(day.raw) == ["1", "2", "5", "garbage"]
+
+    job = ValidationJob(source, valid, dlq, str(tmp_path / "checkpoint"), source_options(services))
+    job.run(spark)
+
+    # The trusted topic, read as any topic is: its own schema, the default config.
+    app = stock_consumer(pulsar_client, services.registry_url, valid)
+    read = read_values(app)
+    assert [key for key, *_ in read] == ["1", "5"]
+    for key, value, data, properties in read:
+        assert value == ORDERS[int(key) - 1]
+        assert (data, properties) == day.raw[key]  # forwarded untouched: same bytes, same id
+
+    # The operator reads the DLQ as the source topic: the copy skips the rule that sent it there.
+    dead = read_all(services, dlq, "--schema-topic", source)
+    assert records(dead) == [ORDERS[1]]
+    assert dead.returncode == 1 and len(errors(dead)) == 1 and "987654321" in errors(dead)[0]
+    raw_copies = messages_by_key(pulsar_client, dlq)
+    assert sorted(raw_copies) == ["2", "garbage"]
+    assert raw_copies["2"][0] == day.raw["2"][0] and raw_copies["2"][1][RULE_NAME] == "named"
+    assert RULE_NAME not in raw_copies["garbage"][1]
+
+    # Fixed, and sent again to the source topic: the next run of the job passes it on.
+    fixed = {**records(dead)[0], "item": "scone"}
+    with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
+        create_producer(pulsar_client, source, factory.avro(json.dumps(ORDER))).send(fixed, partition_key="2")
+    job.run(spark)
+
+    assert [(key, value) for key, value, *_ in read_values(app)] == [("2", fixed)]
+    assert sorted(messages_by_key(pulsar_client, dlq, name="audit-2")) == ["2", "garbage"]  # nothing new
+    assert [m.partition_key() for m in drain(subscribe(pulsar_client, valid, name="count"))] == [
+        "1",
+        "5",
+        "2",
+    ]
+    # What the registry now holds for the trusted topic: the source's version, its id and contract.
+    described = cli(services, "describe", "--topic", valid, "--output", "json")
+    assert described.returncode == 0, described.stderr
+    [value_subject] = [s for s in json.loads(described.stdout)["subjects"] if s["field"] == "value"]
+    source_id = int(day.raw["1"][1]["__schema_id"][4:], 16)
+    assert (value_subject["versions"], value_subject["id"]) == ([1], source_id)
+    assert [r["name"] for r in value_subject["ruleSet"]["domainRules"]] == ["positive", "named"]
