@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry import Schema, SchemaReference
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -44,6 +44,19 @@ class RegisteredSchema:
     version: int | None
     references: tuple[tuple[str, str], ...] = ()
     """(name, schema text) of each schema reference, for Avro and JSON Schema."""
+    registry_references: tuple[tuple[str, str, int], ...] = ()
+    """(name, subject, version) of each schema reference, as the registry names them."""
+
+    def for_factory(self) -> str | Schema:
+        """What a factory makes the version's schema from: its text, or, where it references other
+        versions, confluent-kafka's `Schema` with the references, which the serdes resolve (the
+        text alone names types it does not define)."""
+        if not self.registry_references:
+            return self.schema_str
+        references = [
+            SchemaReference(name, subject, version) for name, subject, version in self.registry_references
+        ]
+        return Schema(self.schema_str, self.schema_type, references)
 
 
 def topic_subject(
@@ -81,6 +94,9 @@ def registered_schema(
             (ref.name, client.get_version(ref.subject, ref.version).schema.schema_str)
             for ref in schema.references or []
         )
+        registry_references = tuple(
+            (ref.name or "", ref.subject or "", int(ref.version or 0)) for ref in schema.references or []
+        )
     except ExternalSchemaError:
         raise
     except Exception as error:
@@ -101,7 +117,13 @@ def registered_schema(
             subject=subject,
         ) from None
     return RegisteredSchema(
-        subject, schema.schema_type or "AVRO", schema.schema_str, schema_id, version, references
+        subject,
+        schema.schema_type or "AVRO",
+        schema.schema_str,
+        schema_id,
+        version,
+        references,
+        registry_references,
     )
 
 
@@ -161,9 +183,9 @@ def schema_for(
 ) -> ExternalSchema:
     """The external schema of the registered version's type (Protobuf needs the generated class)."""
     if registered.schema_type == "AVRO":
-        return factory.avro(registered.schema_str)
+        return factory.avro(registered.for_factory())
     if registered.schema_type == "JSON":
-        return factory.json(registered.schema_str)
+        return factory.json(registered.for_factory())
     if registered.schema_type == "PROTOBUF":
         if message_class is None:
             raise ConfigError(

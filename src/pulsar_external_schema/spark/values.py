@@ -69,7 +69,7 @@ def make_schema(
     actions = None if client is not None else [InvalidMessageAction()]
     factory = SchemaRegistrySchemaFactory(conf, client=client, rule_actions=actions)
     if reader.schema_type == "AVRO":
-        schema = factory.avro(reader.schema_str)
+        schema = factory.avro(reader.for_factory())
         if client is None and not latest and not pinned:
             # Read into the version the driver resolved, not whatever is latest when this task
             # runs: the column type was fixed from it, and so are the rules that run.
