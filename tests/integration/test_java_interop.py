@@ -19,15 +19,12 @@ Docker path runs the broker in a container)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pulsar
 import pytest
-from conftest import REPO, Services, create_partitioned_topic
+from conftest import Services, create_partitioned_topic
+from java_support import java, needs_java
 
 from pulsar_external_schema import (
     MissingSchemaIdError,
@@ -35,33 +32,8 @@ from pulsar_external_schema import (
     create_producer,
 )
 
-PROGRAM = REPO / "tests" / "interop" / "ExternalSchemaInterop.java"
 RECORD = '{"type": "record", "name": "r", "fields": [{"name": "f1", "type": "string"}]}'
-
-
-def pulsar_lib() -> Path | None:
-    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
-    found = sorted(cache.glob("pulsar-4.*/lib/pulsar-client-original-*.jar"))
-    return found[-1].parent if found else None
-
-
-LIB = pulsar_lib()
-pytestmark = pytest.mark.skipif(
-    shutil.which("java") is None or LIB is None,
-    reason="needs `java` and the Pulsar jars scripts/services resolves (not on the Docker path)",
-)
-
-
-def java(services: Services, command: str, *args: str) -> list[str]:
-    """The program's result lines (the Java client logs to stdout too)."""
-    program = [str(PROGRAM), command, services.pulsar_url, services.registry_url, *args]
-    done = subprocess.run(
-        ["java", "-cp", f"{LIB}/*", *program], capture_output=True, text=True, timeout=180, check=False
-    )
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
-        raise AssertionError(f"java {command} failed ({done.returncode}): {output[-3000:]}")
-    return [line.removeprefix("RESULT ") for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+pytestmark = needs_java
 
 
 def factory(services: Services, **config: Any) -> SchemaRegistrySchemaFactory:

@@ -1,0 +1,40 @@
+"""Running tests/interop/ExternalSchemaInterop.java, a Java PIP-420 client (Pulsar's Java client
+4.2, from the broker's own jars scripts/services resolves), against the test services."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO, Services
+
+PROGRAM = REPO / "tests" / "interop" / "ExternalSchemaInterop.java"
+
+
+def pulsar_lib() -> Path | None:
+    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
+    found = sorted(cache.glob("pulsar-4.*/lib/pulsar-client-original-*.jar"))
+    return found[-1].parent if found else None
+
+
+LIB = pulsar_lib()
+#: `pytestmark` of a module whose tests run the Java client.
+needs_java = pytest.mark.skipif(
+    shutil.which("java") is None or LIB is None,
+    reason="needs `java` and the Pulsar jars scripts/services resolves (not on the Docker path)",
+)
+
+
+def java(services: Services, command: str, *args: str) -> list[str]:
+    """The program's result lines (the Java client logs to stdout too)."""
+    program = [str(PROGRAM), command, services.pulsar_url, services.registry_url, *args]
+    done = subprocess.run(
+        ["java", "-cp", f"{LIB}/*", *program], capture_output=True, text=True, timeout=180, check=False
+    )
+    output = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise AssertionError(f"java {command} failed ({done.returncode}): {output[-3000:]}")
+    return [line.removeprefix("RESULT ") for line in done.stdout.splitlines() if line.startswith("RESULT ")]

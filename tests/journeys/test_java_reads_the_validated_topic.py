@@ -1,0 +1,57 @@
+"""Journey 5: producers with WRITE rules -> `ValidationJob` -> a Java PIP-420 consumer (Pulsar's
+Java client with an EXTERNAL schema over the same registry) reading the trusted topic.
+
+Fails on the code before issue 34: the job wrote the trusted topic through plain producers, so the
+broker refused the Java client's EXTERNAL schema on it ("Failed to add schema to an active topic
+with empty(BYTES) schema"); with `pulsar.admin.url` the sink now declares the topic EXTERNAL, as
+`create_producer` does. And order 4 (`qty` 2.5) would have reached Java as 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "pyspark", reason="the Spark journeys need the spark extra: pip install -e '.[spark,dev]'"
+)
+
+from conftest import Services
+from java_support import java, needs_java
+from journey_support import NAMED, ORDER, POSITIVE, produce_a_day, read_values, register, stock_consumer
+from spark_support import deduplicated_namespace, source_options
+
+from pulsar_external_schema.spark import ValidationJob
+
+pytestmark = [pytest.mark.spark, needs_java]
+
+ORDERS = [
+    {"id": 1, "item": "tea", "qty": 2},
+    {"id": 2, "item": "", "qty": 1},  # fails the job's READ rule
+    {"id": 4, "item": "pie", "qty": 2.5},  # refused on produce
+    {"id": 5, "item": "ham", "qty": 3},
+]
+
+
+def test_a_java_pip420_consumer_reads_the_trusted_topic(
+    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path
+) -> None:
+    namespace = deduplicated_namespace(services)
+    source, valid, dlq = f"{namespace}/orders", f"{namespace}/orders-valid", f"{namespace}/orders-dlq"
+    register(services.registry_url, source, ORDER, [POSITIVE, NAMED])
+    day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)
+    assert day.refused == {4: "ValueOutsideSchemaError"}
+
+    options = source_options(services, **{"pulsar.admin.url": services.admin_url})
+    ValidationJob(source, valid, dlq, str(tmp_path / "checkpoint"), options).run(spark)
+
+    assert java(services, "consume", valid, "java", "2") == [
+        '{"id": 1, "item": "tea", "qty": 2} property',
+        '{"id": 5, "item": "ham", "qty": 3} property',
+    ]
+    # Python readers of the same topic, with the default config, read the same.
+    python = [
+        value for _, value, *_ in read_values(stock_consumer(pulsar_client, services.registry_url, valid))
+    ]
+    assert python == [ORDERS[0], ORDERS[3]]
