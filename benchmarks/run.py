@@ -557,6 +557,31 @@ def serde_rows(registry_url: str) -> list[Row]:
     return rows
 
 
+def value_check_rows() -> dict[str, float | None]:
+    """What checking a value against the writer schema's types costs (codec/values.py) on the
+    benchmark record (4 strings, an int, a double, a boolean): fastavro's public writer (the work
+    itself), the plan's writer without the check (fastavro's `write_data` prepared once) and with
+    it, and the check alone; timed in turns."""
+    from pulsar_external_schema.codec import avro as codec_avro
+    from pulsar_external_schema.codec.values import avro_check
+
+    parsed = fastavro.parse_schema(avro_schema())
+    public, _ = _raw_avro()
+    options = {"strict": False, "strict_allow_default": False, "disable_tuple_notation": False}
+    unchecked = codec_avro._prepared_writer(parsed, options)
+    check = avro_check(parsed)
+    assert check is not None
+
+    def checked() -> bytes:
+        check(VALUE)
+        return unchecked(VALUE)
+
+    assert checked() == public()
+    return measured_together(
+        public=public, unchecked=lambda: unchecked(VALUE), checked=checked, check=lambda: check(VALUE)
+    )
+
+
 #: The rows of `metrics_rows`: (format, rule variant) measured with rule metrics off and on.
 METRICS_ROWS = (("avro", "CEL condition"), ("avro", "CEL_FIELD transform"))
 
@@ -1020,6 +1045,7 @@ def render(
     storm: Storm | None = None,
     consumed: dict[str, float] | None = None,
     metered: list[Row] | None = None,
+    checks: dict[str, float | None] | None = None,
 ) -> str:
     lines = [
         "| measurement (us per call) | the work itself | confluent-kafka | ours | ours, cel-python engine "
@@ -1080,6 +1106,19 @@ def render(
                 f"| {row.name} | {_us(row.raw)} | {_us(row.ours)} | {_ratio(row.ours, row.raw)} |"
                 for row in metered
             ),
+        ]
+    if checks:
+        public = checks["public"]
+        flow += [
+            "",
+            "| value check, avro encode of the 7-field record (us per call) | us | vs fastavro's writer |",
+            "|---|---:|---:|",
+            f"| fastavro `schemaless_writer` (the work itself) | {_us(public)} | 1.00x |",
+            f"| the plan's writer, no check (`write_data` prepared once) | {_us(checks['unchecked'])} "
+            f"| {_ratio(checks['unchecked'], public)} |",
+            f"| the plan's writer with the value check | {_us(checks['checked'])} "
+            f"| {_ratio(checks['checked'], public)} |",
+            f"| the value check alone | {_us(checks['check'])} | {_ratio(checks['check'], public)} |",
         ]
     asked = ", ".join(f"{n:,} messages: {total} requests" for n, total in requests.items())
     return "\n".join(
@@ -1218,6 +1257,8 @@ def main() -> None:
     serdes = serde_rows(registry_url)
     print("rule metrics ...", file=sys.stderr)
     metered = metrics_rows(registry_url)
+    print("value check ...", file=sys.stderr)
+    checks = value_check_rows()
     print("end to end ...", file=sys.stderr)
     e2e = end_to_end(service_url, registry_url, count)
     print("consume side ...", file=sys.stderr)
@@ -1226,7 +1267,7 @@ def main() -> None:
     storm = dead_letter_storm(service_url, registry_url, 2_000 if args.quick else 10_000)
     print("registry requests ...", file=sys.stderr)
     requests = registry_requests(registry_url, (1_000, 10_000 if args.quick else 100_000))
-    table = render(cel, serdes, e2e, requests, count, storm, consumed, metered)
+    table = render(cel, serdes, e2e, requests, count, storm, consumed, metered, checks)
     header = f"Measured {started:%Y-%m-%d} on {machine()}.\n\nVersions: {versions()}.\n"
     print(header)
     print(table)

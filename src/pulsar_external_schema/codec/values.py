@@ -68,6 +68,8 @@ _TEMPORAL: dict[str, type] = {
     "local-timestamp-nanos": datetime.datetime,
 }
 _AVRO_NAMES = {"int": "an Avro int (32-bit integer)", "long": "an Avro long (64-bit integer)"}
+#: A field the value does not have (the fast form's `get`).
+_MISSING = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,32 +286,56 @@ def _avro_primitive(kind: str, logical: Any, value: Any, path: str) -> Problem |
 def avro_check(parsed: Any) -> Callable[[Any], None] | None:
     """value -> None, raising `ValueOutsideSchemaError` for a value outside `parsed`'s types;
     None where the schema has nothing fastavro would change (only strings, bytes, enums, ...)."""
-    source = _FastForm(parsed.get("__named_schemas", {}) if isinstance(parsed, dict) else {})
-    root = source.expression(parsed, "v")
-    if root is None:
-        return None
-    plain = source.function(["def plain(v):", f"    return {root}"])
+    form = _FastForm(parsed.get("__named_schemas", {}) if isinstance(parsed, dict) else {})
+    record = isinstance(parsed, dict) and parsed.get("type") in ("record", "error")
+    if record:  # the usual root: its fields in line, one call less per message
+        assigns, tests = form.fields(parsed, "v")
+        if not tests:
+            return None
+        plain = [
+            "if type(v) is _dict:",
+            *(f"    {line}" for line in assigns),
+            f"    if {' and '.join(tests)}:",
+        ]
+    else:
+        root = form.expression(parsed, "v")
+        if root is None:
+            return None
+        plain = [f"if {root}:"]
 
-    def check(value: Any) -> None:
-        try:
-            if plain(value):
-                return
-        except Exception:  # an odd value (a Mapping without __getitem__, ...): the rules below decide
-            pass
+    def refuse_if_outside(value: Any) -> None:
         problem = explain_avro(parsed, value)
         if problem is not None:
             raise refusal(problem)
 
+    form.names["_refuse_if_outside"] = refuse_if_outside
+    lines = [
+        "def check(v):",
+        "    try:",
+        *(f"        {line}" for line in plain),
+        f"        {'    ' * record}    return",
+        "    except Exception:",  # an odd value (a missing field, a Mapping that is not a dict, ...)
+        "        pass",
+        "    _refuse_if_outside(v)",  # the exact rules decide, and name what is wrong
+    ]
+    check: Callable[[Any], None] = form.function(lines)  # type: ignore[assignment]
     return check
 
 
 class _FastForm:
     """Generates the fast form: a boolean expression per schema node that is True only for values
-    plainly of its type; None where nothing needs checking (fastavro refuses what is wrong)."""
+    plainly of its type; None where nothing needs checking (fastavro refuses what is wrong). A
+    missing field without a default raises (KeyError), which sends the value to the exact rules."""
 
     def __init__(self, named: dict[str, Any]) -> None:
         self.named = named
-        self.names: dict[str, Any] = {"_FMAX": FLOAT_MAX, "_tuple": tuple, "_list": list, "_dict": dict}
+        self.names: dict[str, Any] = {
+            "_FMAX": FLOAT_MAX,
+            "_tuple": tuple,
+            "_list": list,
+            "_dict": dict,
+            "_MISSING": _MISSING,
+        }
         self.records: dict[str, str] = {}  # a named record -> its function's name
         self.unchecked: set[str] = set()  # records with nothing to check
         self._counter = 0
@@ -363,30 +389,38 @@ class _FastForm:
             return f"(type({var}) is float or type({var}) is int)"
         return None  # string, bytes, enum, fixed: fastavro refuses a wrong one itself
 
+    def fields(self, node: dict[str, Any], var: str) -> tuple[list[str], list[str]]:
+        """(statements that read the record's checked fields, the test of each): a field without
+        a default read by subscript, one with a default by `get` (fastavro writes the default)."""
+        assigns: list[str] = []
+        tests: list[str] = []
+        for field in node.get("fields", ()):
+            item = self._fresh("f")
+            expression = self.expression(field["type"], item)
+            if expression is None:
+                continue
+            key = self._fresh("k")
+            self.names[key] = field["name"]
+            if "default" in field:
+                assigns.append(f"{item} = {var}.get({key}, _MISSING)")
+                tests.append(f"({item} is _MISSING or {expression})")
+            else:
+                assigns.append(f"{item} = {var}[{key}]")
+                tests.append(expression)
+        return assigns, tests
+
     def _record(self, node: dict[str, Any], var: str) -> str | None:
         name = node.get("name", "")
         if name not in self.records:
             # named before its body is made: a record inside itself (through an array or a map)
             # calls its own function, which exists by the time it runs
             function = self.records[name] = self._fresh("record")
+            assigns, tests = self.fields(node, "r")
             lines = [f"def {function}(r):", "    if type(r) is not _dict:", "        return False"]
-            checked = False
-            for field in node.get("fields", ()):
-                item = self._fresh("f")
-                expression = self.expression(field["type"], item)
-                if expression is None:
-                    continue
-                checked = True
-                key = self._fresh("k")
-                self.names[key] = field["name"]
-                lines += [
-                    f"    {item} = r.get({key}, r)",  # r itself: missing, a default may apply
-                    f"    if {item} is r or not {expression}:",
-                    "        return False",
-                ]
-            lines.append("    return True")
+            lines += [f"    {line}" for line in assigns]
+            lines.append(f"    return {' and '.join(tests) or 'True'}")
             self.function(lines)  # made even if nothing is checked: a record inside it may call it
-            if not checked:
+            if not tests:
                 self.unchecked.add(name)
         if name in self.unchecked:
             return None  # fastavro refuses what is not a dict, and each field checks itself
