@@ -36,6 +36,34 @@ def rule(name: str, kind: str, type_: str, mode: str, expr: str, **extra: Any) -
     return {"name": name, "kind": kind, "type": type_, "mode": mode, "expr": expr, **extra}
 
 
+#: The local KMS's secret (the `local-kms` KEKs of the tests), as a factory config key.
+LOCAL_KMS_SECRET = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
+
+
+def encrypt_rule(
+    kek: str,
+    *,
+    name: str = "encryptPII",
+    tags: tuple[str, ...] = ("PII",),
+    params: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An ENCRYPT rule (WRITEREAD) on the fields tagged `tags`, with a local-KMS KEK named `kek`."""
+    return {
+        "name": name,
+        "kind": "TRANSFORM",
+        "type": "ENCRYPT",
+        "mode": "WRITEREAD",
+        "tags": list(tags),
+        "params": {
+            "encrypt.kek.name": kek,
+            "encrypt.kms.type": "local-kms",
+            "encrypt.kms.key.id": "mykey",
+            **(params or {}),
+        },
+        "onFailure": "ERROR,NONE",
+    }
+
+
 def subscribe(client: Any, topic: str, schema: Any = None, name: str = "test") -> Any:
     kwargs = {"schema": schema} if schema is not None else {}
     return client.subscribe(topic, name, initial_position=pulsar.InitialPosition.Earliest, **kwargs)

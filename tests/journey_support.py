@@ -34,6 +34,16 @@ ORDER = {
 #: Producers refuse orders of nothing; the validation job refuses orders without an item.
 POSITIVE = rule("positive", "CONDITION", "CEL", "WRITE", "message.qty > 0")
 NAMED = rule("named", "CONDITION", "CEL", "READ", "size(message.item) > 0")
+#: A day of orders: each of its kinds of message.
+ORDERS = [
+    {"id": 1, "item": "tea", "qty": 2},
+    {"id": 2, "item": "", "qty": 1},  # passes the producer's rule, fails the validation's
+    {"id": 3, "item": "jam", "qty": 0},  # the producer's rule refuses it
+    {"id": 4, "item": "pie", "qty": 2.5},  # not an int: refused, never written as 2
+    {"id": 5, "item": "ham", "qty": 3},
+]
+#: What producing `ORDERS` refuses, by id.
+REFUSED = {3: "RuleViolationError", 4: "ValueOutsideSchemaError"}
 
 
 def value_subject(topic: str) -> str:

@@ -9,12 +9,12 @@ from typing import Any
 import fastavro
 import pytest
 from conftest import Services, require_confluent_registry
-from contracts import contract, drain, rule, subscribe, unique
+from contracts import LOCAL_KMS_SECRET, contract, drain, encrypt_rule, rule, subscribe, unique
 
 from pulsar_external_schema import DeadLetteredError, create_producer
 from pulsar_external_schema.deadletter import resolve_dlq_topic
 
-SECRET = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
+SECRET = LOCAL_KMS_SECRET
 ANN = {"name": "Ann", "ssn": "123-45-6789"}
 
 
@@ -32,28 +32,13 @@ def tagged_person() -> dict[str, Any]:
     }
 
 
-def encrypt(kek: str, **params: str) -> dict[str, Any]:
-    return {
-        "name": "encryptPII",
-        "kind": "TRANSFORM",
-        "type": "ENCRYPT",
-        "mode": "WRITEREAD",
-        "tags": ["PII"],
-        "params": {
-            "encrypt.kek.name": kek,
-            "encrypt.kms.type": "local-kms",
-            "encrypt.kms.key.id": "mykey",
-            **params,
-        },
-        "onFailure": "ERROR,NONE",
-    }
-
-
 def test_tagged_fields_are_ciphertext_on_the_topic_and_plaintext_for_consumers(
     make_factory: Any, pulsar_client: Any, topic: str
 ) -> None:
     person = tagged_person()
-    schema = make_factory(**SECRET).avro(contract(person, ruleSet={"domainRules": [encrypt(unique("kek"))]}))
+    schema = make_factory(**SECRET).avro(
+        contract(person, ruleSet={"domainRules": [encrypt_rule(unique("kek"))]})
+    )
     raw = subscribe(pulsar_client, topic, name="raw")
     consumer = subscribe(pulsar_client, topic, schema, name="app")
     sent = dict(ANN)
@@ -68,7 +53,12 @@ def test_tagged_fields_are_ciphertext_on_the_topic_and_plaintext_for_consumers(
 
 
 def test_payload_encryption(make_factory: Any, pulsar_client: Any, topic: str) -> None:
-    payload_rule = {**encrypt(unique("kek")), "name": "encryptPayload", "type": "ENCRYPT_PAYLOAD", "tags": []}
+    payload_rule = {
+        **encrypt_rule(unique("kek")),
+        "name": "encryptPayload",
+        "type": "ENCRYPT_PAYLOAD",
+        "tags": [],
+    }
     schema = make_factory(**SECRET).avro(contract(tagged_person(), ruleSet={"encodingRules": [payload_rule]}))
     raw = subscribe(pulsar_client, topic, name="raw")
     consumer = subscribe(pulsar_client, topic, schema, name="app")
@@ -92,7 +82,7 @@ def test_encrypted_fields_are_never_written_to_a_dlq_in_clear(
         onFailure="DLQ",
     )
     schema = make_factory(**SECRET).avro(
-        contract(tagged_person(), ruleSet={"domainRules": [encrypt(unique("kek")), check]})
+        contract(tagged_person(), ruleSet={"domainRules": [encrypt_rule(unique("kek")), check]})
     )
     dlq = subscribe(pulsar_client, resolve_dlq_topic(bad, topic))
     with pytest.raises(DeadLetteredError):
@@ -111,7 +101,7 @@ def test_dek_rotation(services: Services, make_factory: Any, pulsar_client: Any,
     schema = make_factory(**SECRET).avro(
         contract(
             tagged_person(),
-            ruleSet={"domainRules": [encrypt(unique("kek"), **{"encrypt.dek.expiry.days": "1"})]},
+            ruleSet={"domainRules": [encrypt_rule(unique("kek"), params={"encrypt.dek.expiry.days": "1"})]},
         )
     )
     consumer = subscribe(pulsar_client, topic, schema)

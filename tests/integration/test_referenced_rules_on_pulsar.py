@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-from contracts import drain, rule, subscribe, unique
+from contracts import LOCAL_KMS_SECRET, drain, encrypt_rule, rule, subscribe, unique
 from schemas import referencing_protobuf_classes
 
 from pulsar_external_schema import ConfigError, DeadLetteredError, RuleViolationError, create_producer
@@ -239,21 +239,6 @@ def test_protobuf_parts_nested_twice_are_the_messages_of_the_imported_files(
     assert [item.product.sku for item in received.items] == ["p0*", "p1*"] and received.gift.sku == "g*"
 
 
-SECRET = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
-
-
-def _hide_cost(kek: str) -> dict[str, Any]:
-    return {
-        "name": "hideCost",
-        "kind": "TRANSFORM",
-        "type": "ENCRYPT",
-        "mode": "WRITEREAD",
-        "tags": ["PII"],
-        "params": {"encrypt.kek.name": kek, "encrypt.kms.type": "local-kms", "encrypt.kms.key.id": "mykey"},
-        "onFailure": "ERROR,NONE",
-    }
-
-
 @pytest.mark.parametrize("failing", ["a part's rule", "the root's rule"])
 def test_a_referenced_schemas_encrypted_fields_are_redacted_in_every_dlq_copy(
     registry_client: SchemaRegistryClient, make_factory: Any, pulsar_client: Any, topic: str, failing: str
@@ -292,7 +277,13 @@ def test_a_referenced_schemas_encrypted_fields_are_redacted_in_every_dlq_copy(
             {"name": "items", "type": {"type": "array", "items": f"{ns}.Product"}},
         ],
     }
-    registered(registry_client, product_subject, product, "AVRO", [priced, _hide_cost(unique("kek"))])
+    registered(
+        registry_client,
+        product_subject,
+        product,
+        "AVRO",
+        [priced, encrypt_rule(unique("kek"), name="hideCost")],
+    )
     small = rule(
         "small",
         "CONDITION",
@@ -310,7 +301,7 @@ def test_a_referenced_schemas_encrypted_fields_are_redacted_in_every_dlq_copy(
         [small],
         [(f"{ns}.Product", product_subject)],
     )
-    schema = make_factory(**{"rules.referenced": "true", **SECRET}).avro(root)
+    schema = make_factory(**{"rules.referenced": "true", **LOCAL_KMS_SECRET}).avro(root)
     dead = subscribe(pulsar_client, dlq)
     consumer = subscribe(pulsar_client, topic, schema)
     producer = create_producer(pulsar_client, topic, schema)

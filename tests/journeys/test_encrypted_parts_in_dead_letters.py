@@ -22,13 +22,11 @@ import pytest
 from cli_support import cli, read_all, records
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from conftest import Services
-from contracts import drain, rule, subscribe, unique
+from contracts import LOCAL_KMS_SECRET, drain, encrypt_rule, rule, subscribe, unique
 from journey_support import value_subject
 
 from pulsar_external_schema import DeadLetteredError, SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.deadletter import RULE_MODE, RULE_NAME, RULE_PATH
-
-SECRET = "rule.executors._default_.param.secret=a-local-kms-secret-for-journeys"
 
 
 def product_rules(kek: str, dlq: str) -> list[dict[str, Any]]:
@@ -51,19 +49,7 @@ def product_rules(kek: str, dlq: str) -> list[dict[str, Any]]:
             onFailure="DLQ",
             params={"dlq.topic": dlq},
         ),
-        {
-            "name": "hideCost",
-            "kind": "TRANSFORM",
-            "type": "ENCRYPT",
-            "mode": "WRITEREAD",
-            "tags": ["PII"],
-            "params": {
-                "encrypt.kek.name": kek,
-                "encrypt.kms.type": "local-kms",
-                "encrypt.kms.key.id": "mykey",
-            },
-            "onFailure": "ERROR,NONE",
-        },
+        encrypt_rule(kek, name="hideCost"),
     ]
 
 
@@ -117,7 +103,7 @@ def test_an_operator_without_the_key_reads_dead_letters_and_never_sees_an_encryp
     def item(n: int, price: float, sku: str = "") -> dict[str, Any]:
         return {"sku": sku or f"p{n}", "price": price, "cost": f"clear-cost-{n}"}
 
-    keyed = {"schema.registry.url": services.registry_url, SECRET.split("=")[0]: SECRET.split("=")[1]}
+    keyed = {"schema.registry.url": services.registry_url, **LOCAL_KMS_SECRET}
     with SchemaRegistrySchemaFactory(
         {**keyed, "use.latest.version": True, "auto.register.schemas": False}
     ) as factory:
