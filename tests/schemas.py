@@ -172,3 +172,31 @@ def _shipment_class() -> Any:
 
 
 Shipment = _shipment_class()
+
+
+def priced_product(namespace: str) -> dict[str, Any]:
+    """A Product whose `cost` is tagged PII (an ENCRYPT rule on PII encrypts it), in a namespace of
+    its own (AxonOps v0.2.1 keeps the first text of equal schemas, tags or not)."""
+    return {
+        "type": "record",
+        "name": "Product",
+        "namespace": namespace,
+        "fields": [
+            {"name": "sku", "type": "string"},
+            {"name": "price", "type": "double"},
+            {"name": "cost", "type": "string", "confluent:tags": ["PII"]},
+        ],
+    }
+
+
+def order_of_products(namespace: str) -> dict[str, Any]:
+    """An Order whose items are the Products of `namespace` (a schema reference)."""
+    return {
+        "type": "record",
+        "name": "Order",
+        "namespace": namespace,
+        "fields": [
+            {"name": "id", "type": "int"},
+            {"name": "items", "type": {"type": "array", "items": f"{namespace}.Product"}},
+        ],
+    }

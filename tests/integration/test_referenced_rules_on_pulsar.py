@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from contracts import LOCAL_KMS_SECRET, drain, encrypt_rule, rule, subscribe, unique
-from schemas import referencing_protobuf_classes
+from schemas import order_of_products, priced_product, referencing_protobuf_classes
 
 from pulsar_external_schema import ConfigError, DeadLetteredError, RuleViolationError, create_producer
 from pulsar_external_schema.deadletter import RULE_NAME, RULE_PATH, RULE_SUBJECT
@@ -258,25 +258,8 @@ def test_a_referenced_schemas_encrypted_fields_are_redacted_in_every_dlq_copy(
         onFailure="DLQ",
         params={"dlq.topic": dlq},
     )
-    product = {
-        "type": "record",
-        "name": "Product",
-        "namespace": ns,
-        "fields": [
-            {"name": "sku", "type": "string"},
-            {"name": "price", "type": "double"},
-            {"name": "cost", "type": "string", "confluent:tags": ["PII"]},
-        ],
-    }
-    order = {
-        "type": "record",
-        "name": "Order",
-        "namespace": ns,
-        "fields": [
-            {"name": "id", "type": "int"},
-            {"name": "items", "type": {"type": "array", "items": f"{ns}.Product"}},
-        ],
-    }
+    product = priced_product(ns)
+    order = order_of_products(ns)
     registered(
         registry_client,
         product_subject,

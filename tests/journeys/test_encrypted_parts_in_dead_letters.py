@@ -24,6 +24,7 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from conftest import Services
 from contracts import LOCAL_KMS_SECRET, drain, encrypt_rule, rule, subscribe, unique
 from journey_support import value_subject
+from schemas import order_of_products, priced_product
 
 from pulsar_external_schema import DeadLetteredError, SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.deadletter import RULE_MODE, RULE_NAME, RULE_PATH
@@ -60,16 +61,7 @@ def test_an_operator_without_the_key_reads_dead_letters_and_never_sees_an_encryp
     topic = f"persistent://public/default/{unique('orders')}"
     dlq = f"{topic}-dlq"
     registry = SchemaRegistryClient({"url": services.registry_url})
-    product = {
-        "type": "record",
-        "name": "Product",
-        "namespace": ns,
-        "fields": [
-            {"name": "sku", "type": "string"},
-            {"name": "price", "type": "double"},
-            {"name": "cost", "type": "string", "confluent:tags": ["PII"]},
-        ],
-    }
+    product = priced_product(ns)
     registry.register_schema(
         f"{ns}.Product",
         Schema.from_dict(
@@ -80,15 +72,7 @@ def test_an_operator_without_the_key_reads_dead_letters_and_never_sees_an_encryp
             }
         ),
     )
-    order = {
-        "type": "record",
-        "name": "Order",
-        "namespace": ns,
-        "fields": [
-            {"name": "id", "type": "int"},
-            {"name": "items", "type": {"type": "array", "items": f"{ns}.Product"}},
-        ],
-    }
+    order = order_of_products(ns)
     # The root opts in to its references' rules itself: every reader runs them, whatever its config.
     root = Schema.from_dict(
         {
