@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema, SchemaReference
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _confluent
@@ -28,7 +27,7 @@ from .errors import (
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
-from .registry import describe, failure_kind
+from .registry import describe, failure_kind, is_conflict
 from .schema import ExternalSchema
 
 
@@ -314,7 +313,7 @@ class ForwardedSchemas:
                 topic=topic,
                 subject=subject,
             )
-        if isinstance(error, SchemaRegistryError) and error.http_status_code == 409:
+        if is_conflict(error):
             return IncompatibleSchemaError(
                 f"{subject} refuses {what}, which messages forwarded to {topic} are written with: "
                 f"{describe(error)}; nothing was forwarded. Let {subject}'s compatibility accept it, or "

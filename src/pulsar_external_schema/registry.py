@@ -8,7 +8,8 @@ the registry's error code, and lets connection errors of its HTTP library throug
   or 40400 from confluent-kafka's mock registry);
 * `"unavailable"`: the registry could not be reached or did not answer (transport errors, -1,
   408, 429, 5xx): worth retrying, and a consumer redelivers;
-* `"rejected"`: the registry answered no (401, 403, 409, 422, another 404): retrying will not help;
+* `"rejected"`: the registry answered no (401, 403, 409, 422, another 404): retrying will not help
+  (`is_conflict` tells a 409, a schema the subject's compatibility refuses);
 * None: not a registry failure at all.
 
 Callers turn a kind into their own error (`UnknownSchemaIdError`, `RegistryUnavailableError`,
@@ -47,6 +48,11 @@ def failure_kind(error: BaseException) -> FailureKind | None:
     if isinstance(error, TRANSPORT_ERRORS):
         return "unavailable"
     return None
+
+
+def is_conflict(error: BaseException) -> bool:
+    """The registry refused a schema for its compatibility with the subject's versions (409)."""
+    return isinstance(error, SchemaRegistryError) and error.http_status_code == 409
 
 
 def describe(error: BaseException) -> str:

@@ -13,7 +13,8 @@ package, on every encode path (the compiled plan and confluent-kafka's serialize
   fastavro refuses a wrong string, bytes, fixed or enum value itself. Anything the fast form does
   not accept at once goes to `explain_avro`, which applies the exact rules (numpy integers,
   `datetime.date` for a `date`, a union's branches) and names what is wrong. The fast form costs
-  ~0.15 us on a 7-field record, about what the prepared writer saves (`avro.py`).
+  0.17-0.2 us on the benchmark's 7-field record, less than preparing fastavro's writer once
+  saves (`avro.py`; docs/benchmarks.md).
 * `explain_avro(parsed, value)` also explains fastavro's own refusals (a string for an `int`),
   with the field's path instead of fastavro's text, which shows the value.
 * `json_dumps` is confluent-kafka's JSON writer (compact, non-ASCII as is) refusing `NaN` and

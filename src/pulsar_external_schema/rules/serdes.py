@@ -56,19 +56,19 @@ from .context import MessageContext
 from .referenced import PATH, ROOT, ReferencedRules, Scope
 
 _ERROR = ErrorAction()
+_NONE = NoneAction()
 _NO_SCOPE = contextlib.nullcontext()
 
 
 @contextlib.contextmanager
 def _scoped(scope: Scope) -> Iterator[None]:
+    """The root schema's scope (`referenced.ROOT`) while its domain rules run."""
     token = ROOT.set(scope)
     try:
         yield
     finally:
         ROOT.reset(token)
 
-
-_NONE = NoneAction()
 
 #: When the rule being run started, per thread: the engine's phase start, then each action's end.
 _rule_clock = threading.local()
