@@ -18,6 +18,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from . import _confluent
 from . import schema_id as ids
 from ._imports import import_object
+from .codec import PLAN_CACHE_SIZE
 from .errors import (
     ConfigError,
     ExternalSchemaError,
@@ -220,13 +221,19 @@ class ForwardedSchemas:
         self._register = bool(factory.config.serde.get("auto.register.schemas", True))
         self._source = topic_subject(factory, source_topic) if source_topic else None
         self._done: set[tuple[str, int]] = set()
+        self._forwarded: set[tuple[str, str]] = set()
+        """(topic, `__schema_id` value) already seen: a message of one is a set lookup away."""
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the registry client of the factory this was made with."""
+        self._factory.close()
 
     def forward(self, topic: str, schema_id_property: str | None, *, source_topic: str | None = None) -> None:
         """Before a message with this `__schema_id` property value is forwarded to `topic` (from
         `source_topic`): its value's (and, for a key/value id, its key's) writer version is
         registered there."""
-        if not schema_id_property:
+        if not schema_id_property or (topic, schema_id_property) in self._forwarded:
             return
         id_bytes, key_value = ids.from_property(schema_id_property)
         if key_value:
@@ -238,6 +245,9 @@ class ForwardedSchemas:
             schema_id = ids.confluent_int_id(part) if part else None
             if schema_id is not None:
                 self.register(topic, schema_id, field, source_topic=source_topic)
+        if len(self._forwarded) >= PLAN_CACHE_SIZE:
+            self._forwarded.clear()
+        self._forwarded.add((topic, schema_id_property))
 
     def register(
         self,

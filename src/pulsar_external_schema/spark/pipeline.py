@@ -6,7 +6,9 @@ Each micro-batch is read once and decoded with its data contract; valid messages
 Parquet; invalid ones go to the DLQ topic with their original bytes and the `__rule.*` properties
 that say why. The trusted topic is a topic like any other: each writer version its messages carry
 is registered under its own subject before the first of them is forwarded, so its readers need
-no `reading_as` (`registered.ForwardedSchemas`). Guarantees after a crash, restarting from the checkpoint:
+no `reading_as` (`registered.ForwardedSchemas`).
+
+Guarantees after a crash, restarting from the checkpoint:
 
 * Parquet: each micro-batch is written to `<path>/batch=<id>` with overwrite, so a batch run
   again replaces its own partial output: no loss, no duplicates.
@@ -111,7 +113,12 @@ class ValidationJob:
 
     def run(self, spark: Any) -> None:
         """Run until the input is drained (available-now) or the query is stopped."""
-        self.start(spark).awaitTermination()
+        try:
+            self.start(spark).awaitTermination()
+        finally:
+            if self._forwarded is not None:
+                self._forwarded.close()
+                self._forwarded = None
 
     def _producer_prefix(self) -> str:
         """Deterministic for one checkpoint (the query id is stored there), new for a new one:
@@ -121,14 +128,20 @@ class ValidationJob:
         return f"{self.producer_name}-{(self._query_id or '')[:8]}"
 
     def _sink(self, topic: str, role: str, batch_id: int) -> dict[str, str]:
+        """The options of a sink of the job. Neither registers the schema ids of its rows: the
+        valid messages' writer versions are registered on the driver first (`_write_batch`), and
+        a DLQ holds copies of the source, read as the source, with ids no registry may hold."""
         passthrough = {
-            k: v for k, v in self.options.items() if k.lower() not in ("topic", "topics", "topicpattern")
+            k: v
+            for k, v in self.options.items()
+            if k.lower() not in ("topic", "topics", "topicpattern", "registerforwarded")
         }
         return {
             **passthrough,
             "topic": topic,
             "producerName": f"{self._producer_prefix()}-{role}",
             "sequenceBase": str(batch_id),
+            "registerForwarded": "false",
         }
 
     def _write_batch(self, batch: Any, batch_id: int) -> None:
@@ -150,7 +163,7 @@ class ValidationJob:
                 (
                     valid.select("key", "data", "properties", "eventTime")
                     .write.format(FORMAT)
-                    .options(**self._sink(self.valid, "valid", batch_id), registerForwarded="false")
+                    .options(**self._sink(self.valid, "valid", batch_id))
                     .mode("append")
                     .save()
                 )
@@ -166,9 +179,7 @@ class ValidationJob:
             (
                 invalid.select("key", "data", properties.alias("properties"), "eventTime")
                 .write.format(FORMAT)
-                # A DLQ holds copies of the source, read as the source (`reading_as`); its rows
-                # may carry ids no registry holds, which is why they are there.
-                .options(**self._sink(self.dead_letter_topic, "dlq", batch_id), registerForwarded="false")
+                .options(**self._sink(self.dead_letter_topic, "dlq", batch_id))
                 .mode("append")
                 .save()
             )

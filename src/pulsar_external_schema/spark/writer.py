@@ -70,7 +70,6 @@ class _TaskWriter:
         self.converters: dict[str, Any] = {}
         self.schemas: list[Any] = []
         self.forwarded: ForwardedSchemas | None = None
-        self.forwarded_ids: set[tuple[str, str]] = set()
         self.sent = 0
         self.dead_lettered = 0
         self.row = 0
@@ -134,13 +133,8 @@ class _TaskWriter:
             self.row += 1
             producer = self.producer(topic, raw)
             if raw:
-                schema_id = properties.get(SCHEMA_ID_PROPERTY)
-                if (
-                    schema_id
-                    and self.options.register_forwarded
-                    and (topic, schema_id) not in self.forwarded_ids
-                ):
-                    self._forward(topic, schema_id)
+                if self.options.register_forwarded:
+                    self._forwarding().forward(topic, properties.get(SCHEMA_ID_PROPERTY))
                 producer.send_async(columns["data"][i], self._sent, properties=properties, **kwargs)
                 self._check()
                 continue
@@ -159,15 +153,14 @@ class _TaskWriter:
                 ) from None
             self._check()
 
-    def _forward(self, topic: str, schema_id: str) -> None:
-        """Before the first row with this schema id goes to `topic`: its writer version is
-        registered under the topic's subject (`registered.ForwardedSchemas`)."""
+    def _forwarding(self) -> ForwardedSchemas:
+        """Where the writer versions of forwarded `data` rows are registered under their topic's
+        subject, before the first row with each goes out (`registered.ForwardedSchemas`)."""
         if self.forwarded is None:
             factory = SchemaRegistrySchemaFactory(dict(self.options.config))
             self.schemas.append(factory)
             self.forwarded = ForwardedSchemas(factory)
-        self.forwarded.forward(topic, schema_id)
-        self.forwarded_ids.add((topic, schema_id))
+        return self.forwarded
 
     def _default_topic(self) -> str:
         if not self.options.topics:
