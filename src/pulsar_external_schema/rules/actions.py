@@ -70,10 +70,11 @@ def _referenced_sensitive_fields() -> list[str]:
     rules run), besides the failing rule's own schema's."""
     scope = ROOT.get()
     referenced = getattr(scope.serde, "referenced", None) if scope is not None else None
-    if scope is None or referenced is None:
-        return []
+    parts = referenced.reachable(scope.serde, scope.schema) if scope is not None and referenced else []
+    if scope is None or not parts:
+        return []  # the failing rule's schema is the message's own
     found = sensitive_fields(scope.schema, scope.inline_tags)
-    for part in referenced.reachable(scope.serde, scope.schema):
+    for part in parts:
         found.extend(sensitive_fields(part.schema))
     return found
 
@@ -84,12 +85,15 @@ def redacted_for_dead_letters(rule_types: Collection[str], message: Any) -> Any:
     run, each referenced schema's, on the parts of its type. confluent-kafka's DLQ action redacts
     with the failing rule's schema alone, so a part's failure left the message's encrypted fields
     in clear (the part's schema walked the whole message and found none), and a root's failure
-    left the parts' fields as ciphertext. None outside a rule run: nothing to redact with."""
+    left the parts' fields as ciphertext. `message` itself where the message's schema references
+    none whose rules run: confluent-kafka's redaction (`_convert_to_bytes`) then does the same."""
     scope = ROOT.get()
     if scope is None or message is None or isinstance(message, bytes | bytearray | str):
         return message
     referenced = getattr(scope.serde, "referenced", None)
     parts = referenced.reachable(scope.serde, scope.schema) if referenced is not None else []
+    if referenced is None or not parts:
+        return message
     tags = set().union(
         *(encrypted_tags(schema, rule_types) for schema in (scope.schema, *(p.schema for p in parts)))
     )
@@ -97,10 +101,9 @@ def redacted_for_dead_letters(rule_types: Collection[str], message: Any) -> Any:
         return message
     copied = copy.deepcopy(message)
     copied = _redact(scope, scope.schema, scope.inline_tags, scope.transformer, tags, copied)
-    if referenced is not None:
-        for part, value, put in referenced.parts(scope.serde, scope.schema, copied):
-            inline_tags, transformer = referenced.rule_inputs(scope.serde, part, value)
-            put(_redact(scope, part.schema, inline_tags, transformer, tags, value))
+    for part, value, put in referenced.parts(scope.serde, scope.schema, copied):
+        inline_tags, transformer = referenced.rule_inputs(scope.serde, part, value)
+        put(_redact(scope, part.schema, inline_tags, transformer, tags, value))
     return copied
 
 

@@ -57,12 +57,11 @@ from .referenced import PATH, ROOT, ReferencedRules, Scope
 
 _ERROR = ErrorAction()
 _NONE = NoneAction()
-_NO_SCOPE = contextlib.nullcontext()
 
 
 @contextlib.contextmanager
 def _scoped(scope: Scope) -> Iterator[None]:
-    """The root schema's scope (`referenced.ROOT`) while its domain rules run."""
+    """The root schema's scope (`referenced.ROOT`) while its domain rules, and its parts', run."""
     token = ROOT.set(scope)
     try:
         yield
@@ -117,8 +116,12 @@ class ContractSerde(_confluent.SerdeHooks):
         inline_tags: Any,
         field_transformer: Any,
     ) -> contextlib.AbstractContextManager[None]:
-        if target is None or PATH.get() is not None or ROOT.get() is not None:
-            return _NO_SCOPE  # a part's rules: the root's scope holds
+        if self.referenced is None or target is None or not target.references:
+            # nothing referenced: the failing rule's own schema is the message's (what
+            # confluent-kafka's DLQ action and `failure_cause` use)
+            return super().domain_rules_of(ser_ctx, subject, mode, target, inline_tags, field_transformer)
+        if PATH.get() is not None or ROOT.get() is not None:  # a part's rules: the root's scope holds
+            return super().domain_rules_of(ser_ctx, subject, mode, target, inline_tags, field_transformer)
         return _scoped(Scope(self, ser_ctx, subject, mode, target, inline_tags, field_transformer))
 
     def rule_action(self, ctx: RuleContext, action_name: str) -> RuleAction | None:
