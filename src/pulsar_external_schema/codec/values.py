@@ -474,8 +474,10 @@ def _branch_kind(branch: Any, named: dict[str, Any]) -> Any:
 
 
 def json_dumps(value: Any) -> str:
-    """confluent-kafka's JSON writer (compact separators, non-ASCII as is), refusing `NaN` and
-    `Infinity`: RFC 8259 has no such numbers, and Confluent's Java serializer fails them."""
+    """JSON as confluent-kafka writes it without orjson (stdlib `json`, compact separators,
+    non-ASCII as is), refusing `NaN` and `Infinity`: RFC 8259 has no such numbers, and Confluent's
+    Java serializer fails them. (With orjson installed, confluent-kafka writes with orjson, which
+    turns NaN into `null`; this writer is the same whatever is installed.)"""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
