@@ -104,6 +104,20 @@ def receive(consumer: Any, count: int, timeout_s: float = 90) -> list[tuple[str,
     return got
 
 
+#: How long the consumer of the trusted topic keeps the latest version it resolved.
+CACHE_TTL_S = 1
+
+
+def wait_for_version(
+    registry: SchemaRegistryClient, subject: str, version: int, timeout_s: float = 90
+) -> None:
+    """Until `subject` has `version` (the running job registers it before forwarding)."""
+    deadline = time.monotonic() + timeout_s
+    while subject not in registry.get_subjects() or version not in registry.get_versions(subject):
+        assert time.monotonic() < deadline, f"{subject} never got version {version}"
+        time.sleep(0.2)
+
+
 def wait_for(query: Any, timeout_s: float = 90) -> None:
     """Until the running job has processed everything there is (or stopped)."""
     deadline = time.monotonic() + timeout_s
@@ -126,7 +140,7 @@ def test_a_compatible_version_and_a_new_major_version_reach_a_running_consumer_o
 
     # The consumer of the trusted topic: the default config, pinned to major version 1.
     conf = {"schema.registry.url": services.registry_url, "use.latest.with.metadata": f"{MAJOR}={1}"}
-    app_factory = SchemaRegistrySchemaFactory({**conf, "latest.cache.ttl.sec": 1})
+    app_factory = SchemaRegistrySchemaFactory({**conf, "latest.cache.ttl.sec": CACHE_TTL_S})
     app = pulsar_client.subscribe(valid, "app", schema=app_factory.avro(json.dumps(ORDER)))
 
     job = ValidationJob(
@@ -142,12 +156,17 @@ def test_a_compatible_version_and_a_new_major_version_reach_a_running_consumer_o
     query = job.start(spark)
     try:
         assert receive(app, 1) == [("1", {"id": 1, "item": "tea", "qty": 1})]
+        resolved_at = time.monotonic()  # the consumer asked the registry for its latest version
 
         # A compatible version 2 (a field with a default), registered while everything runs.
         v2_id = registry.register_schema(source_subject, contract(ORDER_V2, NAMED))
         send(
             pulsar_client, services.registry_url, source, 1, {"id": 2, "item": "jam", "qty": 2, "note": "v2"}
         )
+        # The consumer reads with the latest major-1 version it knows, cached for its TTL: once the
+        # job has registered v2 under the trusted subject and that time is over, with v2.
+        wait_for_version(registry, valid_subject, 2)
+        time.sleep(max(0.0, resolved_at + CACHE_TTL_S + 0.2 - time.monotonic()))
         assert receive(app, 1) == [("2", {"id": 2, "item": "jam", "qty": 2, "note": "v2"})]
         assert [registry.get_version(valid_subject, n).schema_id for n in (1, 2)] == [v1_id, v2_id]
 
