@@ -9,7 +9,6 @@ from typing import Any
 
 import pulsar
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from contracts import drain, rule, subscribe
 
 from pulsar_external_schema import (
@@ -19,7 +18,6 @@ from pulsar_external_schema import (
     create_producer,
 )
 from pulsar_external_schema import schema_id as ids
-from pulsar_external_schema.subjects import TopicName
 
 ORDER = {
     "type": "record",
@@ -44,17 +42,6 @@ ORDERS = [
 ]
 #: What producing `ORDERS` refuses, by id.
 REFUSED = {3: "RuleViolationError", 4: "ValueOutsideSchemaError"}
-
-
-def value_subject(topic: str) -> str:
-    name = TopicName.parse(topic)
-    return f"{name.tenant}.{name.namespace}.{name.local_name}-value"
-
-
-def register(registry_url: str, topic: str, schema: dict[str, Any], rules: list[dict[str, Any]]) -> int:
-    client = SchemaRegistryClient({"url": registry_url})
-    registered = {"schemaType": "AVRO", "schema": json.dumps(schema), "ruleSet": {"domainRules": rules}}
-    return client.register_schema(value_subject(topic), Schema.from_dict(registered))
 
 
 @dataclass

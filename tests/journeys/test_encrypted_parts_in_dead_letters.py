@@ -22,8 +22,7 @@ import pytest
 from cli_support import cli, read_all, records
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from conftest import Services
-from contracts import LOCAL_KMS_SECRET, drain, encrypt_rule, rule, subscribe, unique
-from journey_support import value_subject
+from contracts import LOCAL_KMS_SECRET, drain, encrypt_rule, rule, subject_of, subscribe, unique
 from schemas import order_of_products, priced_product
 
 from pulsar_external_schema import DeadLetteredError, SchemaRegistrySchemaFactory, create_producer
@@ -82,7 +81,7 @@ def test_an_operator_without_the_key_reads_dead_letters_and_never_sees_an_encryp
             "metadata": {"properties": {"rules.referenced": "true"}},
         }
     )
-    registry.register_schema(value_subject(topic), root)
+    registry.register_schema(subject_of(topic), root)
 
     def item(n: int, price: float, sku: str = "") -> dict[str, Any]:
         return {"sku": sku or f"p{n}", "price": price, "cost": f"clear-cost-{n}"}

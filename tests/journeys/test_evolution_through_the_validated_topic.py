@@ -35,8 +35,8 @@ from confluent_kafka.schema_registry import (
     ServerConfig,
 )
 from conftest import Services
-from contracts import rule
-from journey_support import NAMED, ORDER, value_subject
+from contracts import rule, subject_of
+from journey_support import NAMED, ORDER
 from spark_support import deduplicated_namespace, source_options
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
@@ -134,7 +134,7 @@ def test_a_compatible_version_and_a_new_major_version_reach_a_running_consumer_o
     registry = SchemaRegistryClient({"url": services.registry_url})
     namespace = deduplicated_namespace(services)
     source, valid, dlq = f"{namespace}/orders", f"{namespace}/orders-valid", f"{namespace}/orders-dlq"
-    source_subject, valid_subject = value_subject(source), value_subject(valid)
+    source_subject, valid_subject = subject_of(source), subject_of(valid)
     registry.set_config(source_subject, major_version(1))
     v1_id = registry.register_schema(source_subject, contract(ORDER, NAMED))
 

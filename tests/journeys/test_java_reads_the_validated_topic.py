@@ -27,10 +27,9 @@ from journey_support import (
     REFUSED,
     produce_a_day,
     read_values,
-    register,
     stock_consumer,
 )
-from spark_support import deduplicated_namespace, source_options
+from spark_support import deduplicated_namespace, register_contract, source_options
 
 from pulsar_external_schema.spark import ValidationJob
 
@@ -42,7 +41,7 @@ def test_a_java_pip420_consumer_reads_the_trusted_topic(
 ) -> None:
     namespace = deduplicated_namespace(services)
     source, valid, dlq = f"{namespace}/orders", f"{namespace}/orders-valid", f"{namespace}/orders-dlq"
-    register(services.registry_url, source, ORDER, [POSITIVE, NAMED])
+    register_contract(services, source, ORDER, [POSITIVE, NAMED])
     day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)
     assert day.refused == REFUSED
 

@@ -26,10 +26,9 @@ from journey_support import (
     REFUSED,
     produce_a_day,
     read_values,
-    register,
     stock_consumer,
 )
-from spark_support import source_options
+from spark_support import register_contract, source_options
 
 from pulsar_external_schema.spark import ValidationJob
 
@@ -43,7 +42,7 @@ def test_validated_in_one_cluster_and_read_in_the_other_with_the_default_config(
     spark: Any, geo: GeoClusters, services: Services, pulsar_client: Any, client_b: Any, tmp_path: Path
 ) -> None:
     source, valid, dlq = geo.topic("orders"), geo.topic("orders-valid"), geo.topic("orders-dlq")
-    register(services.registry_url, source, ORDER, [POSITIVE, NAMED])
+    register_contract(services, source, ORDER, [POSITIVE, NAMED])
     in_b = stock_consumer(client_b, services.registry_url, valid)  # an application of cluster B
     day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)  # in cluster A
     assert day.refused == REFUSED

@@ -22,9 +22,9 @@ from journey_support import (
     messages_by_key,
     produce_a_day,
     read_values,
-    register,
     stock_consumer,
 )
+from spark_support import register_contract
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.deadletter import RULE_NAME, RULE_TOPIC
@@ -51,7 +51,7 @@ def test_produce_validate_in_a_function_read_its_output_fix_and_replay(
 ) -> None:
     source = f"persistent://public/default/{unique('orders')}"
     valid, dlq = f"{source}-valid", f"{source}-dlq"
-    register(services.registry_url, source, ORDER, [POSITIVE, NAMED])
+    register_contract(services, source, ORDER, [POSITIVE, NAMED])
 
     day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)
     assert day.refused == REFUSED

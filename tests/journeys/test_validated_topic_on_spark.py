@@ -30,10 +30,9 @@ from journey_support import (
     messages_by_key,
     produce_a_day,
     read_values,
-    register,
     stock_consumer,
 )
-from spark_support import deduplicated_namespace, source_options
+from spark_support import deduplicated_namespace, register_contract, source_options
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.deadletter import RULE_NAME
@@ -47,7 +46,7 @@ def test_produce_validate_read_the_trusted_topic_fix_and_replay(
 ) -> None:
     namespace = deduplicated_namespace(services)
     source, valid, dlq = f"{namespace}/orders", f"{namespace}/orders-valid", f"{namespace}/orders-dlq"
-    register(services.registry_url, source, ORDER, [POSITIVE, NAMED])
+    register_contract(services, source, ORDER, [POSITIVE, NAMED])
 
     day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)
     assert day.refused == REFUSED
