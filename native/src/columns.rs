@@ -1,0 +1,232 @@
+//! A batch's metadata columns, built as the messages arrive, with what pulsar-client's Python
+//! `Message` would give for each (the Python path's `spark/rows.py` is the reference):
+//! `partition_key() or None`, properties as its `std::map` (sorted by key, the first of a repeated
+//! key kept), publish and event time in microseconds (an event time of 0 is none), the batch
+//! index -1 for a message outside a batch.
+//!
+//! Each row's schema id is read here in its two everyday forms, the `__schema_id` property of a
+//! Confluent numeric id (`ff00` + 8 hex digits) and the Confluent prefix of a message without id
+//! properties; any other form, and any message with `__rule.*` properties (a dead-letter copy,
+//! whose rules the Python path knows how to treat), is a row for the Python path.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, MapBuilder, PrimitiveBuilder,
+    StringBuilder, StructArray,
+};
+use arrow::datatypes::{DataType, Field, Fields, TimestampMicrosecondType};
+use arrow::error::ArrowError;
+
+use crate::conform::conform;
+
+pub const SCHEMA_ID_PROPERTY: &str = "__schema_id";
+const HEADER_PROPERTIES: [&str; 2] = ["__value_schema_id", "__key_schema_id"];
+const RULE_PREFIX: &str = "__rule.";
+
+/// How a message's value is read.
+pub struct Framing {
+    /// The Confluent numeric schema id, where it is in an everyday form.
+    pub id: Option<u32>,
+    /// Bytes of the payload before the Avro body (the Confluent prefix).
+    pub skip: usize,
+    /// The message is one for the Python path, whatever its id.
+    pub python: bool,
+}
+
+pub struct Columns {
+    keys: StringBuilder,
+    ledgers: Int64Builder,
+    entries: Int64Builder,
+    batches: Int32Builder,
+    publish: PrimitiveBuilder<TimestampMicrosecondType>,
+    event: PrimitiveBuilder<TimestampMicrosecondType>,
+    properties: MapBuilder<StringBuilder, StringBuilder>,
+    schema_ids: Int32Builder,
+    data: BinaryBuilder,
+    ordering: BinaryBuilder,
+    native: BooleanBuilder,
+    rows: usize,
+}
+
+/// One message's metadata, as the columns take it.
+pub struct Row<'a> {
+    pub ledger: i64,
+    pub entry: i64,
+    pub batch: i32,
+    pub key: Option<&'a str>,
+    pub publish_ms: u64,
+    pub event_ms: Option<u64>,
+    pub properties: &'a [pulsar::proto::KeyValue],
+    pub ordering_key: Option<&'a [u8]>,
+    pub data: &'a [u8],
+}
+
+impl Columns {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            keys: StringBuilder::with_capacity(capacity, capacity * 8),
+            ledgers: Int64Builder::with_capacity(capacity),
+            entries: Int64Builder::with_capacity(capacity),
+            batches: Int32Builder::with_capacity(capacity),
+            publish: PrimitiveBuilder::with_capacity(capacity),
+            event: PrimitiveBuilder::with_capacity(capacity),
+            properties: MapBuilder::new(None, StringBuilder::new(), StringBuilder::new()),
+            schema_ids: Int32Builder::with_capacity(capacity),
+            data: BinaryBuilder::with_capacity(capacity, capacity * 64),
+            ordering: BinaryBuilder::new(),
+            native: BooleanBuilder::with_capacity(capacity),
+            rows: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Adds a message's metadata; returns how its value is read.
+    pub fn add(&mut self, row: &Row<'_>) -> Result<Framing, ArrowError> {
+        match row.key {
+            Some(key) if !key.is_empty() => self.keys.append_value(key),
+            _ => self.keys.append_null(),
+        }
+        self.ledgers.append_value(row.ledger);
+        self.entries.append_value(row.entry);
+        self.batches.append_value(row.batch);
+        self.publish.append_value(row.publish_ms as i64 * 1000);
+        match row.event_ms {
+            Some(ms) if ms != 0 => self.event.append_value(ms as i64 * 1000),
+            _ => self.event.append_null(),
+        }
+        let mut sorted: BTreeMap<&str, &str> = BTreeMap::new();
+        for pair in row.properties {
+            sorted.entry(pair.key.as_str()).or_insert(pair.value.as_str());
+        }
+        for (key, value) in &sorted {
+            self.properties.keys().append_value(key);
+            self.properties.values().append_value(value);
+        }
+        self.properties.append(true)?;
+        let framing = framing(&sorted, row.data);
+        match framing.id {
+            Some(id) if !framing.python => self.schema_ids.append_option(i32::try_from(id).ok()),
+            _ => self.schema_ids.append_null(), // the Python path's row replaces this one
+        }
+        self.data.append_value(row.data);
+        match row.ordering_key {
+            Some(key) if !key.is_empty() => self.ordering.append_value(key),
+            _ => self.ordering.append_null(),
+        }
+        self.rows += 1;
+        Ok(framing)
+    }
+
+    /// Whether the last row added was decoded here (else the Python path decodes it).
+    pub fn decoded(&mut self, native: bool) {
+        self.native.append_value(native);
+    }
+
+    /// The columns of the rows added since the last call, named and typed as `declared` names
+    /// them (`messageId`, `publishTime`, ..., the fields of the source's declared schema), then
+    /// `_orderingKey` and `_native`.
+    pub fn finish(&mut self, value: ArrayRef, declared: &Fields) -> Result<(Vec<Arc<Field>>, Vec<ArrayRef>), ArrowError> {
+        let id_fields = Fields::from(vec![
+            Field::new("ledgerId", DataType::Int64, false),
+            Field::new("entryId", DataType::Int64, false),
+            Field::new("batchIndex", DataType::Int32, false),
+        ]);
+        let message_ids: ArrayRef = Arc::new(StructArray::try_new(
+            id_fields,
+            vec![
+                Arc::new(self.ledgers.finish()),
+                Arc::new(self.entries.finish()),
+                Arc::new(self.batches.finish()),
+            ],
+            None,
+        )?);
+        let built: Vec<(&str, ArrayRef)> = vec![
+            ("key", Arc::new(self.keys.finish())),
+            ("value", value),
+            ("messageId", message_ids),
+            ("publishTime", Arc::new(self.publish.finish().with_timezone("UTC"))),
+            ("eventTime", Arc::new(self.event.finish().with_timezone("UTC"))),
+            ("properties", Arc::new(self.properties.finish())),
+            ("schemaId", Arc::new(self.schema_ids.finish())),
+            ("data", Arc::new(self.data.finish())),
+        ];
+        let mut fields = Vec::with_capacity(built.len() + 2);
+        let mut arrays = Vec::with_capacity(built.len() + 2);
+        for (name, array) in built {
+            let field = match declared.find(name) {
+                Some((_, field)) => field.clone(),
+                None => Arc::new(Field::new(name, array.data_type().clone(), true)),
+            };
+            arrays.push(conform(&array, field.data_type())?);
+            fields.push(field);
+        }
+        fields.push(Arc::new(Field::new("_orderingKey", DataType::Binary, true)));
+        arrays.push(Arc::new(self.ordering.finish()));
+        fields.push(Arc::new(Field::new("_native", DataType::Boolean, false)));
+        arrays.push(Arc::new(self.native.finish()));
+        self.rows = 0;
+        Ok((fields, arrays))
+    }
+}
+
+/// How a message with these (sorted) properties and payload is read (module doc).
+fn framing(properties: &BTreeMap<&str, &str>, data: &[u8]) -> Framing {
+    let python = properties.keys().any(|key| key.starts_with(RULE_PREFIX));
+    if let Some(text) = properties.get(SCHEMA_ID_PROPERTY) {
+        let id = numeric_id_property(text);
+        return Framing { id, skip: 0, python: python || id.is_none() };
+    }
+    if HEADER_PROPERTIES.iter().any(|name| properties.contains_key(name)) {
+        return Framing { id: None, skip: 0, python: true };
+    }
+    if data.len() >= 5 && data[0] == 0 {
+        let id = u32::from_be_bytes([data[1], data[2], data[3], data[4]]);
+        return Framing { id: Some(id), skip: 5, python };
+    }
+    Framing { id: None, skip: 0, python: true }
+}
+
+/// The id of a `__schema_id` value `ff00` + 8 hex digits (either case), the PIP-420 metadata of
+/// a Confluent numeric id; None for any other form (GUIDs, key/value ids, Protobuf indexes).
+fn numeric_id_property(text: &str) -> Option<u32> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 12 || !text[..4].eq_ignore_ascii_case("ff00") {
+        return None;
+    }
+    u32::from_str_radix(&text[4..], 16).ok().filter(|_| text[4..].bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everyday_ids_and_the_rest() {
+        let mut p = BTreeMap::new();
+        p.insert(SCHEMA_ID_PROPERTY, "ff000000000b");
+        let f = framing(&p, b"x");
+        assert_eq!((f.id, f.skip, f.python), (Some(11), 0, false));
+        p.insert(SCHEMA_ID_PROPERTY, "FF00000000Ab");
+        assert_eq!(framing(&p, b"x").id, Some(0xab));
+        p.insert(SCHEMA_ID_PROPERTY, "ff01000000000000000000000000000000"); // a GUID
+        assert!(framing(&p, b"x").python);
+        p.insert(SCHEMA_ID_PROPERTY, "ff00+0000001");
+        assert!(framing(&p, b"x").python);
+        let mut dlq = BTreeMap::new();
+        dlq.insert("__rule.name", "r");
+        dlq.insert(SCHEMA_ID_PROPERTY, "ff000000000b");
+        assert!(framing(&dlq, b"x").python);
+        let none = BTreeMap::new();
+        let prefixed = framing(&none, &[0, 0, 0, 1, 2, 9]);
+        assert_eq!((prefixed.id, prefixed.skip, prefixed.python), (Some(258), 5, false));
+        assert!(framing(&none, &[1, 0]).python);
+        let mut header = BTreeMap::new();
+        header.insert("__value_schema_id", "11");
+        assert!(framing(&header, &[0, 0, 0, 1, 2, 9]).python);
+    }
+}

@@ -1,0 +1,303 @@
+//! Avro bodies into the `value` column: one arrow-avro decoder per writer schema, resolved to the
+//! query's reader schema, and the rows of a batch put back in message order.
+//!
+//! arrow-avro appends a datum to its builders field by field and keeps no way back: a datum that
+//! fails half-way leaves the builders uneven. So a writer's decoder is *sealed* when a datum fails
+//! (or does not use its whole body): the rows it took before are decoded again into a fresh
+//! decoder and kept as a finished piece, and the failed row goes to the Python path, which says
+//! what is wrong with it. Each row is decoded at most twice, whatever the payloads.
+
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, StructArray, UInt32Array};
+use arrow::compute::kernels::{concat::concat, take::take};
+use arrow::datatypes::DataType;
+use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
+use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
+
+use crate::conform::{conform, conforms};
+
+/// What the Python side says of a writer schema id: its schema (self-contained JSON) and the
+/// longest body that needs no decoding-limit check; None: its rows take the Python path.
+pub type WriterSpec = Option<(String, usize)>;
+
+/// Where a row's value comes from.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// The `index`th row of writer `writer`'s array.
+    Native { writer: usize, index: usize },
+    /// The Python path decodes it.
+    Python,
+}
+
+struct Writer {
+    id: u32,
+    schema: String,
+    reader_schema: String,
+    batch_size: usize,
+    decoder: Option<Decoder>,
+    longest: usize,
+    /// Bodies the current decoder took (to decode again when it is sealed).
+    bodies: Vec<u8>,
+    ends: Vec<usize>,
+    /// Finished pieces of this batch, in row order.
+    pieces: Vec<ArrayRef>,
+    rows: usize,
+}
+
+/// The value column of a batch being received.
+pub struct Values {
+    target: DataType,
+    reader_schema: String,
+    writers: Vec<Writer>,
+    /// Writer ids seen, with their index in `writers` (None: the Python path).
+    known: Vec<(u32, Option<usize>)>,
+    slots: Vec<Slot>,
+    batch_size: usize,
+}
+
+impl Values {
+    pub fn new(target: DataType, reader_schema: String, batch_size: usize) -> Self {
+        Self { target, reader_schema, writers: Vec::new(), known: Vec::new(), slots: Vec::new(), batch_size }
+    }
+
+    /// The writer for `id`, asking `spec` the first time it is seen.
+    pub fn writer(&mut self, id: u32, spec: impl FnOnce(u32) -> WriterSpec) -> Option<usize> {
+        if let Some((_, found)) = self.known.iter().find(|(known, _)| *known == id) {
+            return *found;
+        }
+        let made = spec(id).and_then(|(schema, longest)| self.make_writer(id, schema, longest));
+        let index = made.map(|writer| {
+            self.writers.push(writer);
+            self.writers.len() - 1
+        });
+        self.known.push((id, index));
+        index
+    }
+
+    fn make_writer(&self, id: u32, schema: String, longest: usize) -> Option<Writer> {
+        let mut writer = Writer {
+            id,
+            schema,
+            reader_schema: self.reader_schema.clone(),
+            batch_size: self.batch_size,
+            decoder: None,
+            longest,
+            bodies: Vec::new(),
+            ends: Vec::new(),
+            pieces: Vec::new(),
+            rows: 0,
+        };
+        let decoder = writer.new_decoder().ok()?;
+        let decoded = DataType::Struct(decoder.schema().fields().clone());
+        if !conforms(&decoded, &self.target) {
+            return None;
+        }
+        writer.decoder = Some(decoder);
+        Some(writer)
+    }
+
+    /// Adds the next row: `body` decoded by writer `writer`, or (None, or a body it cannot take)
+    /// a row for the Python path. Returns whether the row was decoded here.
+    pub fn add(&mut self, writer: Option<usize>, body: &[u8]) -> bool {
+        let slot = match writer {
+            Some(w) if !body.is_empty() && body.len() <= self.writers[w].longest => {
+                match self.writers[w].decode(body) {
+                    Some(index) => Slot::Native { writer: w, index },
+                    None => Slot::Python,
+                }
+            }
+            _ => Slot::Python,
+        };
+        self.slots.push(slot);
+        matches!(slot, Slot::Native { .. })
+    }
+
+    /// The column of the rows added since the last call, in the target type (null where the
+    /// Python path decodes).
+    pub fn finish(&mut self) -> Result<ArrayRef, String> {
+        let slots = std::mem::take(&mut self.slots);
+        let mut arrays = Vec::with_capacity(self.writers.len());
+        for writer in &mut self.writers {
+            let array = writer.finish(&self.target)?;
+            arrays.push(array);
+        }
+        let n = slots.len();
+        let all_first = arrays.len() == 1
+            && arrays[0].len() == n
+            && slots.iter().all(|s| matches!(s, Slot::Native { writer: 0, .. }));
+        if all_first {
+            return Ok(arrays.swap_remove(0)); // the usual batch: one writer, every row native
+        }
+        let mut offsets = Vec::with_capacity(arrays.len());
+        let mut total = 0usize;
+        for array in &arrays {
+            offsets.push(total);
+            total += array.len();
+        }
+        if total == 0 {
+            return Ok(new_null_array(&self.target, n));
+        }
+        let indices: UInt32Array = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Native { writer, index } => Some((offsets[*writer] + index) as u32),
+                Slot::Python => None,
+            })
+            .collect();
+        let parts: Vec<&dyn Array> = arrays.iter().filter(|a| !a.is_empty()).map(|a| a.as_ref()).collect();
+        let all = if parts.len() == 1 { arrays.iter().find(|a| !a.is_empty()).cloned().unwrap() } else {
+            concat(&parts).map_err(|e| e.to_string())?
+        };
+        take(all.as_ref(), &indices, None).map_err(|e| e.to_string())
+    }
+
+    /// Whether the last row added was decoded here.
+    pub fn last_native(&self) -> bool {
+        matches!(self.slots.last(), Some(Slot::Native { .. }))
+    }
+
+    /// The writer schema ids whose rows this reader decodes.
+    pub fn native_ids(&self) -> Vec<u32> {
+        self.writers.iter().map(|w| w.id).collect()
+    }
+}
+
+impl Writer {
+    fn new_decoder(&self) -> Result<Decoder, String> {
+        let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
+        store.set(Fingerprint::Id(self.id), AvroSchema::new(self.schema.clone())).map_err(|e| e.to_string())?;
+        ReaderBuilder::new()
+            .with_writer_schema_store(store)
+            .with_active_fingerprint(Fingerprint::Id(self.id))
+            .with_reader_schema(AvroSchema::new(self.reader_schema.clone()))
+            .with_decoder_mode(DecoderMode::UnframedDatum)
+            .with_batch_size(self.batch_size)
+            .build_decoder()
+            .map_err(|e| e.to_string())
+    }
+
+    /// Decodes one body; its index in this writer's rows of the batch, or None (sealed).
+    fn decode(&mut self, body: &[u8]) -> Option<usize> {
+        let decoder = self.decoder.as_mut()?;
+        match decoder.decode(body) {
+            Ok(used) if used == body.len() => {
+                self.bodies.extend_from_slice(body);
+                self.ends.push(self.bodies.len());
+                self.rows += 1;
+                Some(self.rows - 1)
+            }
+            _ => {
+                self.seal();
+                None
+            }
+        }
+    }
+
+    /// After a failed datum: the rows the decoder took, decoded again into a finished piece.
+    fn seal(&mut self) {
+        let mut fresh = match self.new_decoder() {
+            Ok(decoder) => decoder,
+            Err(_) => {
+                self.decoder = None; // cannot happen: it was built from the same builder before
+                return;
+            }
+        };
+        let mut start = 0;
+        for &end in &self.ends {
+            let _ = fresh.decode(&self.bodies[start..end]);
+            start = end;
+        }
+        if !self.ends.is_empty() {
+            if let Ok(Some(batch)) = fresh.flush() {
+                self.pieces.push(Arc::new(StructArray::from(batch)));
+            }
+        }
+        self.bodies.clear();
+        self.ends.clear();
+        self.decoder = Some(fresh);
+    }
+
+    fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
+        if let Some(decoder) = self.decoder.as_mut() {
+            if let Some(batch) = decoder.flush().map_err(|e| format!("writer schema id {}: {e}", self.id))? {
+                self.pieces.push(Arc::new(StructArray::from(batch)));
+            }
+        }
+        self.bodies.clear();
+        self.ends.clear();
+        self.rows = 0;
+        let pieces = std::mem::take(&mut self.pieces);
+        let conformed = pieces
+            .iter()
+            .map(|piece| conform(piece, target))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("writer schema id {}: {e}", self.id))?;
+        match conformed.len() {
+            0 => Ok(new_null_array(target, 0)),
+            1 => Ok(conformed.into_iter().next().unwrap()),
+            _ => {
+                let parts: Vec<&dyn Array> = conformed.iter().map(|a| a.as_ref()).collect();
+                concat(&parts).map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::AsArray;
+    use arrow::datatypes::{Field, Fields, Int64Type};
+
+    const WRITER: &str = r#"{"type":"record","name":"R","fields":[{"name":"n","type":"long"}]}"#;
+    const READER: &str = r#"{"type":"record","name":"R","fields":[{"name":"n","type":"long"},
+        {"name":"s","type":"string","default":"d"}]}"#;
+
+    fn target() -> DataType {
+        DataType::Struct(Fields::from(vec![
+            Field::new("n", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, false),
+        ]))
+    }
+
+    fn zigzag(n: i64) -> Vec<u8> {
+        let mut v = ((n << 1) ^ (n >> 63)) as u64;
+        let mut out = Vec::new();
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    #[test]
+    fn resolves_and_keeps_row_order_around_bad_rows() {
+        let mut values = Values::new(target(), READER.into(), 16);
+        let w = values.writer(7, |_| Some((WRITER.into(), 1000)));
+        assert!(w.is_some());
+        assert!(values.add(w, &zigzag(1)));
+        assert!(!values.add(w, &[0x80])); // truncated varint: sealed, to Python
+        assert!(values.add(w, &zigzag(3)));
+        assert!(!values.add(w, &[zigzag(4), vec![9]].concat())); // a byte too many
+        assert!(!values.add(None, b"x"));
+        let column = values.finish().unwrap();
+        assert_eq!(column.len(), 5);
+        let s = column.as_struct();
+        let n = s.column(0).as_primitive::<Int64Type>();
+        assert_eq!((n.value(0), n.value(2)), (1, 3));
+        assert!(column.is_null(1) && column.is_null(3) && column.is_null(4));
+        assert_eq!(s.column(1).as_string::<i32>().value(0), "d");
+    }
+
+    #[test]
+    fn a_writer_that_does_not_conform_is_left_to_python() {
+        let union = r#"{"type":"record","name":"R","fields":[{"name":"n","type":["long","string"]}]}"#;
+        let mut values = Values::new(target(), union.into(), 16);
+        assert!(values.writer(1, |_| Some((union.into(), 1000))).is_none());
+    }
+}
