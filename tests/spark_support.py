@@ -79,11 +79,26 @@ def offline_options(**extra: str) -> Any:
     )
 
 
+#: The source's `reader` option in the tests that read (`reader_path`); auto elsewhere.
+READER = {"path": "auto"}
+
+
+@pytest.fixture(params=["auto", "python"])
+def reader_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Runs a test that reads once on each path: `reader=auto` (the native reader for Avro
+    subjects; tests/spark/test_native.py fails where the extension is missing, never skips) and
+    `reader=python`."""
+    READER["path"] = request.param
+    yield request.param
+    READER["path"] = "auto"
+
+
 def source_options(services: Services, **extra: str) -> dict[str, str]:
     return {
         "service.url": services.pulsar_url,
         "admin.url": services.admin_url,
         "schema.registry.url": services.registry_url,
+        "reader": READER["path"],
         **extra,
     }
 

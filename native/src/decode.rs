@@ -163,6 +163,26 @@ impl Values {
     }
 }
 
+/// Why values of `reader_schema` (as its own writer) cannot be decoded here into `target`; Ok
+/// where they can.
+pub fn check(reader_schema: &str, target: &DataType) -> Result<(), String> {
+    let writer = Writer {
+        id: 0,
+        schema: reader_schema.to_string(),
+        reader_schema: reader_schema.to_string(),
+        batch_size: 1,
+        decoder: None,
+        longest: 0,
+        bodies: Vec::new(),
+        ends: Vec::new(),
+        pieces: Vec::new(),
+        rows: 0,
+    };
+    let decoder = writer.new_decoder()?;
+    let decoded = DataType::Struct(decoder.schema().fields().clone());
+    conform(&arrow::array::new_empty_array(&decoded), target).map(|_| ()).map_err(|e| e.to_string())
+}
+
 impl Writer {
     fn new_decoder(&self) -> Result<Decoder, String> {
         let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);

@@ -271,8 +271,16 @@ impl RangeReader {
     }
 }
 
+/// Why values of the Avro `reader_schema` cannot be decoded here into a column of `value_type`
+/// (a union of several types, say); None where they can.
+#[pyfunction]
+fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::DataType>) -> Option<String> {
+    decode::check(reader_schema, &value_type.0).err()
+}
+
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check_reader, m)?)?;
     m.add_class::<Client>()?;
     m.add_class::<RangeReader>()?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;

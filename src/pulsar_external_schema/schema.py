@@ -30,6 +30,7 @@ from . import schema_id as ids
 from .codec import (
     FALLBACK,
     PLAN_CACHE_SIZE,
+    Columnar,
     ForeignSchema,
     LimitExceeded,
     PartCodec,
@@ -601,6 +602,16 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
                 last = FALLBACK  # a plan may have been built: look again for the next message
             results.append(value)
         return results
+
+    def columnar(self, topic: str, schema_id: int) -> Columnar | None:
+        """How a columnar decoder (the Spark source's native reader) reads this schema's values of
+        `topic` written with the Confluent numeric id `schema_id` into the values `decode` gives
+        (`codec.plans.Columnar`); None where it cannot: those messages take `decode`."""
+        codec = self._part.codec
+        if codec is None or self.is_key_value:
+            return None
+        self._check_open()
+        return codec.columnar(topic, ids.confluent_id(schema_id))
 
     def _compiled_reader(self, topic: str, schema_id: bytes | None) -> Callable[[bytes], Any] | None:
         codec = self._part.codec

@@ -14,6 +14,8 @@ from conftest import Services, create_partitioned_topic
 from contracts import unique
 from spark_support import Produced, produce_orders, source_options
 
+pytestmark = pytest.mark.usefixtures("reader_path")
+
 FORMAT = "pulsar-external"
 
 

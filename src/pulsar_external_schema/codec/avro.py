@@ -222,6 +222,22 @@ def _prepared_reads_work() -> bool:
         return False
 
 
+def columnar_schemas(
+    deserializer: Any, writer_schema: Schema, reader_schema: Schema
+) -> tuple[str, str] | None:
+    """(writer, reader) as the Avro JSON a columnar decoder takes (the Spark source's native
+    reader, arrow-avro), where its values are the ones `reader` gives: not where fastavro returns
+    record names with union branches (`return_record_name`), and not yet for schemas with
+    references (their named types would have to be written into the JSON)."""
+    if _confluent.avro_options(deserializer)["return_record_name"]:
+        return None
+    if writer_schema.references or reader_schema.references:
+        return None
+    if writer_schema.schema_str is None or reader_schema.schema_str is None:
+        return None
+    return writer_schema.schema_str, reader_schema.schema_str
+
+
 def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:
     """How field rules walk the registered schema (rules only come with a registered one)."""
     return None if schema is None else avro_walk(_confluent.parsed(serde, schema))

@@ -77,3 +77,8 @@ def pool(serde: Any) -> None:
 def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Guard:
     """What a payload must pass before `json.loads` reads it (`limits.py`)."""
     return json_guard(limits)
+
+
+def columnar_schemas(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> None:
+    """JSON Schema values have no columnar decoder (the Spark source's native reader reads Avro)."""
+    return None

@@ -32,12 +32,14 @@ from .. import _confluent, metrics
 from .. import schema_id as ids
 from ..deadletter import RULE_NAME
 from ..registry import describe, failure_kind
+from ..rules.cel import CompiledCondition
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
 from .plans import (
     PLAN_CACHE_SIZE,
     REFUSAL_TTL,
+    Columnar,
     PlanCache,
     ReadPlan,
     Reference,
@@ -513,13 +515,27 @@ class PartCodec:
         if isinstance(steps, str):
             return self._reference(subject, steps, expires, guard)
         check = self._format.read_check(deserializer, reader)
+        columnar = None
+        if not migrating and check is None:
+            columnar = _columnar(self._format, deserializer, writer, reader, steps, guard)
         if check is not None:
             steps = (*steps, check)  # as the reference: the READ rules, then the validation
         # With migrations, the reference reads with the writer's schema alone: the migration
         # rules turn the value into the reader's shape, and its READ rules run on that.
         read = self._format.reader(deserializer, writer, writer if migrating else reader)
         steps = _metered_read((*migrating, *steps))
-        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard)
+        if steps and not all(isinstance(step, CompiledCondition) for step in steps):
+            columnar = None  # metered
+        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard, columnar)
+
+    def columnar(self, topic: str, id_bytes: bytes) -> Columnar | None:
+        """How a columnar decoder reads messages of (topic, id) into the values `decode` gives
+        (`plans.Columnar`), building the plan if need be; None where it cannot, or the plan is
+        not compiled (a registry that cannot be reached raises, as for `decode`)."""
+        plan = self.reads.get((topic, id_bytes))
+        if plan is None and self._deserializer is not None:
+            plan = self._read_plan(topic, id_bytes)
+        return plan.columnar if type(plan) is ReadPlan else None
 
     def _wrote(self, subject: str, id_bytes: bytes) -> bool:
         """Whether this part's own serializer wrote `subject` with this id (so it is registered
@@ -537,6 +553,20 @@ class PartCodec:
         if (subject, reason) not in self._said:
             self._said.add((subject, reason))
             log.info("subject %s: %s (messages of this schema are not compiled)", subject, reason)
+
+
+def _columnar(
+    fmt: ModuleType, deserializer: Any, writer: Any, reader: Any, steps: Steps, guard: Guard | None
+) -> Columnar | None:
+    """The plan's `Columnar`, where its format has a columnar form and every step is a condition
+    in the everyday CEL subset."""
+    conditions = tuple(step.subset for step in steps if isinstance(step, CompiledCondition))
+    if len(conditions) != len(steps) or None in conditions or guard is None:
+        return None
+    schemas = fmt.columnar_schemas(deserializer, writer, reader)
+    if schemas is None:
+        return None
+    return Columnar(schemas[0], schemas[1], guard.longest, tuple(c for c in conditions if c is not None))
 
 
 def _metered_write(steps: Steps, write: Callable[[Any], bytes]) -> tuple[Steps, Callable[[Any], bytes]]:

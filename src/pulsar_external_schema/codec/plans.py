@@ -61,6 +61,20 @@ class Stamp:
 
 
 @dataclass(frozen=True, slots=True)
+class Columnar:
+    """What a columnar decoder (the Spark source's native reader) needs to read a plan's messages
+    into the values the plan gives: the writer and reader schemas as self-contained Avro JSON,
+    the longest payload that passes the decoding limits unchecked, and the READ conditions in the
+    everyday CEL subset, in the order they run. A row a condition does not pass (false, or not
+    judged) takes the plan's per-message path, which decides its outcome."""
+
+    writer: str
+    reader: str
+    longest: int
+    conditions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ReadPlan:
     subject: str
     steps: Steps
@@ -71,6 +85,9 @@ class ReadPlan:
     unwrapped): a payload it refuses is not decoded a second time on the reference path."""
     guard: Guard | None = None
     """Checks a payload against the decoding limits before anything reads it (`limits.py`)."""
+    columnar: Columnar | None = None
+    """How a columnar decoder reads the same values; None where none can (another format, rules
+    outside the subset, migrations, rule metrics on)."""
 
 
 @dataclass(frozen=True, slots=True)

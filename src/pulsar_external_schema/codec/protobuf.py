@@ -56,3 +56,8 @@ def pool(serde: Any) -> Any:
 def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Guard:
     """What a payload must pass before protobuf parses it (`limits.py`)."""
     return protobuf_guard(limits)
+
+
+def columnar_schemas(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> None:
+    """Protobuf messages have no columnar decoder (the Spark source's native reader reads Avro)."""
+    return None

@@ -400,7 +400,7 @@ class CompiledCondition:
     and the caller runs the message through the executor, whose actions and errors are the
     reference; so this class never has to decide a failure's outcome."""
 
-    __slots__ = ("_body", "_eval", "_fields", "_guard", "_passes", "_unjudged", "_uses_now")
+    __slots__ = ("_body", "_eval", "_fields", "_guard", "_passes", "_unjudged", "_uses_now", "subset")
 
     def __init__(self, compiled: CompiledCel, ctx: RuleContext, pool: Any) -> None:
         text = ctx.rule.expr
@@ -415,6 +415,9 @@ class CompiledCondition:
         # The everyday condition in Python (rules/cel_subset.py), trusted only when it says True.
         self._passes = compile_condition(body) if guard is None else None
         self._unjudged = 0
+        self.subset: str | None = body if self._passes is not None else None
+        """The condition's text where it is in the everyday subset (`cel_subset.py`) and has no
+        guard: what a columnar reader may evaluate over a batch (trusting only a true)."""
 
     def __call__(self, value: Any) -> Any:
         """A rule step (`codec/steps.py`): the message, if it passes; else ConditionNotMet."""

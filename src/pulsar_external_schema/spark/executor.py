@@ -34,7 +34,7 @@ MAX_CLIENTS = 4
 MAX_SCHEMAS = 8
 
 _lock = threading.Lock()
-_clients: OrderedDict[tuple[str, str | None], Any] = OrderedDict()
+_clients: OrderedDict[tuple[str, ...] | tuple[str, str | None], Any] = OrderedDict()
 _schemas: OrderedDict[str, tuple[Any, ExternalSchema]] = OrderedDict()
 
 T = TypeVar("T")
@@ -51,6 +51,18 @@ def pulsar_client(options: SourceOptions) -> Any:
         return pulsar.Client(options.service_url, **args)
 
     return _kept(_clients, (options.service_url, options.auth_token), make, MAX_CLIENTS, _close_client)
+
+
+def native_client(options: SourceOptions, module: Any) -> Any:
+    """The worker's client of the native extension `module` (`native.py`) for
+    `options.service_url` and token; the caller must not close it. It holds no connection: each
+    range read opens its own."""
+
+    def make() -> Any:
+        return module.Client(options.service_url, auth_token=options.auth_token)
+
+    key = ("native", options.service_url, options.auth_token)
+    return _kept(_clients, key, make, MAX_CLIENTS, _close_client)
 
 
 def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:
@@ -127,7 +139,9 @@ def _kept(
 
 
 def _close_client(client: Any) -> None:
-    client.close()
+    close = getattr(client, "close", None)  # a native client holds nothing to close
+    if close is not None:
+        close()
 
 
 def _close_schema(made: tuple[Any, ExternalSchema]) -> None:

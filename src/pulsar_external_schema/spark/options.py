@@ -47,6 +47,8 @@ SOURCE_OPTIONS = {
     "pulsar.auth.token": "a JWT for the broker and the admin API",
     "trustruleproperties": "true (default): a DLQ copy skips the rule it failed; false: validate it all",
     "read.timeout.ms": "how long a read waits for a message the broker announced (default 30000)",
+    "reader": "auto (default): the native reader where it can read the query, else the Python path; "
+    "native: the native reader or an error; python: the Python path",
     "producername": "writer: producer name prefix; enables deduplicated, exactly-once writes",
     "sequencebase": "writer: the batch number of a batch write; added to the micro-batch id of a stream",
     "registerforwarded": "writer: true (default): register the writer version of each `data` row's "
@@ -77,6 +79,8 @@ class SourceOptions:
     producer_name: str | None
     sequence_base: int | None
     register_forwarded: bool = True
+    reader: str = "auto"
+    """Which reader reads: auto, native or python (`native.py`)."""
     config: dict[str, Any] = field(default_factory=dict)
     """This package's configuration keys (the registry, serdes and rules)."""
 
@@ -111,6 +115,7 @@ class SourceOptions:
             producer_name=source.get("producername"),
             sequence_base=_int(source, "sequencebase"),
             register_forwarded=_bool(source, "registerforwarded", True),
+            reader=_choice(source, "reader", ("auto", "native", "python"), "auto"),
             config=values,
         )
 
@@ -132,6 +137,15 @@ def _bool(source: Mapping[str, str], key: str, default: bool) -> bool:
     if value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     raise ConfigError(f"option {key!r} takes true or false, not {value!r}")
+
+
+def _choice(source: Mapping[str, str], key: str, choices: tuple[str, ...], default: str) -> str:
+    value = source.get(key)
+    if value is None:
+        return default
+    if value.strip().lower() in choices:
+        return value.strip().lower()
+    raise ConfigError(f"option {SPELLING.get(key, key)!r} takes {', '.join(choices)}, not {value!r}")
 
 
 def _int(source: Mapping[str, str], key: str) -> int | None:

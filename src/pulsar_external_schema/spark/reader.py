@@ -22,6 +22,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import DataType
 
 from ..errors import ConfigError
+from . import native
 from .admin import Ledger
 from .offsets import EARLIEST, Bound
 from .options import SourceOptions
@@ -38,11 +39,14 @@ class _ReaderBase:
         self.reader_schema = reader_schema
         self.value_type = value_type
         self.planner = Planner(options)
+        self.native = native.choose(options, reader_schema, value_type)
+        """Whether the executors read with the native extension (`native.py`), decided once here."""
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, TopicPartitionRange):
             return iter(())  # Spark reads one empty partition when planning found nothing to read
-        return read_partition(self.options, self.reader_schema, self.value_type, partition)
+        read = native.read_partition if self.native else read_partition
+        return read(self.options, self.reader_schema, self.value_type, partition)
 
 
 class PulsarBatchReader(_ReaderBase, DataSourceReader):

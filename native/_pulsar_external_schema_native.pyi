@@ -1,0 +1,47 @@
+"""Types of the native extension (`native/src/lib.rs`); `pulsar_external_schema.spark.native`
+is its one user."""
+
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+
+__version__: str
+
+class NativeError(Exception): ...
+
+#: (ledger, entry, batch index, inclusive), as `spark.offsets.Bound`.
+Position = tuple[int, int, int, bool]
+
+def check_reader(reader_schema: str, value_type: pa.DataType) -> str | None: ...
+
+class Client:
+    def __init__(
+        self,
+        service_url: str,
+        *,
+        auth_token: str | None = None,
+        operation_timeout_ms: int = 30_000,
+        connection_timeout_ms: int = 10_000,
+    ) -> None: ...
+    def read(
+        self,
+        topic: str,
+        start: Position | None,
+        end: Position,
+        schema: pa.Schema,
+        reader_schema: str,
+        writer: Callable[[int], tuple[str, int] | None],
+        *,
+        rows_per_batch: int = 8192,
+        read_timeout_ms: int = 30_000,
+    ) -> RangeReader: ...
+    def _drain(self, topic: str) -> int: ...
+
+class RangeReader(Iterator[pa.RecordBatch]):
+    def __iter__(self) -> RangeReader: ...
+    def __next__(self) -> pa.RecordBatch: ...
+    @property
+    def handover(self) -> tuple[tuple[int, int, int] | None, str] | None: ...
+    @property
+    def native_ids(self) -> list[int]: ...
+    def close(self) -> None: ...

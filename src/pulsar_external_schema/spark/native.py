@@ -1,0 +1,304 @@
+"""The native reader: a range read by the optional Rust extension, finished here.
+
+`pip install 'pulsar-external-schema[native]'` (or `scripts/bootstrap` where `cargo` is) adds the
+extension `_pulsar_external_schema_native` (`native/` in the repository). It receives a range of
+one partition over Pulsar's binary protocol and decodes Avro bodies with arrow-avro straight into
+the `value` column (`native/src/lib.rs`), ~1 us a row where the Python path takes ~8-14. It knows
+nothing of registries or rules: for each writer schema id it asks this module (`Finisher.writer`,
+from the plan `ExternalSchema.columnar` gives: `codec.plans.Columnar`), and it leaves to the Python
+path every row it does not decode (an unknown or foreign id, a malformed body, a dead-letter copy,
+a schema whose rules are outside the everyday CEL subset...). Those rows, and the rows a READ
+condition does not pass, go through `rows.Rows` as on the Python path, message by message, so
+their values, verdicts and `_failure` properties are that path's own.
+
+The option `reader` chooses: `auto` (the default) reads natively where it can and says once, in
+the log, why not where it cannot; `native` refuses a query it cannot read natively; `python`
+never uses the extension. A range the extension stops reading part-way (a chunked or
+Pulsar-encrypted message) is read on by the Python path from where it stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
+from pyspark.sql.types import DataType
+
+from ..codec import Columnar
+from ..errors import ConfigError, ExternalSchemaError
+from ..subjects import partition_of
+from .executor import RareCollections, decoding_schema, native_client
+from .offsets import Bound
+from .options import SourceOptions
+from .planning import TopicPartitionRange
+from .rows import ROWS_PER_BATCH, Rows, read_schema
+from .rows import read_partition as read_partition_in_python
+from .values import ReaderSchema, spark_value_type
+
+__all__ = ["READERS", "choose", "extension", "read_partition"]
+
+log = logging.getLogger(__name__)
+
+#: The values of the option `reader`.
+READERS = ("auto", "native", "python")
+
+_MODULE = "_pulsar_external_schema_native"
+_VERDICTS = ("_valid", "_error", "_rule", "_failure")
+
+
+def extension() -> ModuleType | None:
+    """The native extension, or None where it is not installed."""
+    try:
+        import _pulsar_external_schema_native as module
+    except ImportError:
+        return None
+    return module
+
+
+def choose(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -> bool:
+    """On the driver, once a query: whether it reads natively. `reader=auto` says in the log why
+    not, where it cannot; `reader=native` raises ConfigError instead."""
+    if options.reader == "python":
+        return False
+    reason = why_not(options, reader, value_type)
+    if reason is None:
+        return True
+    if options.reader == "native":
+        raise ConfigError(f"option reader=native: {reason}; use reader=auto or reader=python")
+    log.info("pulsar-external: subject %s is read on the Python path: %s", reader.subject, reason)
+    return False
+
+
+def why_not(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -> str | None:
+    """Why a query cannot read natively (None: it can)."""
+    module = extension()
+    if module is None:
+        return (
+            "the native extension is not installed (pip install 'pulsar-external-schema[native]', "
+            "which builds it with Rust's cargo)"
+        )
+    if reader.schema_type != "AVRO":
+        return f"the native reader reads Avro, and the subject holds {reader.schema_type} schemas"
+    if not options.service_url.startswith("pulsar://"):
+        return "the native reader connects to pulsar:// service URLs only (TLS is read on the Python path)"
+    if reader.references:
+        return "the schema references other schemas, which the native reader does not resolve yet"
+    problem = module.check_reader(reader.schema_str, to_arrow_type(value_type, timezone="UTC"))
+    if problem is not None:
+        return f"a type of the schema has no native reading into its Spark column ({problem})"
+    return None
+
+
+def read_partition(
+    options: SourceOptions,
+    reader_schema: ReaderSchema,
+    value_type: DataType,
+    partition: TopicPartitionRange,
+) -> Iterator[pa.RecordBatch]:
+    """The batches of one range, in the declared schema (as `rows.read_partition` gives them)."""
+    module = extension()
+    if module is None:  # the driver found it; a worker without it reads as the Python path does
+        yield from read_partition_in_python(options, reader_schema, value_type, partition)
+        return
+    finisher = Finisher(options, reader_schema, value_type, partition)
+    start, end = partition.start, partition.end
+    reader = None
+    collections = RareCollections()
+    try:
+        reader = native_client(options, module).read(
+            partition.partition_topic,
+            None if start.is_earliest else (start.ledger, start.entry, start.batch, start.inclusive),
+            (end.ledger, end.entry, end.batch, end.inclusive),
+            finisher.arrow_schema,
+            reader_schema.schema_str,
+            finisher.writer,
+            rows_per_batch=ROWS_PER_BATCH,
+            read_timeout_ms=options.read_timeout_ms,
+        )
+        for batch in reader:
+            yield finisher.finish(batch)
+        handover = reader.handover
+    except module.NativeError as error:
+        raise ExternalSchemaError(f"partition {partition.partition_topic}: {error}") from None
+    finally:
+        collections.close()
+        if reader is not None:
+            reader.close()
+    if handover is not None:
+        last, reason = handover
+        log.info(
+            "partition %s: the native reader stopped after %s at %s; the Python path reads on",
+            partition.partition_topic,
+            f"message {last}" if last else "no message",
+            reason,
+        )
+        after = Bound(last[0], last[1], last[2], True) if last else start
+        rest = TopicPartitionRange(partition.partition_topic, after, end)
+        yield from read_partition_in_python(options, reader_schema, value_type, rest)
+
+
+class Finisher:
+    """Turns the extension's batches into the declared ones: the constant and verdict columns
+    added, and the rows it left (`_native` false) or a condition did not pass decoded on the
+    Python path."""
+
+    def __init__(
+        self,
+        options: SourceOptions,
+        reader_schema: ReaderSchema,
+        value_type: DataType,
+        partition: TopicPartitionRange,
+    ) -> None:
+        self.options = options
+        self.reader_schema = reader_schema
+        self.partition_topic = partition.partition_topic
+        self.topic, self.index = partition_of(partition.partition_topic)
+        self.arrow_schema = to_arrow_schema(read_schema(value_type, options.include_data), timezone="UTC")
+        self.value_arrow = self.arrow_schema.field("value").type
+        self.converter = spark_value_type(reader_schema, options)[1]
+        self.external = decoding_schema(options, reader_schema)
+        self.plans: dict[int, Columnar | None] = {}
+        """Writer schema id -> how the extension decodes it (None: the Python path does)."""
+
+    def writer(self, schema_id: int) -> tuple[str, int] | None:
+        """Asked by the extension the first time a range meets a writer schema id: (its schema,
+        the longest payload it may decode unchecked), or None. A registry that cannot be reached
+        raises; the extension then leaves the rows to the Python path, which fails the task."""
+        columnar = self.external.columnar(self.partition_topic, schema_id)
+        if columnar is not None and columnar.reader != self.reader_schema.schema_str:
+            columnar = None  # read into another version than the query's: the Python path says how
+        self.plans[schema_id] = columnar
+        return None if columnar is None else (columnar.writer, columnar.longest)
+
+    def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        n = batch.num_rows
+        pending = pc.invert(batch.column("_native"))
+        if any(plan is not None and plan.conditions for plan in self.plans.values()):
+            pending = pc.or_(pending, self._not_passed(batch))
+        columns = {name: batch.column(name) for name in batch.schema.names}
+        columns["topic"] = pa.repeat(pa.scalar(self.topic, pa.string()), n)
+        columns["partition"] = pa.repeat(pa.scalar(self.index, pa.int32()), n)
+        columns["_valid"] = pa.repeat(pa.scalar(True), n)
+        for name in _VERDICTS[1:]:
+            columns[name] = pa.nulls(n, self.arrow_schema.field(name).type)
+        finished = pa.RecordBatch.from_arrays(
+            [columns[name] for name in self.arrow_schema.names], schema=self.arrow_schema
+        )
+        if not pc.any(pending).as_py():
+            return finished
+        return self._with_python_rows(batch, finished, pending)
+
+    def _not_passed(self, batch: pa.RecordBatch) -> pa.Array:
+        """Rows whose writer has READ conditions (not yet evaluated over the batch: every such row
+        goes to the Python path, which runs them)."""
+        with_conditions = [i for i, plan in self.plans.items() if plan is not None and plan.conditions]
+        ids = pa.array(with_conditions, pa.int32())
+        return pc.fill_null(pc.is_in(batch.column("schemaId"), value_set=ids), False)
+
+    def _with_python_rows(
+        self, batch: pa.RecordBatch, finished: pa.RecordBatch, pending: pa.Array
+    ) -> pa.RecordBatch:
+        """`finished` with its `pending` rows as the Python path makes them."""
+        indices = pc.indices_nonzero(pending)
+        taken = batch.take(indices)
+        rows = Rows(self.options.include_data, self.reader_schema, self.topic, self.index)
+        external, trust = self.external, self.options.trust_rule_properties
+
+        def decode(msg: Any, properties: dict[str, str]) -> Any:
+            return external.decode_message(msg, trust_rule_properties=trust, properties=properties)
+
+        ids = taken.column("messageId")
+        ledgers = ids.field("ledgerId").to_pylist()
+        entries = ids.field("entryId").to_pylist()
+        batches = ids.field("batchIndex").to_pylist()
+        for i, message in enumerate(_messages(taken, self.partition_topic, self.index)):
+            rows.add(message, (ledgers[i], entries[i]), batches[i], decode)
+        python = rows.batch(self.arrow_schema, self.value_arrow, self.converter)
+        n = batch.num_rows
+        order = pa.array(range(n), pa.int64()).to_numpy().copy()
+        order[indices.to_numpy()] = n + pa.array(range(len(indices)), pa.int64()).to_numpy()
+        return pa.concat_batches([finished, python]).take(pa.array(order))
+
+
+class _Message:
+    """A message the extension received, answering as pulsar-client's `Message` does for what
+    the Python path asks of one (`Rows.add`, `ExternalSchema.decode_message`)."""
+
+    __slots__ = ("_data", "_event", "_id", "_key", "_ordering", "_properties", "_publish", "_topic")
+
+    def __init__(
+        self,
+        topic: str,
+        message_id: Any,
+        key: str | None,
+        properties: dict[str, str],
+        data: bytes,
+        publish_ms: int,
+        event_ms: int,
+        ordering_key: bytes | None,
+    ) -> None:
+        self._topic = topic
+        self._id = message_id
+        self._key = key
+        self._properties = properties
+        self._data = data
+        self._publish = publish_ms
+        self._event = event_ms
+        self._ordering = ordering_key
+
+    def topic_name(self) -> str:
+        return self._topic
+
+    def message_id(self) -> Any:
+        return self._id
+
+    def partition_key(self) -> str:
+        return self._key or ""
+
+    def ordering_key(self) -> str:
+        return self._ordering.decode("utf-8", "replace") if self._ordering else ""
+
+    def properties(self) -> dict[str, str]:
+        return self._properties
+
+    def data(self) -> bytes:
+        return self._data
+
+    def publish_timestamp(self) -> int:
+        return self._publish
+
+    def event_timestamp(self) -> int:
+        return self._event
+
+
+def _messages(taken: pa.RecordBatch, partition_topic: str, index: int) -> Iterator[_Message]:
+    import pulsar  # imported on the executor
+
+    ids = taken.column("messageId")
+    ledgers, entries, batches = (ids.field(f).to_pylist() for f in ("ledgerId", "entryId", "batchIndex"))
+    publish = taken.column("publishTime").cast(pa.int64()).to_pylist()
+    event = taken.column("eventTime").cast(pa.int64()).to_pylist()
+    for i, (key, properties, data, ordering) in enumerate(
+        zip(
+            taken.column("key").to_pylist(),
+            taken.column("properties").to_pylist(),
+            taken.column("data").to_pylist(),
+            taken.column("_orderingKey").to_pylist(),
+            strict=True,
+        )
+    ):
+        yield _Message(
+            partition_topic,
+            pulsar.MessageId(index, ledgers[i], entries[i], batches[i]),
+            key,
+            dict(properties),
+            data,
+            publish[i] // 1000,
+            event[i] // 1000 if event[i] is not None else 0,
+            ordering,
+        )

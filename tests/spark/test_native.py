@@ -1,0 +1,338 @@
+"""The native reader against the Python path, on the real broker and registry.
+
+Each range is read twice in this process, by `native.read_partition` and by the Python path's
+`rows.read_partition`, and the two tables must be equal, column for column (values, metadata,
+verdicts, `_failure` properties). Topics hold what a reader meets: every Avro type Spark maps, two
+writer versions resolved into the latest, batched and unbatched entries, each compression codec,
+ranges that start and end inside batched entries, and messages the native reader must leave to
+the Python path (malformed bodies, unknown and foreign ids, no id, dead-letter copies, GUIDs,
+ids in Confluent's header properties, the Confluent prefix). The tests also count the rows the
+extension decoded itself, so that a native path that quietly left everything to Python fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import io
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from conftest import Services, create_partitioned_topic
+from contracts import unique
+from spark_support import source_options
+
+UTC = dt.UTC
+
+INNER = {
+    "type": "record",
+    "name": "Inner",
+    "fields": [{"name": "x", "type": "int"}, {"name": "y", "type": ["null", "double"], "default": None}],
+}
+EVENT_V1 = {
+    "type": "record",
+    "name": "Event",
+    "namespace": "test.native",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "name", "type": "string"},
+        {"name": "ok", "type": "boolean"},
+        {"name": "small", "type": "int"},
+        {"name": "ratio", "type": "float"},
+        {"name": "score", "type": "double"},
+        {"name": "raw", "type": "bytes"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attrs", "type": {"type": "map", "values": "long"}},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B", "C"]}},
+        {"name": "code", "type": {"type": "fixed", "name": "Code", "size": 4}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "at_ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "at_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "local", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+        {"name": "money", "type": {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}},
+        {"name": "uid", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "tm", "type": {"type": "int", "logicalType": "time-millis"}},
+        {"name": "tu", "type": {"type": "long", "logicalType": "time-micros"}},
+        {"name": "maybe", "type": ["null", "string"], "default": None},
+        {"name": "inner", "type": INNER},
+        {"name": "inners", "type": {"type": "array", "items": "Inner"}},
+        {"name": "nothing", "type": "null"},
+        {"name": "opt_inner", "type": ["null", "Inner"], "default": None},
+    ],
+}
+PROMOTED = {"int": "long", "float": "double"}
+#: v2: `small` promoted to long, `ratio` to double, two fields added with defaults.
+EVENT_V2 = {
+    **EVENT_V1,
+    "fields": [
+        *(
+            {**f, "type": PROMOTED[f["type"]]} if f["name"] in ("small", "ratio") else f
+            for f in EVENT_V1["fields"]
+        ),
+        {"name": "extra", "type": "string", "default": "x"},
+        {"name": "labels", "type": {"type": "map", "values": "string"}, "default": {}},
+    ],
+}
+
+
+def event(i: int, version: int) -> dict[str, Any]:
+    value: dict[str, Any] = {
+        "id": i,
+        "name": f"event {i} é",
+        "ok": i % 2 == 0,
+        "small": i % 1000 - 500,
+        "ratio": i / 3,
+        "score": i * 1.25,
+        "raw": bytes([i % 256, 0, 255]),
+        "tags": [f"t{j}" for j in range(i % 3)],
+        "attrs": {f"k{j}": j * i for j in range(i % 4)},
+        "kind": "ABC"[i % 3],
+        "code": (i % 2**32).to_bytes(4, "big"),
+        "day": dt.date(2024, 1, 1) + dt.timedelta(days=i % 400),
+        "at_ms": dt.datetime(2025, 3, 1, tzinfo=UTC) + dt.timedelta(milliseconds=i * 1001),
+        "at_us": dt.datetime(2025, 3, 1, tzinfo=UTC) + dt.timedelta(microseconds=i * 1000001),
+        "local": dt.datetime(2025, 3, 1) + dt.timedelta(milliseconds=i * 7),
+        "money": decimal.Decimal(i * 37) / 100,
+        "uid": uuid.UUID(int=i * 7919),
+        "tm": dt.time(i % 24, i % 60, i % 60, (i % 1000) * 1000),
+        "tu": dt.time(i % 24, 0, i % 60, i % 1_000_000),
+        "maybe": None if i % 3 == 0 else f"m{i}",
+        "inner": {"x": i, "y": None if i % 2 else i / 2},
+        "inners": [{"x": j, "y": float(j)} for j in range(i % 3)],
+        "nothing": None,
+        "opt_inner": None if i % 4 == 0 else {"x": -i, "y": None},
+    }
+    if version == 2:
+        value["extra"] = f"extra {i}"
+        value["labels"] = {"a": str(i)} if i % 2 else {}
+    return value
+
+
+@dataclass
+class Partition:
+    """The partition topic read, and the ids of its messages as the Python client gives them."""
+
+    topic: str
+    ids: list[tuple[int, int, int]]
+
+
+def produce(
+    services: Services, client: Any, topic: str, count: int, *, start: int = 0, **producer: Any
+) -> None:
+    """`count` events, alternating v1 and v2 in runs of 7, with the package's producer."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
+        schemas = {1: factory.avro(json.dumps(EVENT_V1)), 2: factory.avro(json.dumps(EVENT_V2))}
+        producers = {
+            version: create_producer(client, topic, schema, block_if_queue_full=True, **producer)
+            for version, schema in schemas.items()
+        }
+        for i in range(start, start + count):
+            version = 1 + (i // 7) % 2
+            producers[version].send_async(event(i, version), lambda *_: None, partition_key=f"k{i}")
+            if i % 7 == 6:
+                producers[version].flush()  # versions interleave in one entry's neighbours
+        for p in producers.values():
+            p.flush()
+            p.close()
+        for s in schemas.values():
+            s.close()
+
+
+def send_raw(client: Any, topic: str, messages: list[tuple[bytes, dict[str, str]]], **producer: Any) -> None:
+    raw = client.create_producer(topic, **producer)
+    for payload, properties in messages:
+        raw.send_async(payload, lambda *_: None, properties=properties, partition_key="raw")
+    raw.flush()
+    raw.close()
+
+
+def message_ids(client: Any, partition_topic: str) -> list[tuple[int, int, int]]:
+    import pulsar
+
+    reader = client.create_reader(partition_topic, pulsar.MessageId.earliest)
+    ids = []
+    while reader.has_message_available():
+        mid = reader.read_next(10_000).message_id()
+        ids.append((mid.ledger_id(), mid.entry_id(), mid.batch_index()))
+    reader.close()
+    return ids
+
+
+class Spy:
+    """Counts the rows the extension decoded itself (`_native`) in the batches it gave."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from pulsar_external_schema.spark import native
+
+        self.native_rows = 0
+        self.rows = 0
+        finish = native.Finisher.finish
+
+        def counting(finisher: Any, batch: pa.RecordBatch) -> pa.RecordBatch:
+            self.native_rows += batch.column("_native").true_count
+            self.rows += batch.num_rows
+            return finish(finisher, batch)
+
+        monkeypatch.setattr(native.Finisher, "finish", counting)
+
+
+def read_both(
+    services: Services, topic: str, partition_topic: str, start: Any = None, end: Any = None, **options: str
+) -> tuple[pa.Table, pa.Table]:
+    """The range read by the native reader and by the Python path, as tables."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from pulsar_external_schema.spark import native, rows
+    from pulsar_external_schema.spark.admin import PulsarAdmin
+    from pulsar_external_schema.spark.offsets import EARLIEST
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.planning import TopicPartitionRange
+    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+
+    source = SourceOptions.parse(source_options(services, topic=topic, **options))
+    reader = resolve_reader_schema(source, topic)
+    value_type, _ = spark_value_type(reader, source)
+    assert native.why_not(source, reader, value_type) is None
+    if end is None:
+        admin = PulsarAdmin(services.admin_url)
+        end = admin.last_message(partition_topic)
+        admin.close()
+    part = TopicPartitionRange(partition_topic, start or EARLIEST, end)
+    schema = to_arrow_schema(rows.read_schema(value_type, source.include_data), timezone="UTC")
+
+    def table(batches: Iterator[pa.RecordBatch]) -> pa.Table:
+        return pa.Table.from_batches(list(batches), schema=schema).combine_chunks()
+
+    return (
+        table(native.read_partition(source, reader, value_type, part)),
+        table(rows.read_partition(source, reader, value_type, part)),
+    )
+
+
+def assert_same(native_table: pa.Table, python_table: pa.Table) -> None:
+    assert native_table.num_rows == python_table.num_rows
+    for name in python_table.column_names:
+        n, p = native_table.column(name), python_table.column(name)
+        if not n.equals(p):
+            for i, (a, b) in enumerate(zip(n.to_pylist(), p.to_pylist(), strict=True)):
+                assert a == b, f"column {name}, row {i}: native {a!r} != python {b!r}"
+            raise AssertionError(f"column {name}: {n.type} != {p.type}")
+
+
+def valid(table: pa.Table) -> int:
+    return int(pc.sum(table.column("_valid")).as_py())
+
+
+@pytest.fixture(scope="module")
+def events(services: Services, pulsar_client: Any) -> str:
+    """One partition: 300 events of two versions in batches of up to 50."""
+    topic = f"persistent://public/default/{unique('native-events')}"
+    create_partitioned_topic(services, topic, 1)
+    produce(services, pulsar_client, topic, 300, batching_enabled=True, batching_max_messages=50)
+    return topic
+
+
+def test_every_avro_type_and_two_versions_read_as_the_python_path_reads_them(
+    services: Services, events: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = Spy(monkeypatch)
+    native_table, python_table = read_both(services, events, f"{events}-partition-0")
+    assert python_table.num_rows == 300
+    assert_same(native_table, python_table)
+    assert spy.native_rows == 300  # every row decoded natively
+    assert valid(python_table) == 300
+
+
+def test_ranges_that_start_and_end_inside_batched_entries(
+    services: Services, pulsar_client: Any, events: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pulsar_external_schema.spark.offsets import Bound
+
+    partition = f"{events}-partition-0"
+    ids = message_ids(pulsar_client, partition)
+    batched = [i for i in ids if i[2] > 2]
+    first, last = batched[3], batched[-5]
+    cases = [
+        (Bound(*first, True), Bound(*last, True)),
+        (Bound(*first, False), Bound(*last, False)),
+        (Bound(first[0], first[1], -1, True), Bound(last[0], last[1], -1, False)),
+        (Bound(first[0], first[1], -1, False), Bound(first[0], first[1], first[2], True)),
+    ]
+    for start, end in cases:
+        native_table, python_table = read_both(services, events, partition, start, end)
+        assert python_table.num_rows > 0
+        assert_same(native_table, python_table)
+
+
+@pytest.mark.parametrize("codec", ["LZ4", "ZLib", "ZSTD", "SNAPPY"])
+def test_compressed_topics(
+    services: Services, pulsar_client: Any, codec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pulsar
+
+    topic = f"persistent://public/default/{unique('native-' + codec.lower())}"
+    create_partitioned_topic(services, topic, 1)
+    compression = getattr(pulsar.CompressionType, codec)
+    produce(services, pulsar_client, topic, 120, batching_enabled=True, compression_type=compression)
+    spy = Spy(monkeypatch)
+    native_table, python_table = read_both(services, topic, f"{topic}-partition-0")
+    assert python_table.num_rows == 120
+    assert_same(native_table, python_table)
+    assert spy.native_rows == 120
+
+
+def test_an_unbatched_topic_and_messages_left_to_the_python_path(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from fastavro import parse_schema, schemaless_writer
+
+    from pulsar_external_schema import schema_id as ids
+    from pulsar_external_schema.subjects import TopicName
+
+    topic = f"persistent://public/default/{unique('native-mixed')}"
+    create_partitioned_topic(services, topic, 1)
+    produce(services, pulsar_client, topic, 30, batching_enabled=False)
+    name = TopicName.parse(topic)
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    subject = f"{name.tenant}.{name.namespace}.{name.local_name}-value"
+    latest = registry.get_latest_version(subject)
+    assert latest.schema_id is not None
+    real = ids.confluent_id(latest.schema_id)
+    foreign = registry.register_schema(unique("native-foreign") + "-value", Schema(json.dumps(INNER), "AVRO"))
+    body = io.BytesIO()
+    schemaless_writer(body, parse_schema(EVENT_V2), event(999, 2))
+    good = body.getvalue()
+    messages = [
+        (b"\xff\xfe not avro", {ids.SCHEMA_ID_PROPERTY: ids.to_property(real)}),  # malformed
+        (good + b"\x00", {ids.SCHEMA_ID_PROPERTY: ids.to_property(real)}),  # a byte too many
+        (b"plain bytes", {}),  # no id
+        (good, {ids.SCHEMA_ID_PROPERTY: ids.to_property(ids.confluent_id(987_654_321))}),  # unknown id
+        (good, {ids.SCHEMA_ID_PROPERTY: ids.to_property(ids.confluent_id(foreign))}),  # foreign id
+        (real + good, {}),  # the Confluent prefix
+        (good, {ids.VALUE_SCHEMA_ID_HEADER: real.hex()}),  # Confluent's header property
+        (good, {ids.SCHEMA_ID_PROPERTY: "zz"}),  # not hex
+        (good, {ids.SCHEMA_ID_PROPERTY: ids.to_property(real), "__rule.name": "r", "__rule.topic": topic}),
+        (good, {ids.SCHEMA_ID_PROPERTY: ids.to_property(real), "z": "1", "a": "2"}),
+        (b"", {ids.SCHEMA_ID_PROPERTY: ids.to_property(real)}),  # empty
+    ]
+    send_raw(pulsar_client, topic, messages, batching_enabled=False)
+    send_raw(pulsar_client, topic, messages, batching_enabled=True, batching_max_messages=4)
+    produce(services, pulsar_client, topic, 10, start=30, batching_enabled=False)
+    spy = Spy(monkeypatch)
+    native_table, python_table = read_both(services, topic, f"{topic}-partition-0", includeData="true")
+    assert python_table.num_rows == 30 + 2 * len(messages) + 10
+    assert_same(native_table, python_table)
+    assert spy.native_rows == 40 + 2 * 2  # the events, the prefixed one, the one with more properties
+    assert python_table.num_rows - valid(python_table) >= 2 * 6
