@@ -341,13 +341,21 @@ def pin_schema_id(
     With `subject` and `version`: into that version, rules included. A registry may give one id to
     versions that differ only in their rules (AxonOps does: a rule set added as a new version keeps
     the id), and the id alone then finds the first of them; so the version is looked up (one
-    request) and kept where the deserializer looks for the pinned id's version first."""
+    request) and is what the deserializer's `_get_reader_schema` answers for the subject, on the
+    compiled and the reference path alike. (Keeping it in the client's cache was not enough: the
+    lookup of a writer version with the same id, for migrations, put the other version back.)"""
     deserializer._use_schema_id = schema_id
     if subject is not None and version is not None:
         registry = deserializer._registry
         registered = registry.get_version(subject, version)
         if registered.schema_id == schema_id:
             registry._cache.set_registered_schema(registered.schema, registered)
+            resolve = deserializer._get_reader_schema
+
+            def reader_schema(name: str, fmt: str | None = None) -> Any:
+                return registered if name == subject else resolve(name, fmt)
+
+            deserializer._get_reader_schema = reader_schema
 
 
 def rest_get(client: Any, path: str, query: dict[str, Any] | None = None) -> Any:

@@ -15,9 +15,9 @@ from contracts import unique
 from schemas import Shipment
 from spark_support import source_options
 
-pytestmark = pytest.mark.usefixtures("reader_path")
-
 from pulsar_external_schema import create_producer
+
+pytestmark = pytest.mark.usefixtures("reader_path")
 
 FORMAT = "pulsar-external"
 

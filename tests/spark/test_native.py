@@ -33,12 +33,12 @@ from spark_support import source_options
 
 UTC = dt.UTC
 
-INNER = {
+INNER: dict[str, Any] = {
     "type": "record",
     "name": "Inner",
     "fields": [{"name": "x", "type": "int"}, {"name": "y", "type": ["null", "double"], "default": None}],
 }
-EVENT_V1 = {
+EVENT_V1: dict[str, Any] = {
     "type": "record",
     "name": "Event",
     "namespace": "test.native",
@@ -71,7 +71,7 @@ EVENT_V1 = {
 }
 PROMOTED = {"int": "long", "float": "double"}
 #: v2: `small` promoted to long, `ratio` to double, two fields added with defaults.
-EVENT_V2 = {
+EVENT_V2: dict[str, Any] = {
     **EVENT_V1,
     "fields": [
         *(
@@ -336,3 +336,52 @@ def test_an_unbatched_topic_and_messages_left_to_the_python_path(
     assert_same(native_table, python_table)
     assert spy.native_rows == 40 + 2 * 2  # the events, the prefixed one, the one with more properties
     assert python_table.num_rows - valid(python_table) >= 2 * 6
+
+
+@pytest.mark.parametrize(
+    ("expr", "judged_here"),
+    [
+        ("size(message.name) > 0 && message.score < 300.0", True),  # in the subset: over the batch
+        ("message.name.startsWith('event')", False),  # outside it: every row on the Python path
+    ],
+)
+def test_read_conditions(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch, expr: str, judged_here: bool
+) -> None:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pulsar_external_schema.spark import native
+
+    topic = f"persistent://public/default/{unique('native-rules')}"
+    create_partitioned_topic(services, topic, 1)
+    produce(services, pulsar_client, topic, 300, batching_enabled=True, batching_max_messages=40)
+    rule = {"name": "cheap", "kind": "CONDITION", "type": "CEL", "mode": "READ", "expr": expr}
+    # The schema written out differently: a registry keeps a version of the same text without rules.
+    SchemaRegistryClient({"url": services.registry_url}).register_schema(
+        f"public.default.{topic.rsplit('/', 1)[1]}-value",
+        Schema.from_dict(
+            {
+                "schemaType": "AVRO",
+                "schema": json.dumps(EVENT_V2, indent=2),
+                "ruleSet": {"domainRules": [{**rule, "onFailure": "ERROR"}]},
+            }
+        ),
+    )
+    python_rows = []
+    with_python_rows = native.Finisher._with_python_rows
+
+    def counting(finisher: Any, batch: Any, finished: Any, pending: Any) -> Any:
+        python_rows.append(int(pc.sum(pending).as_py()))
+        return with_python_rows(finisher, batch, finished, pending)
+
+    monkeypatch.setattr(native.Finisher, "_with_python_rows", counting)
+    native_table, python_table = read_both(services, topic, f"{topic}-partition-0")
+    assert_same(native_table, python_table)
+    failed = python_table.num_rows - valid(python_table)
+    if judged_here:
+        assert failed == 300 - 240  # score = id * 1.25 < 300 for ids below 240
+        assert sum(python_rows) == failed  # only the failing rows took the Python path
+        assert set(python_table.column("_rule").to_pylist()) == {None, "cheap"}
+    else:
+        assert failed == 0
+        assert sum(python_rows) == 300

@@ -19,11 +19,11 @@ from conftest import Services
 from contracts import drain, subscribe, unique
 from spark_support import ORDER_V1, Produced, deduplicated_namespace, produce_orders, source_options
 
-pytestmark = pytest.mark.usefixtures("reader_path")
-
 from pulsar_external_schema import metrics
 from pulsar_external_schema.deadletter import RULE_EXCEPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
+
+pytestmark = pytest.mark.usefixtures("reader_path")
 
 COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
 

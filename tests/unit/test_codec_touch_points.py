@@ -172,6 +172,10 @@ def test_pin_schema_id_with_a_version_reads_into_that_version_rules_included() -
     assert found is not None and found.version == 1
     assert found.schema.rule_set is not None
     assert [rule.name for rule in found.schema.rule_set.domain_rules or []] == ["r"]
+    # a later lookup of a version with that id (a writer's, for migrations) leaves the pin alone
+    registry._cache.rs_id_index[SUBJECT][ruled.schema_id] = other
+    again = _confluent.pinned_schema(deserializer, SUBJECT, None)
+    assert again is not None and again.version == 1
 
 
 def test_rest_calls_go_through_the_clients_own_rest_client() -> None:

@@ -22,6 +22,10 @@ Anything else raises `Unsupported`. And `CompiledCondition` trusts only a True: 
 function does not pass (False, `Unsupported`) goes to cel-cpp as before, so a failing message's
 outcome, error text and action stay the engine's. tests/unit/test_cel_subset.py holds it to
 cel-cpp on generated records and expressions.
+
+`condition_tree(text)` gives the same parse as a tree, for an evaluator over columns (the Spark
+source's native reader, `spark/conditions.py`), which keeps the same rules: the grammar and what
+is in the subset are decided here, once.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Unsupported", "compile_condition"]
+__all__ = ["Tree", "Unsupported", "compile_condition", "condition_tree"]
 
 Evaluator = Callable[[Any], Any]
+Tree = tuple[Any, ...]
+"""A parsed condition: ("literal", value), ("field", (name, ...)), ("size", tree),
+("compare", operator, tree, tree), ("and", tree, tree), ("or", tree, tree), ("not", tree)."""
 
 _INT64 = (-(2**63), 2**63)
 _ORDERED = frozenset({int, float, str, bytes, bool})
@@ -60,13 +67,24 @@ class _NotInSubset(Exception):
 
 def compile_condition(text: str) -> Evaluator | None:
     """A Python function of the record for a CEL condition in the subset, or None."""
+    parsed = _parse(text)
+    return None if parsed is None else _condition(*parsed)
+
+
+def condition_tree(text: str) -> Tree | None:
+    """The condition in the subset as a tree (`Tree`), or None: what `compile_condition` runs."""
+    parsed = _parse(text)
+    return None if parsed is None else parsed[1].tree
+
+
+def _parse(text: str) -> tuple[_Parser, _Node] | None:
     try:
         tokens = _tokens(text)
         parser = _Parser(tokens)
         node = parser.expression()
         if parser.position != len(tokens):
             return None
-        return _condition(parser, node)
+        return parser, node
     except _NotInSubset:
         return None
 
@@ -90,12 +108,13 @@ class _Node:
     """One subexpression as Python source over the record `r`, and what is known of its value:
     `kind`, its type where the subset fixes it (a comparison is a bool); `value`, a literal's."""
 
-    __slots__ = ("code", "kind", "literal", "value")
+    __slots__ = ("code", "kind", "literal", "tree", "value")
 
     def __init__(
-        self, code: str, kind: type | None = None, *, literal: bool = False, value: Any = None
+        self, code: str, tree: Tree, kind: type | None = None, *, literal: bool = False, value: Any = None
     ) -> None:
         self.code = code
+        self.tree = tree
         self.kind = kind
         self.literal = literal
         self.value = value
@@ -150,14 +169,20 @@ class _Parser:
         left = self._and()
         while self._at("||"):
             self._take("||")
-            left = _Node(f"({self.boolean(left)} or {self.boolean(self._and())})", bool)
+            right = self._and()
+            left = _Node(
+                f"({self.boolean(left)} or {self.boolean(right)})", ("or", left.tree, right.tree), bool
+            )
         return left
 
     def _and(self) -> _Node:
         left = self._relation()
         while self._at("&&"):
             self._take("&&")
-            left = _Node(f"({self.boolean(left)} and {self.boolean(self._relation())})", bool)
+            right = self._relation()
+            left = _Node(
+                f"({self.boolean(left)} and {self.boolean(right)})", ("and", left.tree, right.tree), bool
+            )
         return left
 
     def _relation(self) -> _Node:
@@ -174,7 +199,8 @@ class _Parser:
     def _unary(self) -> _Node:
         if self._at("!"):
             self._take("!")
-            return _Node(f"(not {self.boolean(self._unary())})", bool)
+            inner = self._unary()
+            return _Node(f"(not {self.boolean(inner)})", ("not", inner.tree), bool)
         if self._at("-"):
             self._take("-")
             return self.constant(_number(self._take(kind="number"), negative=True))
@@ -220,24 +246,26 @@ class _Parser:
     # -- the operations, as code ---------------------------------------------------------------
 
     def constant(self, value: Any) -> _Node:
-        return _Node(self.name_for(value), type(value), literal=True, value=value)
+        return _Node(self.name_for(value), ("literal", value), type(value), literal=True, value=value)
 
     def select(self, path: tuple[str, ...]) -> _Node:
         """`message.a.b`: the record's values are checked already (`_condition`); a missing key
         is CEL's "no such key" error, left to cel-cpp."""
         first, *rest = path
+        tree = ("field", path)
         field = self.name_for(first)
         code = f"(r[{field}] if {field} in r else _unsupported())"  # `r` is a dict (checked)
         for name in rest:
             field, value = self.name_for(name), self.temporary()
             test = f"type({value} := {code}) is dict and {field} in {value}"
             code = f"({value}[{field}] if {test} else _unsupported())"
-        return _Node(code)
+        return _Node(code, tree)
 
     def size(self, inner: _Node) -> _Node:
         """CEL's `size()` of a string (code points, as `len`), bytes, a list or a map."""
         value = self.temporary()
-        return _Node(f"(len({value}) if type({value} := {inner.code}) in _SIZED else _unsupported())", int)
+        code = f"(len({value}) if type({value} := {inner.code}) in _SIZED else _unsupported())"
+        return _Node(code, ("size", inner.tree), int)
 
     def boolean(self, node: _Node) -> str:
         """The node's code, checked to be a bool (CEL's logical operators take nothing else)."""
@@ -250,18 +278,19 @@ class _Parser:
         """Operands of one type only (CEL's heterogeneous numbers and null comparisons go to
         cel-cpp): int, float, str, bytes or bool, or null with `==` / `!=`."""
         equality = operator in ("==", "!=")
+        tree = ("compare", operator, left.tree, right.tree)
         a, b = self.temporary(), self.temporary()
         if right.literal:
             kind = right.kind
             if not (kind in _ORDERED or (equality and right.value is None)):
-                return _Node(f"({left.code}, _unsupported())[1]", bool)  # never judged here
+                return _Node(f"({left.code}, _unsupported())[1]", tree, bool)  # never judged here
             test = f"type({a} := {left.code}) is {self.name_for(kind)}"
-            return _Node(f"({a} {operator} {right.code} if {test} else _unsupported())", bool)
+            return _Node(f"({a} {operator} {right.code} if {test} else _unsupported())", tree, bool)
         test = (
             f"type({a} := {left.code}) is type({b} := {right.code}) "
             f"and (type({a}) in _ORDERED{f' or {a} is None' if equality else ''})"
         )
-        return _Node(f"({a} {operator} {b} if {test} else _unsupported())", bool)
+        return _Node(f"({a} {operator} {b} if {test} else _unsupported())", tree, bool)
 
 
 def _condition(parser: _Parser, node: _Node) -> Evaluator:

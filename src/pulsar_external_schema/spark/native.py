@@ -19,11 +19,13 @@ Pulsar-encrypted message) is read on by the Python path from where it stopped.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
@@ -32,6 +34,7 @@ from pyspark.sql.types import DataType
 from ..codec import Columnar
 from ..errors import ConfigError, ExternalSchemaError
 from ..subjects import partition_of
+from .conditions import Evaluation, Kind, avro_kinds, compile_conditions
 from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
 from .options import SourceOptions
@@ -164,6 +167,8 @@ class Finisher:
         self.external = decoding_schema(options, reader_schema)
         self.plans: dict[int, Columnar | None] = {}
         """Writer schema id -> how the extension decodes it (None: the Python path does)."""
+        self._evaluations: dict[tuple[str, ...], Evaluation | None] = {}
+        self._kinds: Kind = None
 
     def writer(self, schema_id: int) -> tuple[str, int] | None:
         """Asked by the extension the first time a range meets a writer schema id: (its schema,
@@ -194,11 +199,28 @@ class Finisher:
         return self._with_python_rows(batch, finished, pending)
 
     def _not_passed(self, batch: pa.RecordBatch) -> pa.Array:
-        """Rows whose writer has READ conditions (not yet evaluated over the batch: every such row
-        goes to the Python path, which runs them)."""
-        with_conditions = [i for i, plan in self.plans.items() if plan is not None and plan.conditions]
-        ids = pa.array(with_conditions, pa.int32())
-        return pc.fill_null(pc.is_in(batch.column("schemaId"), value_set=ids), False)
+        """Rows whose writer's READ conditions do not pass for sure over the batch (`conditions.py`):
+        the Python path runs them again, and decides."""
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for schema_id, plan in self.plans.items():
+            if plan is not None and plan.conditions:
+                groups.setdefault(plan.conditions, []).append(schema_id)
+        ids, values = batch.column("schemaId"), batch.column("value")
+        failing = pa.repeat(pa.scalar(False), batch.num_rows)
+        for texts, schema_ids in groups.items():
+            rows = pc.fill_null(pc.is_in(ids, value_set=pa.array(schema_ids, pa.int32())), False)
+            evaluate = self._evaluation(texts)
+            if evaluate is not None:
+                rows = pc.and_(rows, pc.invert(pc.fill_null(evaluate(values), False)))
+            failing = pc.or_(failing, rows)
+        return failing
+
+    def _evaluation(self, texts: tuple[str, ...]) -> Evaluation | None:
+        if texts not in self._evaluations:
+            if self._kinds is None:
+                self._kinds = avro_kinds(fastavro.parse_schema(json.loads(self.reader_schema.schema_str)))
+            self._evaluations[texts] = compile_conditions(texts, self._kinds)
+        return self._evaluations[texts]
 
     def _with_python_rows(
         self, batch: pa.RecordBatch, finished: pa.RecordBatch, pending: pa.Array

@@ -1,0 +1,279 @@
+"""READ conditions over a batch: the everyday CEL subset as Arrow compute, trusted only when true.
+
+The native reader decodes values into an Arrow column; a subject's READ conditions then run over
+the whole column at once (`Batch.passes`), where the per-message path runs them value by value.
+A row passes here only where the subset's Python form (`rules/cel_subset.py`) would say True for
+that row's value, which tests/unit/test_cel_subset.py holds to cel-cpp; anything else (false, a
+value the form does not judge, a record of a kind it refuses) is null, and the row goes to the
+per-message path, which evaluates it again and decides its outcome, its error and its action.
+
+The form's rules, per node of the parsed condition (`condition_tree`):
+
+* a field is read from a record (a struct that is not null) that has it; its value may be None
+  (a null child of a present record), which only `== null` / `!= null` judge;
+* operands are compared only when of one kind: int (Avro int, long), float (float, double,
+  compared as doubles), str (string, enum), bytes (bytes, fixed), bool; a literal's kind must be
+  the field's;
+* `size()` of a string (code points), bytes, a list or a map;
+* `&&`, `||`, `!` of bools, left to right as Python's `and` / `or`: an operand the form does not
+  judge makes the whole condition not judged where Python would reach it;
+* every field the condition names must be of kinds the form takes (the Python form checks them
+  all before it evaluates): a field holding a logical type (dates, timestamps, decimals, uuids,
+  times), a union of several types, or a map is never judged here.
+
+The kinds come from the Avro reader schema, not from the Spark column (a `uuid` is a string
+column, but fastavro gives a `UUID`; a `time-millis` an int column, but a `time`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..rules.cel_subset import Tree, condition_tree
+
+__all__ = ["Evaluation", "Kind", "avro_kinds", "compile_conditions"]
+
+Kind = Any
+"""What Python value fastavro gives: "int", "float", "str", "bytes", "bool", "none", "other", or
+("record", {field: Kind}), ("list", Kind), ("map", Kind)."""
+
+_ORDERED = frozenset({"int", "float", "str", "bytes", "bool"})
+_PRIMITIVE = {
+    "int": "int",
+    "long": "int",
+    "float": "float",
+    "double": "float",
+    "string": "str",
+    "bytes": "bytes",
+    "boolean": "bool",
+    "null": "none",
+}
+Evaluation = Callable[[pa.StructArray], pa.Array]
+
+
+def avro_kinds(schema: Any, named: dict[str, Any] | None = None) -> Kind:
+    """The kinds of a (fastavro-parsed) Avro schema's values."""
+    named = {} if named is None else named
+    if isinstance(schema, str):
+        if schema in _PRIMITIVE:
+            return _PRIMITIVE[schema]
+        return avro_kinds(named[schema], named) if schema in named else "other"
+    if isinstance(schema, list):
+        branches = [
+            b for b in schema if b != "null" and not (isinstance(b, dict) and b.get("type") == "null")
+        ]
+        return avro_kinds(branches[0], named) if len(branches) == 1 else "other"
+    if not isinstance(schema, dict):
+        return "other"
+    kind = schema.get("type")
+    if schema.get("name") and kind in ("record", "error", "enum", "fixed"):
+        named[schema["name"]] = schema
+    if schema.get("logicalType"):
+        return "other"
+    if isinstance(kind, dict | list):
+        return avro_kinds(kind, named)
+    if kind in _PRIMITIVE:
+        return _PRIMITIVE[kind]
+    if kind == "enum":
+        return "str"
+    if kind == "fixed":
+        return "bytes"
+    if kind == "array":
+        return ("list", avro_kinds(schema["items"], named))
+    if kind == "map":
+        return ("map", avro_kinds(schema["values"], named))
+    if kind in ("record", "error"):
+        return ("record", {f["name"]: avro_kinds(f["type"], named) for f in schema["fields"]})
+    return avro_kinds(kind, named) if isinstance(kind, str) else "other"
+
+
+def compile_conditions(texts: tuple[str, ...], kinds: Kind) -> Evaluation | None:
+    """One function of the value column: True where every condition passes for sure, else false
+    or null. None where some condition is outside the subset or never judged for these kinds."""
+    evaluations = []
+    for text in texts:
+        tree = condition_tree(text)
+        if tree is None or not _fields_judged(tree, kinds):
+            return None
+        evaluations.append(tree)
+
+    def passes(values: pa.StructArray) -> pa.Array:
+        result: Any = None
+        for tree in evaluations:
+            verdict = _boolean(_Node.of(tree, values, kinds))
+            result = verdict if result is None else pc.if_else(result, verdict, False)
+        if not isinstance(result, pa.Array):  # a condition of literals alone
+            result = pa.repeat(result, len(values))
+        return result
+
+    return passes
+
+
+def _fields_judged(tree: Tree, kinds: Kind) -> bool:
+    """Whether every top-level field the condition names is of kinds the Python form takes."""
+    return all(
+        _plain(kinds[1][name]) for name in _top_fields(tree) if kinds[0] == "record" and name in kinds[1]
+    )
+
+
+def _top_fields(tree: Tree) -> set[str]:
+    if tree[0] == "field":
+        return {tree[1][0]}
+    children = [c for c in tree[1:] if isinstance(c, tuple)]
+    return set().union(*(_top_fields(child) for child in children)) if children else set()
+
+
+def _plain(kind: Kind) -> bool:
+    if isinstance(kind, str):
+        return kind != "other"
+    if kind[0] == "list":
+        return _plain(kind[1])
+    if kind[0] == "record":
+        return all(_plain(k) for k in kind[1].values())
+    return False  # maps: a key with a NUL is refused per value; not judged here
+
+
+class _Node:
+    """A node's values over the batch. `values`: an array (or a scalar for a literal); where a
+    value is null, `judged` tells a Python None (true: a field of a present record) from a value
+    the form does not judge (false). Computed nodes (comparisons, sizes, logic) are null only
+    where not judged."""
+
+    __slots__ = ("field", "judged", "kind", "literal", "values")
+
+    def __init__(
+        self, values: Any, kind: Kind, judged: Any = True, literal: bool = False, field: bool = False
+    ) -> None:
+        self.values = values
+        self.kind = kind
+        self.judged = judged
+        self.literal = literal
+        self.field = field
+
+    @classmethod
+    def of(cls, tree: Tree, values: pa.StructArray, kinds: Kind) -> _Node:
+        n = len(values)
+        op = tree[0]
+        if op == "literal":
+            value = tree[1]
+            kind = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none"}[type(value)]
+            return cls(pa.scalar(value), kind, literal=True)
+        if op == "field":
+            return _field(tree[1], values, kinds)
+        if op == "size":
+            return _size(cls.of(tree[1], values, kinds), n)
+        if op == "compare":
+            return _compare(tree[1], cls.of(tree[2], values, kinds), cls.of(tree[3], values, kinds), n)
+        if op == "not":
+            return cls(pc.invert(_boolean(cls.of(tree[1], values, kinds))), "bool")
+        left = _boolean(cls.of(tree[1], values, kinds))
+        right = _boolean(cls.of(tree[2], values, kinds))
+        if op == "and":
+            return cls(pc.if_else(left, right, False), "bool")
+        return cls(pc.if_else(left, True, right), "bool")
+
+
+def _unjudged(n: int) -> _Node:
+    return _Node(pa.nulls(n, pa.bool_()), "other", judged=False)
+
+
+def _field(path: tuple[str, ...], values: pa.StructArray, kinds: Kind) -> _Node:
+    """`message.a.b`: each step from a record that is there (a null record is not judged)."""
+    current: Any = values
+    kind = kinds
+    present: Any = current.is_valid()
+    for i, name in enumerate(path):
+        if not (isinstance(kind, tuple) and kind[0] == "record" and name in kind[1]):
+            return _unjudged(len(values))
+        if i:
+            present = pc.and_(present, current.is_valid())
+        current = pc.struct_field(current, name)
+        kind = kind[1][name]
+    return _Node(current, kind, judged=present, field=True)
+
+
+def _size(node: _Node, n: int) -> _Node:
+    values = node.values
+    if node.literal:
+        return _unjudged(n)  # `size('abc')`: left to the per-message path
+    if node.kind == "str":
+        sizes = pc.utf8_length(values)
+    elif node.kind == "bytes":
+        sizes = pc.binary_length(values)
+    elif isinstance(node.kind, tuple) and node.kind[0] == "list":
+        sizes = pc.list_value_length(values)
+    elif isinstance(node.kind, tuple) and node.kind[0] == "map":
+        entries = values.type
+        sizes = pc.list_value_length(
+            values.cast(pa.list_(pa.struct([entries.key_field, entries.item_field])))
+        )
+    else:
+        return _unjudged(n)
+    return _Node(_where_judged(sizes.cast(pa.int64()), node), "int")
+
+
+def _compare(operator: str, left: _Node, right: _Node, n: int) -> _Node:
+    function = _COMPARE[operator]
+    equality = operator in ("==", "!=")
+    if right.literal and right.kind == "none":
+        if not equality or not left.field:
+            return _unjudged(n)  # only a field's value can be None
+        # only a None is judged: `x == null` is true for it, `x != null` false
+        none = pc.is_null(left.values)
+        if not isinstance(left.judged, bool):
+            none = pc.and_(left.judged, none)
+        return _Node(pc.if_else(none, pa.scalar(operator == "=="), pa.scalar(None, pa.bool_())), "bool")
+    if left.kind != right.kind or left.kind not in _ORDERED:
+        return _unjudged(n)
+    if left.literal and right.literal:
+        return _unjudged(n)  # constant folding is not the form's business; cel-cpp decides
+    a, b = _comparable(left), _comparable(right)
+    result = function(a, b)
+    if not isinstance(result, pa.Array):
+        return _unjudged(n)
+    return _Node(_where_judged(_where_judged(result, left), right), "bool")
+
+
+def _comparable(node: _Node) -> Any:
+    """Values compared as Python compares them: floats as doubles, ints as int64, bools as ints."""
+    if node.kind == "float":
+        return node.values.cast(pa.float64())
+    if node.kind == "int":
+        return node.values.cast(pa.int64())
+    if node.kind == "bool":
+        return node.values.cast(pa.int8())
+    return node.values
+
+
+def _where_judged(values: pa.Array, node: _Node) -> pa.Array:
+    """`values`, null where `node` is not judged (a Python None is not an operand either)."""
+    if node.literal or isinstance(node.judged, bool):
+        return values
+    return pc.if_else(node.judged, values, pa.scalar(None, values.type))
+
+
+def _boolean(node: _Node) -> pa.Array:
+    """The node as an operand of `&&`, `||`, `!` or the result: a bool, else not judged."""
+    if node.kind != "bool":
+        return pa.nulls(_length(node), pa.bool_()) if not node.literal else pa.scalar(None, pa.bool_())
+    if node.literal:
+        return node.values
+    return _where_judged(node.values, node)
+
+
+def _length(node: _Node) -> int:
+    return len(node.values) if isinstance(node.values, pa.Array) else 1
+
+
+_COMPARE = {
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+    "==": pc.equal,
+    "!=": pc.not_equal,
+}

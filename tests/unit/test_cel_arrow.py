@@ -1,0 +1,174 @@
+"""READ conditions over an Arrow column (spark/conditions.py), held to the Python form.
+
+The column is what the Spark source builds (fastavro's values through the source's converters);
+the records the Python form sees are fastavro's own values. Where the column form gives True or
+False, the Python form (held to cel-cpp by test_cel_subset.py) must give the same, without
+raising `Unsupported`: a row the column form passes is never judged again. Generated
+expressions over generated records of a schema with every kind of field."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import uuid
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
+
+import fastavro
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pulsar_external_schema.rules.cel_subset import Unsupported, compile_condition
+from pulsar_external_schema.spark.conditions import avro_kinds, compile_conditions
+
+SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "R",
+    "fields": [
+        {"name": "i", "type": "long"},
+        {"name": "k", "type": "int"},
+        {"name": "n", "type": ["null", "long"]},
+        {"name": "f", "type": "double"},
+        {"name": "g", "type": "float"},
+        {"name": "s", "type": "string"},
+        {"name": "ns", "type": ["null", "string"]},
+        {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
+        {"name": "b", "type": "bytes"},
+        {"name": "x", "type": {"type": "fixed", "name": "X", "size": 2}},
+        {"name": "t", "type": "boolean"},
+        {"name": "l", "type": {"type": "array", "items": "long"}},
+        {"name": "m", "type": {"type": "map", "values": "long"}},
+        {"name": "r", "type": {"type": "record", "name": "In", "fields": [
+            {"name": "a", "type": "long"}, {"name": "s", "type": ["null", "string"]}]}},
+        {"name": "nr", "type": ["null", {"type": "record", "name": "In2", "fields": [
+            {"name": "a", "type": "long"}]}]},
+        {"name": "d", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "z", "type": "null"},
+    ],
+}  # fmt: skip
+PARSED = fastavro.parse_schema(SCHEMA)
+FIELDS = [f["name"] for f in SCHEMA["fields"]] + ["r.a", "r.s", "nr.a", "absent", "r.absent"]
+
+small_ints = st.integers(-3, 3)
+records = st.fixed_dictionaries(
+    {
+        "i": st.one_of(small_ints, st.integers(-(2**63), 2**63 - 1)),
+        "k": st.integers(-(2**31), 2**31 - 1) | small_ints,
+        "n": st.none() | small_ints,
+        "f": st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([0.0, -0.0, 1.5, 2.0]),
+        "g": st.floats(width=32) | st.sampled_from([0.1, 1.5]),
+        "s": st.text(max_size=4) | st.sampled_from(["", "a", "ab", "é", "zz"]),
+        "ns": st.none() | st.sampled_from(["", "a", "é"]),
+        "e": st.sampled_from(["A", "B"]),
+        "b": st.binary(max_size=3),
+        "x": st.binary(min_size=2, max_size=2),
+        "t": st.booleans(),
+        "l": st.lists(small_ints, max_size=3),
+        "m": st.dictionaries(st.sampled_from(["a", "b", "\x00"]), small_ints, max_size=2),
+        "r": st.fixed_dictionaries({"a": small_ints, "s": st.none() | st.sampled_from(["", "a"])}),
+        "nr": st.none() | st.fixed_dictionaries({"a": small_ints}),
+        "d": st.dates(dt.date(1970, 1, 1), dt.date(2100, 1, 1)),
+        "u": st.uuids(),
+        "z": st.none(),
+    }
+)
+literals = st.one_of(
+    st.sampled_from(["0", "1", "2", "-1", "3", "0.0", "1.5", "-2.5", "1e3", "0.1", "true", "false", "null"]),
+    st.sampled_from(["''", "'a'", '"ab"', "'é'", "'A'", "'zz'"]),
+)
+operands = st.one_of(
+    st.sampled_from([f"message.{name}" for name in FIELDS]),
+    st.sampled_from([f"size(message.{name})" for name in FIELDS]),
+    literals,
+)
+relations = st.builds(
+    lambda a, op, b: f"{a} {op} {b}", operands, st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), operands
+)
+expressions = st.recursive(
+    st.one_of(relations, st.sampled_from(["message.t", "true", "message.n == null", "message.nr.a > 0"])),
+    lambda children: st.one_of(
+        st.builds(lambda a, b: f"{a} && {b}", children, children),
+        st.builds(lambda a, b: f"({a}) || {b}", children, children),
+        st.builds(lambda a: f"!({a})", children),
+    ),
+    max_leaves=4,
+)
+
+
+def column(values: list[dict[str, Any]]) -> tuple[list[Any], Any]:
+    """fastavro's values (through the wire) and the Spark source's column of them."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    from pulsar_external_schema.spark.types import avro_type
+
+    decoded = []
+    for value in values:
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, PARSED, value)
+        decoded.append(fastavro.schemaless_reader(io.BytesIO(out.getvalue()), PARSED, None))
+    spark_type, converter = avro_type(PARSED)
+    arrow = to_arrow_type(spark_type, timezone="UTC")
+    converted = [converter(v) if converter else v for v in decoded]
+    return decoded, pa.array(converted, arrow)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(records, min_size=1, max_size=6), st.lists(expressions, min_size=1, max_size=2))
+def test_the_column_form_answers_only_as_the_python_form_does(
+    values: list[dict[str, Any]], texts: list[str]
+) -> None:
+    decoded, array = column(values)
+    passes = compile_conditions(tuple(texts), avro_kinds(PARSED))
+    python = [compile_condition(text) for text in texts]
+    if passes is None:
+        return  # every row goes to the per-message path
+    assert all(p is not None for p in python)  # the column form is never wider than the Python one
+    verdicts = passes(array).to_pylist()
+    for record, verdict in zip(decoded, verdicts, strict=True):
+        if verdict is None:
+            continue
+        results = []
+        for condition in python:
+            assert condition is not None
+            try:
+                results.append(condition(record))
+            except Unsupported:
+                results.append(None)
+        expected = all(r is True for r in results)
+        if verdict is True:
+            assert expected, (texts, record)
+        else:
+            assert not expected, (texts, record)
+
+
+def test_fields_the_python_form_refuses_are_never_judged() -> None:
+    kinds = avro_kinds(PARSED)
+    assert compile_conditions(("message.d == 1",), kinds) is None  # a date
+    assert compile_conditions(("size(message.u) > 0",), kinds) is None  # a UUID
+    assert compile_conditions(("size(message.m) > 0",), kinds) is None  # a map (keys unchecked)
+    assert compile_conditions(("message.i.foo(1)",), kinds) is None  # outside the subset
+
+
+def test_the_everyday_condition() -> None:
+    values = [
+        {**_example(), "s": "abc", "f": 11.0},
+        {**_example(), "s": "x" * 60, "f": 11.0},
+        {**_example(), "s": "abc", "f": 1.0},
+    ]
+    _, array = column(values)
+    passes = compile_conditions(("size(message.s) < 50 && message.f > 10.0",), avro_kinds(PARSED))
+    assert passes is not None
+    assert passes(array).to_pylist() == [True, False, False]
+
+
+def _example() -> dict[str, Any]:
+    return {
+        "i": 1, "k": 1, "n": None, "f": 1.0, "g": 1.0, "s": "", "ns": None, "e": "A", "b": b"",
+        "x": b"ab", "t": True, "l": [], "m": {}, "r": {"a": 1, "s": None}, "nr": None,
+        "d": dt.date(2024, 1, 1), "u": uuid.UUID(int=1), "z": None,
+    }  # fmt: skip
