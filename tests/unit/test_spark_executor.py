@@ -29,7 +29,7 @@ def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
     def reader(version: int, schema_id: int | None = None) -> RegisteredSchema:
         return RegisteredSchema("a-value", "AVRO", text, schema_id or version, version)
 
-    monkeypatch.setattr(executor, "MAX_SCHEMAS", 2)
+    monkeypatch.setattr(executor.schemas, "most", 2)
     # Nothing is registered in this mock registry: the versions are not looked up to pin them.
     monkeypatch.setattr(_confluent, "pin_schema_id", lambda *args: None)
     try:

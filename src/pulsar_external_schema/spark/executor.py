@@ -1,30 +1,27 @@
 """What an executor's Python worker keeps from one task to the next: Pulsar clients and the
-schemas it decodes with.
+schemas it decodes with (`kept.py`).
 
-Spark reuses its Python workers (`spark.python.worker.reuse`, on by default), and every task used
-to build its own Pulsar client, factory and schema, and close them at its end. The factory alone
-took 100-250 ms here: each of its registry clients (the schema's, and one per encryption
-executor) loads the system's CA certificates even for an `http://` registry, ~35 ms each. Then
-the schema's plans were fetched from the registry again. For a 100k-row partition that was a
-fifth of its read; for a streaming micro-batch of a few hundred rows, most of it.
+Every task used to build its own Pulsar client, factory and schema, and close them at its end.
+The factory alone took 100-250 ms here: each of its registry clients (the schema's, and one per
+encryption executor) loads the system's CA certificates even for an `http://` registry, ~35 ms
+each. Then the schema's plans were fetched from the registry again. For a 100k-row partition
+that was a fifth of its read; for a streaming micro-batch of a few hundred rows, most of it.
 
-So a worker keeps them, a few of each (the least recently used one is closed beyond that), for
-the options and reader schema of a query: a new reader version or other options make a new one.
-A kept schema is what a long-running consumer is: its plans expire with `cache.latest.ttl.sec`
-and its rules are the registry's, as for every consumer of this package.
+So a worker keeps them, a few of each, for the options and reader schema of a query: a new reader
+version or other options make a new one. A kept schema is what a long-running consumer is: its
+plans expire with `cache.latest.ttl.sec` and its rules are the registry's, as for every consumer
+of this package.
 """
 
 from __future__ import annotations
 
-import atexit
 import gc
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from ..schema import ExternalSchema
+from .kept import Kept
+from .kept import close_all as close_all
 from .options import SourceOptions
 from .values import ReaderSchema, make_schema
 
@@ -33,11 +30,21 @@ MAX_CLIENTS = 4
 #: Decoding schemas kept per worker (one per query's options and reader schema version).
 MAX_SCHEMAS = 8
 
-_lock = threading.Lock()
-_clients: OrderedDict[tuple[str, ...] | tuple[str, str | None], Any] = OrderedDict()
-_schemas: OrderedDict[str, tuple[Any, ExternalSchema]] = OrderedDict()
 
-T = TypeVar("T")
+def _close_client(client: Any) -> None:
+    close = getattr(client, "close", None)  # a native client holds nothing to close
+    if close is not None:
+        close()
+
+
+def _close_schema(made: tuple[Any, ExternalSchema]) -> None:
+    factory, schema = made
+    schema.close()
+    factory.close()
+
+
+clients: Kept[Any] = Kept(MAX_CLIENTS, _close_client)
+schemas: Kept[tuple[Any, ExternalSchema]] = Kept(MAX_SCHEMAS, _close_schema)
 
 
 def pulsar_client(options: SourceOptions) -> Any:
@@ -50,7 +57,7 @@ def pulsar_client(options: SourceOptions) -> Any:
             args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
         return pulsar.Client(options.service_url, **args)
 
-    return _kept(_clients, (options.service_url, options.auth_token), make, MAX_CLIENTS, _close_client)
+    return clients.get((options.service_url, options.auth_token), make)
 
 
 def native_client(options: SourceOptions, module: Any) -> Any:
@@ -61,8 +68,7 @@ def native_client(options: SourceOptions, module: Any) -> Any:
     def make() -> Any:
         return module.Client(options.service_url, auth_token=options.auth_token)
 
-    key = ("native", options.service_url, options.auth_token)
-    return _kept(_clients, key, make, MAX_CLIENTS, _close_client)
+    return clients.get(("native", options.service_url, options.auth_token), make)
 
 
 def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:
@@ -74,19 +80,7 @@ def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSch
         sort_keys=True,
         default=str,
     )
-    return _kept(_schemas, key, lambda: make_schema(options, reader), MAX_SCHEMAS, _close_schema)[1]
-
-
-def close_all() -> None:
-    """Close what the worker keeps (at exit, and in tests)."""
-    with _lock:
-        clients, schemas = list(_clients.values()), list(_schemas.values())
-        _clients.clear()
-        _schemas.clear()
-    for schema in schemas:
-        _close_schema(schema)
-    for client in clients:
-        _close_client(client)
+    return schemas.get(key, lambda: make_schema(options, reader))[1]
 
 
 class RareCollections:
@@ -112,42 +106,3 @@ class RareCollections:
     def close(self) -> None:
         if gc.get_threshold() == self._set:
             gc.set_threshold(*self._before)
-
-
-def _kept(
-    kept: OrderedDict[Any, T], key: Any, make: Callable[[], T], most: int, close: Callable[[T], None]
-) -> T:
-    with _lock:
-        found = kept.get(key)
-        if found is not None:
-            kept.move_to_end(key)
-            return found
-    made = make()  # outside the lock: it may wait on the registry or the broker
-    evicted: list[T] = []
-    with _lock:
-        found = kept.get(key)
-        if found is not None:  # another thread made one meanwhile: keep that one
-            evicted.append(made)
-            made = found
-        else:
-            kept[key] = made
-            while len(kept) > most:
-                evicted.append(kept.popitem(last=False)[1])
-    for item in evicted:
-        close(item)
-    return made
-
-
-def _close_client(client: Any) -> None:
-    close = getattr(client, "close", None)  # a native client holds nothing to close
-    if close is not None:
-        close()
-
-
-def _close_schema(made: tuple[Any, ExternalSchema]) -> None:
-    factory, schema = made
-    schema.close()
-    factory.close()
-
-
-atexit.register(close_all)

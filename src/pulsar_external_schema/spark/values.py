@@ -13,9 +13,16 @@ from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import RegisteredSchema, import_message_class, registered_schema, schema_for
+from ..registered import (
+    RegisteredSchema,
+    import_message_class,
+    registered_schema,
+    schema_for,
+    topic_subject,
+)
 from ..rules.actions import InvalidMessageAction
 from ..schema import ExternalSchema
+from .kept import Kept
 from .options import SourceOptions
 from .types import Converter, avro_type, json_type, protobuf_type
 
@@ -24,9 +31,17 @@ from .types import Converter, avro_type, json_type, protobuf_type
 ReaderSchema = RegisteredSchema
 
 
+#: Factories the driver's planning keeps per worker, one per registry config (`kept.py`).
+_factories: Kept[SchemaRegistrySchemaFactory] = Kept(4, lambda factory: factory.close())
+
+
 def resolve_reader_schema(options: SourceOptions, topic: str) -> ReaderSchema:
-    with SchemaRegistrySchemaFactory(options.config) as factory:
-        return registered_schema(factory, topic)
+    """The version values of `topic` are read into, asked of the registry now (not of a cache: a
+    query plans with the subject's versions as they are when it starts)."""
+    key = json.dumps(options.config, sort_keys=True, default=str)
+    factory = _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
+    _confluent.forget_cached(factory.registry_client, topic_subject(factory, topic))
+    return registered_schema(factory, topic)
 
 
 def spark_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[DataType, Converter]:
