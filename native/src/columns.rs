@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Int32Builder, Int64Builder, MapBuilder, PrimitiveBuilder,
+    ArrayRef, BinaryBuilder, BooleanArray, Int32Builder, Int64Builder, MapBuilder, PrimitiveBuilder,
     StringBuilder, StructArray,
 };
 use arrow::datatypes::{DataType, Field, Fields, TimestampMicrosecondType};
@@ -46,7 +46,6 @@ pub struct Columns {
     schema_ids: Int32Builder,
     data: BinaryBuilder,
     ordering: BinaryBuilder,
-    native: BooleanBuilder,
     rows: usize,
 }
 
@@ -76,7 +75,6 @@ impl Columns {
             schema_ids: Int32Builder::with_capacity(capacity),
             data: BinaryBuilder::with_capacity(capacity, capacity * 64),
             ordering: BinaryBuilder::new(),
-            native: BooleanBuilder::with_capacity(capacity),
             rows: 0,
         }
     }
@@ -122,15 +120,15 @@ impl Columns {
         Ok(framing)
     }
 
-    /// Whether the last row added was decoded here (else the Python path decodes it).
-    pub fn decoded(&mut self, native: bool) {
-        self.native.append_value(native);
-    }
-
     /// The columns of the rows added since the last call, named and typed as `declared` names
     /// them (`messageId`, `publishTime`, ..., the fields of the source's declared schema), then
     /// `_orderingKey` and `_native`.
-    pub fn finish(&mut self, value: ArrayRef, declared: &Fields) -> Result<(Vec<Arc<Field>>, Vec<ArrayRef>), ArrowError> {
+    pub fn finish(
+        &mut self,
+        value: ArrayRef,
+        native: BooleanArray,
+        declared: &Fields,
+    ) -> Result<(Vec<Arc<Field>>, Vec<ArrayRef>), ArrowError> {
         let id_fields = Fields::from(vec![
             Field::new("ledgerId", DataType::Int64, false),
             Field::new("entryId", DataType::Int64, false),
@@ -168,7 +166,7 @@ impl Columns {
         fields.push(Arc::new(Field::new("_orderingKey", DataType::Binary, true)));
         arrays.push(Arc::new(self.ordering.finish()));
         fields.push(Arc::new(Field::new("_native", DataType::Boolean, false)));
-        arrays.push(Arc::new(self.native.finish()));
+        arrays.push(Arc::new(native));
         self.rows = 0;
         Ok((fields, arrays))
     }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{new_null_array, Array, ArrayRef, StructArray, UInt32Array};
+use arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, StructArray, UInt32Array};
 use arrow::compute::kernels::{concat::concat, take::take};
 use arrow::datatypes::DataType;
 use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
@@ -43,6 +43,8 @@ struct Writer {
     /// Finished pieces of this batch, in row order.
     pieces: Vec<ArrayRef>,
     rows: usize,
+    /// A sealed piece did not flush: this batch's rows of this writer are the Python path's.
+    broken: bool,
 }
 
 /// The value column of a batch being received.
@@ -87,6 +89,7 @@ impl Values {
             ends: Vec::new(),
             pieces: Vec::new(),
             rows: 0,
+            broken: false,
         };
         let decoder = writer.new_decoder().ok()?;
         let decoded = DataType::Struct(decoder.schema().fields().clone());
@@ -114,14 +117,31 @@ impl Values {
     }
 
     /// The column of the rows added since the last call, in the target type (null where the
-    /// Python path decodes).
-    pub fn finish(&mut self) -> Result<ArrayRef, String> {
-        let slots = std::mem::take(&mut self.slots);
+    /// Python path decodes), and which rows were decoded here. A writer whose rows arrow-avro
+    /// decoded but could not give as a column (it refuses some schemas only when it flushes: a
+    /// `null` field in a nested record) leaves them, and its later rows, to the Python path.
+    pub fn finish(&mut self) -> Result<(ArrayRef, BooleanArray), String> {
+        let mut slots = std::mem::take(&mut self.slots);
         let mut arrays = Vec::with_capacity(self.writers.len());
-        for writer in &mut self.writers {
-            let array = writer.finish(&self.target)?;
-            arrays.push(array);
+        for (w, writer) in self.writers.iter_mut().enumerate() {
+            match writer.finish(&self.target) {
+                Ok(array) => arrays.push(array),
+                Err(_) => {
+                    writer.decoder = None; // its next rows: the Python path
+                    for slot in slots.iter_mut() {
+                        if matches!(slot, Slot::Native { writer, .. } if *writer == w) {
+                            *slot = Slot::Python;
+                        }
+                    }
+                    arrays.push(new_null_array(&self.target, 0));
+                }
+            }
         }
+        let native: BooleanArray = slots.iter().map(|s| Some(matches!(s, Slot::Native { .. }))).collect();
+        Ok((self.column(&slots, arrays)?, native))
+    }
+
+    fn column(&self, slots: &[Slot], mut arrays: Vec<ArrayRef>) -> Result<ArrayRef, String> {
         let n = slots.len();
         let all_first = arrays.len() == 1
             && arrays[0].len() == n
@@ -152,11 +172,6 @@ impl Values {
         take(all.as_ref(), &indices, None).map_err(|e| e.to_string())
     }
 
-    /// Whether the last row added was decoded here.
-    pub fn last_native(&self) -> bool {
-        matches!(self.slots.last(), Some(Slot::Native { .. }))
-    }
-
     /// The writer schema ids whose rows this reader decodes.
     pub fn native_ids(&self) -> Vec<u32> {
         self.writers.iter().map(|w| w.id).collect()
@@ -177,6 +192,7 @@ pub fn check(reader_schema: &str, target: &DataType) -> Result<(), String> {
         ends: Vec::new(),
         pieces: Vec::new(),
         rows: 0,
+        broken: false,
     };
     let decoder = writer.new_decoder()?;
     let decoded = DataType::Struct(decoder.schema().fields().clone());
@@ -229,8 +245,9 @@ impl Writer {
             start = end;
         }
         if !self.ends.is_empty() {
-            if let Ok(Some(batch)) = fresh.flush() {
-                self.pieces.push(Arc::new(StructArray::from(batch)));
+            match fresh.flush() {
+                Ok(Some(batch)) => self.pieces.push(Arc::new(StructArray::from(batch))),
+                _ => self.broken = true, // the rows it took go to the Python path (`finish`)
             }
         }
         self.bodies.clear();
@@ -239,15 +256,18 @@ impl Writer {
     }
 
     fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
-        if let Some(decoder) = self.decoder.as_mut() {
-            if let Some(batch) = decoder.flush().map_err(|e| format!("writer schema id {}: {e}", self.id))? {
-                self.pieces.push(Arc::new(StructArray::from(batch)));
-            }
+        let mut pieces = std::mem::take(&mut self.pieces);
+        if std::mem::take(&mut self.broken) {
+            return Err(format!("writer schema id {}: a batch that did not flush", self.id));
         }
         self.bodies.clear();
         self.ends.clear();
         self.rows = 0;
-        let pieces = std::mem::take(&mut self.pieces);
+        if let Some(decoder) = self.decoder.as_mut() {
+            if let Some(batch) = decoder.flush().map_err(|e| format!("writer schema id {}: {e}", self.id))? {
+                pieces.push(Arc::new(StructArray::from(batch)));
+            }
+        }
         let conformed = pieces
             .iter()
             .map(|piece| conform(piece, target))
@@ -305,8 +325,9 @@ mod tests {
         assert!(values.add(w, &zigzag(3)));
         assert!(!values.add(w, &[zigzag(4), vec![9]].concat())); // a byte too many
         assert!(!values.add(None, b"x"));
-        let column = values.finish().unwrap();
+        let (column, native) = values.finish().unwrap();
         assert_eq!(column.len(), 5);
+        assert_eq!(native.iter().map(|b| b.unwrap()).collect::<Vec<_>>(), [true, false, true, false, false]);
         let s = column.as_struct();
         let n = s.column(0).as_primitive::<Int64Type>();
         assert_eq!((n.value(0), n.value(2)), (1, 3));

@@ -181,7 +181,6 @@ impl ReadState {
                     });
                     let framing = framing.map_err(|e| e.to_string())?;
                     decode_value(&mut self.values, &self.writer, &framing, &view);
-                    self.columns.decoded(last_native(&self.values));
                     self.last = Some((view.ledger, view.entry, view.batch));
                 }
             }
@@ -192,8 +191,9 @@ impl ReadState {
         if self.columns.len() == 0 {
             return Ok(None);
         }
-        let value = self.values.finish()?;
-        let (fields, arrays) = self.columns.finish(value, self.declared.fields()).map_err(|e| e.to_string())?;
+        let (value, native) = self.values.finish()?;
+        let (fields, arrays) =
+            self.columns.finish(value, native, self.declared.fields()).map_err(|e| e.to_string())?;
         RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map(Some).map_err(|e| e.to_string())
     }
 
@@ -206,10 +206,6 @@ fn decode_value(values: &mut Values, ask: &Py<PyAny>, framing: &columns::Framing
         _ => None,
     };
     values.add(writer, &view.data[framing.skip.min(view.data.len())..]);
-}
-
-fn last_native(values: &Values) -> bool {
-    values.last_native()
 }
 
 /// The Python side's answer for a writer schema id (an exception or a wrong answer: None, so
