@@ -17,8 +17,6 @@ from spark_support import source_options
 
 from pulsar_external_schema import create_producer
 
-pytestmark = pytest.mark.usefixtures("reader_path")
-
 FORMAT = "pulsar-external"
 
 TICKET_V1: dict[str, Any] = {

@@ -17,7 +17,14 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 from conftest import Services
 from contracts import drain, subscribe, unique
-from spark_support import ORDER_V1, Produced, deduplicated_namespace, produce_orders, source_options
+from spark_support import (
+    ORDER_V1,
+    READER,
+    Produced,
+    deduplicated_namespace,
+    produce_orders,
+    source_options,
+)
 
 from pulsar_external_schema import metrics
 from pulsar_external_schema.deadletter import RULE_EXCEPTION, RULE_NAME
@@ -46,7 +53,7 @@ def validate(services: Services, *args: str, **popen: Any) -> subprocess.Popen[s
         "SCHEMA_REGISTRY_URL": services.registry_url,
     }
     return subprocess.Popen(
-        [str(COMMAND), "validate", "--master", "local[2]", *args],
+        [str(COMMAND), "validate", "--master", "local[2]", "-p", f"reader={READER['path']}", *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -108,6 +115,9 @@ def test_validate_command_routes_valid_and_invalid_messages(
     check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
 
 
+# What a crash may repeat is the writers' business; the readers' exactly-once offsets are tested on
+# both paths in test_read.py. So this runs on the default reader (the native one) only.
+@pytest.mark.parametrize("reader_path", ["auto"], indirect=True)
 @pytest.mark.parametrize("sink", ["topic", "parquet"])
 def test_validate_after_a_crash_loses_and_duplicates_nothing(
     spark: Any, services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path, sink: str

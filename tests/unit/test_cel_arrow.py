@@ -154,6 +154,13 @@ def test_fields_the_python_form_refuses_are_never_judged() -> None:
     assert compile_conditions(("message.i.foo(1)",), kinds) is None  # outside the subset
 
 
+def test_records_are_not_ordered() -> None:
+    _, array = column([_example()])
+    passes = compile_conditions(("message.r < message.r", "message.l == message.l"), avro_kinds(PARSED))
+    assert passes is not None
+    assert passes(array).to_pylist() == [None]
+
+
 def test_the_everyday_condition() -> None:
     values = [
         {**_example(), "s": "abc", "f": 11.0},

@@ -227,7 +227,7 @@ def _compare(operator: str, left: _Node, right: _Node, n: int) -> _Node:
         if not isinstance(left.judged, bool):
             none = pc.and_(left.judged, none)
         return _Node(pc.if_else(none, pa.scalar(operator == "=="), pa.scalar(None, pa.bool_())), "bool")
-    if left.kind != right.kind or left.kind not in _ORDERED:
+    if left.kind != right.kind or not isinstance(left.kind, str) or left.kind not in _ORDERED:
         return _unjudged(n)
     if left.literal and right.literal:
         return _unjudged(n)  # constant folding is not the form's business; cel-cpp decides
