@@ -20,6 +20,7 @@ use arrow::datatypes::{DataType, Field, Fields, TimestampMicrosecondType};
 use arrow::error::ArrowError;
 
 use crate::conform::conform;
+use crate::receive::MessageView;
 
 pub const SCHEMA_ID_PROPERTY: &str = "__schema_id";
 const HEADER_PROPERTIES: [&str; 2] = ["__value_schema_id", "__key_schema_id"];
@@ -49,18 +50,6 @@ pub struct Columns {
     rows: usize,
 }
 
-/// One message's metadata, as the columns take it.
-pub struct Row<'a> {
-    pub ledger: i64,
-    pub entry: i64,
-    pub batch: i32,
-    pub key: Option<&'a str>,
-    pub publish_ms: u64,
-    pub event_ms: Option<u64>,
-    pub properties: &'a [pulsar::proto::KeyValue],
-    pub ordering_key: Option<&'a [u8]>,
-    pub data: &'a [u8],
-}
 
 impl Columns {
     pub fn new(capacity: usize) -> Self {
@@ -84,7 +73,7 @@ impl Columns {
     }
 
     /// Adds a message's metadata; returns how its value is read.
-    pub fn add(&mut self, row: &Row<'_>) -> Result<Framing, ArrowError> {
+    pub fn add(&mut self, row: &MessageView<'_>) -> Result<Framing, ArrowError> {
         match row.key {
             Some(key) if !key.is_empty() => self.keys.append_value(key),
             _ => self.keys.append_null(),

@@ -32,7 +32,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
 use crate::bounds::Bound as RangeBound;
-use crate::columns::{Columns, Row};
+use crate::columns::Columns;
 use crate::decode::{Values, WriterSpec};
 use crate::receive::{MessageView, Next, RangeConsumer};
 use crate::wire::Options;
@@ -168,18 +168,7 @@ impl ReadState {
                     self.handover = Some(reason);
                 }
                 Next::Message(view) => {
-                    let framing = self.columns.add(&Row {
-                        ledger: view.ledger,
-                        entry: view.entry,
-                        batch: view.batch,
-                        key: view.key,
-                        publish_ms: view.publish_ms,
-                        event_ms: view.event_ms,
-                        properties: view.properties,
-                        ordering_key: view.ordering_key,
-                        data: view.data,
-                    });
-                    let framing = framing.map_err(|e| e.to_string())?;
+                    let framing = self.columns.add(&view).map_err(|e| e.to_string())?;
                     decode_value(&mut self.values, &self.writer, &framing, &view);
                     self.last = Some((view.ledger, view.entry, view.batch));
                 }
