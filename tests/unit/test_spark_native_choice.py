@@ -1,0 +1,67 @@
+"""Which reader a query takes (spark/native.py `choose`): the native one where it can read the
+query, else the Python path, with the reason said once; `reader=native` refuses instead."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
+
+from spark_support import offline_options
+
+from pulsar_external_schema.errors import ConfigError
+from pulsar_external_schema.registered import RegisteredSchema
+from pulsar_external_schema.spark import native
+from pulsar_external_schema.spark.values import spark_value_type
+
+RECORD = {"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]}
+
+
+def reader(schema: Any = RECORD, schema_type: str = "AVRO", references: Any = ()) -> RegisteredSchema:
+    text = json.dumps(schema)
+    return RegisteredSchema("a-value", schema_type, text, 1, 1, references=references)
+
+
+def why(schema: RegisteredSchema, **options: str) -> str | None:
+    source = offline_options(**options)
+    value_type, _ = spark_value_type(schema, source)
+    return native.why_not(source, schema, value_type)
+
+
+def test_an_avro_subject_on_pulsar_is_read_natively() -> None:
+    assert native.extension() is not None, "scripts/bootstrap builds the native extension where cargo is"
+    assert why(reader()) is None
+
+
+def test_what_falls_back_says_why() -> None:
+    assert "reads Avro" in (why(reader({"type": "object"}, "JSON")) or "")
+    assert "pulsar://" in (why(reader(), **{"service.url": "pulsar+ssl://x:6651"}) or "")
+    union = {**RECORD, "fields": [{"name": "u", "type": ["long", "string"]}]}
+    assert "no native reading" in (why(reader(union)) or "")
+    referenced = reader(references=(("B", json.dumps(RECORD)),))
+    assert "references" in (why(referenced) or "")
+
+
+def test_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native, "extension", lambda: None)
+    assert "not installed" in (why(reader()) or "")
+
+
+def test_the_reader_option(caplog: pytest.LogCaptureFixture) -> None:
+    json_schema = reader({"type": "object"}, "JSON")
+    value_type, _ = spark_value_type(json_schema, offline_options())
+    with caplog.at_level(logging.INFO, logger=native.__name__):
+        assert native.choose(offline_options(), json_schema, value_type) is False
+    assert "read on the Python path" in caplog.text and "reads Avro" in caplog.text
+    with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
+        native.choose(offline_options(reader="native"), json_schema, value_type)
+    avro = reader()
+    avro_type, _ = spark_value_type(avro, offline_options())
+    assert native.choose(offline_options(reader="python"), avro, avro_type) is False
+    assert native.choose(offline_options(), avro, avro_type) is True
+    with pytest.raises(ConfigError, match="option 'reader' takes auto, native, python"):
+        offline_options(reader="fast")
