@@ -287,9 +287,7 @@ def trivial_source(master: str) -> tuple[float, float]:
     (a subprocess): (its session's first query, a query on the warm session), in seconds."""
     import subprocess
 
-    done = subprocess.run(
-        [sys.executable, "-c", TRIVIAL, master], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", TRIVIAL, master], capture_output=True, text=True, check=True)
     first, warm = done.stdout.split()[-2:]
     return float(first), float(warm)
 

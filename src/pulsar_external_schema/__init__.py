@@ -5,10 +5,11 @@ The public API is re-exported here; everything else is internal (plumbing such a
 here still works for one release, with a `DeprecationWarning`).
 """
 
+from typing import TYPE_CHECKING
+
 from ._deprecated import deprecated_names
+from ._imports import lazy_exports
 from ._version import VERSION
-from .config import ExternalSchemaConfig
-from .consumer import ConsumeResult, consume, consume_async, subscribe
 from .errors import (
     ConfigError,
     DeadLetteredError,
@@ -27,12 +28,27 @@ from .errors import (
     UnknownSchemaIdError,
     ValueOutsideSchemaError,
 )
-from .factory import SchemaRegistrySchemaFactory
-from .json_evolution import JsonSchemaEvolution
-from .producer import AsyncProducer, Producer, create_async_producer, create_producer
-from .rules.checks import check_metadata, check_rule_set
-from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
 from .schema_id import SCHEMA_ID_PROPERTY
+
+if TYPE_CHECKING:
+    from .config import ExternalSchemaConfig
+    from .consumer import ConsumeResult, consume, consume_async, subscribe
+    from .factory import SchemaRegistrySchemaFactory
+    from .json_evolution import JsonSchemaEvolution
+    from .producer import AsyncProducer, Producer, create_async_producer, create_producer
+    from .rules.checks import check_metadata, check_rule_set
+    from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
+
+#: Imported on first use (`_imports.lazy_exports`: why).
+_LAZY = {
+    "ExternalSchemaConfig": ".config",
+    **dict.fromkeys(["ConsumeResult", "consume", "consume_async", "subscribe"], ".consumer"),
+    "SchemaRegistrySchemaFactory": ".factory",
+    "JsonSchemaEvolution": ".json_evolution",
+    **dict.fromkeys(["AsyncProducer", "Producer", "create_async_producer", "create_producer"], ".producer"),
+    **dict.fromkeys(["check_metadata", "check_rule_set"], ".rules.checks"),
+    **dict.fromkeys(["EncodeData", "ExternalSchema", "KeyValue", "KeyValueExternalSchema"], ".schema"),
+}
 
 __version__ = VERSION
 
@@ -74,10 +90,15 @@ __all__ = [
     "subscribe",
 ]
 
-__getattr__ = deprecated_names(
+__getattr__, __dir__ = lazy_exports(
     __name__,
-    {
-        "MessageContext": "pulsar_external_schema.rules.context.MessageContext",
-        "TopicName": "pulsar_external_schema.subjects.TopicName",
-    },
+    _LAZY,
+    deprecated_names(
+        __name__,
+        {
+            "MessageContext": "pulsar_external_schema.rules.context.MessageContext",
+            "TopicName": "pulsar_external_schema.subjects.TopicName",
+        },
+        wrapped=True,
+    ),
 )

@@ -18,6 +18,7 @@ version pyproject.toml bounds.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import urllib.parse
 from collections.abc import Callable
@@ -42,7 +43,10 @@ from confluent_kafka.schema_registry.common.protobuf import (
 )
 from confluent_kafka.schema_registry.common.serde import ParsedSchemaCache
 from confluent_kafka.schema_registry.rules.cel import extra_func
-from confluent_kafka.schema_registry.rules.cel.cel_executor import _to_plain_containers
+from confluent_kafka.schema_registry.rules.cel.cel_executor import CelExecutor as _ConfluentCelExecutor
+from confluent_kafka.schema_registry.rules.cel.cel_executor import _CelCache, _to_plain_containers
+from confluent_kafka.schema_registry.rules.cel.cel_field_presence import InterpretedRunner
+from confluent_kafka.schema_registry.rules.cel.extra_func import EXTRA_FUNCS
 from confluent_kafka.schema_registry.schema_registry_client import Rule, RuleMode
 from confluent_kafka.schema_registry.serde import Migration, RuleContext, SchemaId
 from confluent_kafka.serialization import SerializationContext
@@ -384,6 +388,25 @@ def protobuf_pool(serialized: Schema, client: Any, file_name: str) -> tuple[Any,
 def to_plain_containers(value: Any) -> Any:
     """A CEL result's containers as plain lists and dicts, as confluent-kafka's executor returns them."""
     return _to_plain_containers(value)
+
+
+class LazyCelExecutor(_ConfluentCelExecutor):
+    """confluent-kafka's CEL executor, its cel-python environment built on first use.
+
+    Its `__init__` builds `celpy.Environment` (`_env`), whose lark LALR parser takes ~0.5 s the
+    first time in a process: that was most of a Spark task's first read, and of every console
+    command's, though the compiled engine needs cel-python only for what cel-cpp cannot run. This
+    sets what that `__init__` sets but `_env`, and makes `_env` on first use."""
+
+    def __init__(self) -> None:  # not super().__init__(): that is what builds the environment
+        self._funcs = EXTRA_FUNCS
+        self._cache = _CelCache()  # type: ignore[no-untyped-call]
+
+    @functools.cached_property
+    def _env(self) -> Any:  # type: ignore[override]  # an attribute there, made on first use here
+        import celpy
+
+        return celpy.Environment(runner_class=InterpretedRunner)
 
 
 def validate_hostname(text: str) -> bool:

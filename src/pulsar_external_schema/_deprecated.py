@@ -49,16 +49,17 @@ def _warn(what: str, new: str, stacklevel: int) -> None:
     )
 
 
-def deprecated_names(module: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+def deprecated_names(module: str, moved: Mapping[str, str], *, wrapped: bool = False) -> Callable[[str], Any]:
     """A `__getattr__` for `module` that resolves each old name in `moved` to the object at its new
-    import path, lazily, with a `DeprecationWarning` naming the new path."""
+    import path, lazily, with a `DeprecationWarning` naming the new path. `wrapped`: it is called
+    from another `__getattr__` (`_imports.lazy_exports`), one frame further from the caller."""
     DEPRECATED.extend(Deprecation("name", module, old, new) for old, new in moved.items())
 
     def __getattr__(name: str) -> Any:
         path = moved.get(name)
         if path is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        _warn(f"{module}.{name}", path, stacklevel=2)
+        _warn(f"{module}.{name}", path, stacklevel=3 if wrapped else 2)
         return import_object(path)
 
     return __getattr__

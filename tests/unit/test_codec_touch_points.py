@@ -394,3 +394,15 @@ def test_registry_client_parsed_avro_rule_inputs_and_run_domain_rules() -> None:
         serializer, CTX, SUBJECT, RuleMode.WRITE, registered, {"a": "x"}, tags, transformer, {"a": "x"}
     )
     assert out == {"a": "z"}
+
+
+def test_lazy_cel_executor_sets_what_confluent_kafkas_init_sets_and_evaluates() -> None:
+    from confluent_kafka.schema_registry.rules.cel.cel_executor import CelExecutor, msg_to_cel
+
+    lazy = _confluent.LazyCelExecutor()
+    assert "_env" not in vars(lazy)  # not built until used
+    assert set(vars(CelExecutor())) == {*vars(lazy), "_env"}  # the attributes its __init__ sets
+    target = Schema(json.dumps(RECORD), "AVRO")
+    ctx = RuleContext(None, CTX, None, target, SUBJECT, RuleMode.READ, _rule("READ"), 0, [], None, None)
+    assert lazy.execute_rule(ctx, "message.a == 'x'", {"message": msg_to_cel({"a": "x"})}) is True
+    assert "_env" in vars(lazy)

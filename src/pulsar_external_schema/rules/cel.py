@@ -51,14 +51,11 @@ from cel_expr_python.ext.ext_strings import ExtStrings
 from celpy import celtypes
 from confluent_kafka.schema_registry import RuleKind
 from confluent_kafka.schema_registry.rules.cel import extra_func, protobuf_result_writer
-from confluent_kafka.schema_registry.rules.cel.cel_executor import (
-    CelExecutor as ConfluentCelExecutor,
-)
 from confluent_kafka.schema_registry.rules.cel.cel_executor import field_value_to_cel, msg_to_cel
 from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecutor, FieldTransform, RuleContext
 from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 
-from .._confluent import to_plain_containers, validate_hostname
+from .._confluent import LazyCelExecutor, to_plain_containers, validate_hostname
 from ..errors import ConfigError, ExternalSchemaError
 from ..redaction import quiet_cel_python_debug
 from .cel_subset import Unsupported, compile_condition
@@ -554,11 +551,11 @@ def _engine_setting(value: Any, where: str) -> str:
     return str(value)
 
 
-class CelExecutor(ConfluentCelExecutor):
+class CelExecutor(LazyCelExecutor):
     """The CEL rule type: conditions and transforms of the whole message."""
 
     def __init__(self, engine: str = COMPILED) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]  # the cel-python environment
+        super().__init__()  # cel-python's environment is made when first needed
         self.engine = _engine_setting(engine, "argument")
         self.compiled = CompiledCel()
         self._warned: set[tuple[str, str]] = set()
