@@ -151,3 +151,62 @@ def test_writer_sends_rows_failing_a_dlq_rule_to_the_dlq_topic(
     assert len(dead) == len(orders.valid) - len(small)
     assert {m.properties()["__rule.name"] for m in dead} == {"smallAmounts"}
     assert {json.loads(m.data())["id"] for m in dead} == set(orders.valid) - small
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["batched", "deduplicated-batches"])
+def test_a_send_the_broker_refuses_fails_the_write_naming_the_topic(
+    spark: Any, services: Services, named: bool
+) -> None:
+    # Each send's result reaches the task through a builtin callback (writer._TaskWriter._check):
+    # one refused message among accepted ones must still fail the write.
+    target = f"persistent://public/default/{unique('spark-refused')}"
+    rows = [(str(i), b"x" * (6 * 1024 * 1024 if i == 3 else 10), {"n": str(i)}) for i in range(6)]
+    frame = spark.createDataFrame(rows, "key string, data binary, properties map<string,string>")
+    extra = {"producerName": unique("refused"), "sequenceBase": "1"} if named else {}
+    with pytest.raises(Exception, match="could not be sent") as failure:
+        frame.coalesce(1).write.format(FORMAT).options(
+            **source_options(services, topic=target, **extra)
+        ).mode("append").save()
+    assert target in str(failure.value)
+
+
+def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_batches(
+    services: Services, pulsar_client: Any
+) -> None:
+    # A task that names its producer sends batches closed by count and size, never by time
+    # (writer.DETERMINISTIC_BATCHES): run again, it groups its rows as the first run did, so the
+    # broker drops the batches it persisted (by their first and last sequence ids) and takes the
+    # rest. Here the first run got one full batch of 1,000 through before its crash.
+    import httpx
+    import pyarrow as pa
+    from spark_support import deduplicated_namespace
+
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.writer import DETERMINISTIC_BATCHES, _TaskWriter
+
+    topic = f"{deduplicated_namespace(services)}/{unique('rerun')}"
+    options = SourceOptions.parse(
+        source_options(services, topic=topic, producerName=unique("rerun"), sequenceBase="7")
+    )
+    count = 2_500
+    rows = pa.RecordBatch.from_pydict(
+        {
+            "key": [str(i) for i in range(count)],
+            "data": [b"%d" % i for i in range(count)],
+            "properties": pa.array([[]] * count, pa.map_(pa.string(), pa.string())),
+        }
+    )
+    first = _TaskWriter(options, 7, 0)
+    first.write(rows.slice(0, DETERMINISTIC_BATCHES["batching_max_messages"]))
+    first.finish()
+    again = _TaskWriter(options, 7, 0)
+    again.write(rows)
+    assert again.finish().sent == count  # sent: the broker acknowledges what it drops as a duplicate
+
+    consumer = subscribe(pulsar_client, topic, name=unique("check"))
+    keys = [m.partition_key() for m in drain(consumer)]
+    consumer.close()
+    assert sorted(keys, key=int) == [str(i) for i in range(count)]  # each row once
+    path = topic.removeprefix("persistent://")
+    stats = httpx.get(f"{services.admin_url}/admin/v2/persistent/{path}/internalStats", timeout=30).json()
+    assert stats["numberOfEntries"] == 3  # in bulk: 1,000 + 1,000 + 500 messages an entry

@@ -41,6 +41,9 @@ from .source import FORMAT, register
 log = logging.getLogger(__name__)
 
 TRIGGERS = ("available-now", "continuous")
+#: What the job keeps of a micro-batch when the valid messages go to a topic: what both sinks
+#: send, and the verdicts.
+_FORWARDED_COLUMNS = ("key", "data", "properties", "eventTime", "schemaId", "_valid", "_rule", "_failure")
 
 
 def is_topic(target: str) -> bool:
@@ -147,6 +150,8 @@ class ValidationJob:
     def _write_batch(self, batch: Any, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
+        if is_topic(self.valid):  # forwarded as they came: the decoded values are not kept
+            batch = batch.select(*_FORWARDED_COLUMNS)
         batch = batch.persist()
         try:
             valid = batch.where("_valid")
