@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +211,42 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     path = topic.removeprefix("persistent://")
     stats = httpx.get(f"{services.admin_url}/admin/v2/persistent/{path}/internalStats", timeout=30).json()
     assert stats["numberOfEntries"] == 3  # in bulk: 1,000 + 1,000 + 500 messages an entry
+
+
+def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
+    services: Services, pulsar_client: Any
+) -> None:
+    # pulsar-client's round robin starts at a random partition: a task run again would send its
+    # keyless rows to another partition, where the broker has not seen their sequence ids.
+    import pyarrow as pa
+    from spark_support import deduplicated_namespace
+
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.writer import _TaskWriter
+
+    topic = f"{deduplicated_namespace(services)}/{unique('keyless')}"
+    create_partitioned_topic(services, topic, 3)
+    options = SourceOptions.parse(
+        source_options(services, topic=topic, producerName=unique("keyless"), sequenceBase="2")
+    )
+    count = 2_500
+    rows = pa.RecordBatch.from_pydict(
+        {
+            "data": [b"%d" % i for i in range(count)],
+            "properties": pa.array([[]] * count, pa.map_(pa.string(), pa.string())),
+        }
+    )
+    for _ in range(3):  # a first run that got 1,000 rows through, and two more runs of the task
+        time.sleep(1.1)  # pulsar-client seeds its round robin's start with the time in seconds
+        first = _TaskWriter(options, 2, 4)
+        first.write(rows.slice(0, 1_000))
+        first.finish()
+        again = _TaskWriter(options, 2, 4)
+        again.write(rows)
+        again.finish()
+
+    consumer = subscribe(pulsar_client, topic, name=unique("check"))
+    messages = drain(consumer)
+    consumer.close()
+    assert sorted(int(m.data()) for m in messages) == list(range(count))  # each row once
+    assert {m.topic_name().rsplit("-", 1)[1] for m in messages} == {"1"}  # task 4 of 3 partitions

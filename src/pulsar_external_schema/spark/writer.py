@@ -78,7 +78,8 @@ class _TaskWriter:
         self.task = task
         self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
         self.sequence_base = sequence_base
-        self.producers: dict[tuple[str, bool], Any] = {}
+        self.producers: dict[tuple[str, bool, bool], Any] = {}
+        self.partitions: dict[str, bool] = {}
         self.converters: dict[str, Any] = {}
         self.schemas: list[Any] = []
         self.forwarded: ForwardedSchemas | None = None
@@ -92,12 +93,18 @@ class _TaskWriter:
 
         self._ok = pulsar.Result.Ok
 
-    def producer(self, topic: str, raw: bool) -> Any:
-        key = (topic, raw)
+    def producer(self, topic: str, raw: bool, keyless: bool = False) -> Any:
+        """The producer of a topic's rows; with a producer name, keyless rows of a partitioned
+        topic have their own (`_keyless_route`)."""
+        if keyless and (not self.producer_name or not self._partitioned(topic)):
+            keyless = False
+        key = (topic, raw, keyless)
         if key not in self.producers:
             args: dict[str, Any] = {"block_if_queue_full": True, "batching_enabled": True}
             if self.producer_name:
                 args.update(producer_name=self.producer_name, **DETERMINISTIC_BATCHES)
+            if keyless:
+                args.update(producer_name=f"{self.producer_name}-keyless", message_router=self._keyless_route)
             if raw:
                 # as create_producer does for `value` rows: with pulsar.admin.url, the topic is
                 # declared EXTERNAL, so Java PIP-420 consumers are let in
@@ -142,7 +149,7 @@ class _TaskWriter:
             if self.producer_name is not None:
                 kwargs["sequence_id"] = ((self.sequence_base or 0) << 32) + self.row
             self.row += 1
-            producer = self.producer(topic, raw)
+            producer = self.producer(topic, raw, key is None)
             if raw:
                 if self.options.register_forwarded:
                     self._forwarding().forward(topic, properties.get(SCHEMA_ID_PROPERTY))
@@ -166,6 +173,17 @@ class _TaskWriter:
                 ) from None
             self._check()
 
+    def _partitioned(self, topic: str) -> bool:
+        if topic not in self.partitions:
+            self.partitions[topic] = len(self.client.get_topic_partitions(topic)) > 1
+        return self.partitions[topic]
+
+    def _keyless_route(self, message: Any, partitions: int) -> int:
+        """Where a deduplicated task's keyless rows go: one partition a task, the same in every run.
+        pulsar-client's round robin starts at a random partition, so a task run again would send
+        them where the broker has not seen their sequence ids, and they would be written twice."""
+        return self.task % partitions
+
     def _forwarding(self) -> ForwardedSchemas:
         """Where the writer versions of forwarded `data` rows are registered under their topic's
         subject, before the first row with each goes out (`registered.ForwardedSchemas`)."""
@@ -186,7 +204,7 @@ class _TaskWriter:
         cost ~30 us a message (the GIL passed to and fro), most of a forwarding task's time."""
         if len(self.results) > 1 or (self.results and self._ok not in self.results):
             failure = next(str(result) for result in self.results if result != self._ok)
-            topics = ", ".join(sorted({topic for topic, _ in self.producers}))
+            topics = ", ".join(sorted({topic for topic, *_ in self.producers}))
             who = f" as producer {self.producer_name}" if self.producer_name else ""
             raise ExternalSchemaError(f"a message to {topics} could not be sent{who}: {failure}")
 
