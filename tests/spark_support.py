@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,3 +245,39 @@ def deduplicated_namespace(services: Services) -> str:
         admin.post(f"/admin/v2/namespaces/public/{namespace}/deduplication", json=True).raise_for_status()
         assert admin.get(f"/admin/v2/namespaces/public/{namespace}/deduplication").json() is True
     return f"persistent://public/{namespace}"
+
+
+COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
+
+
+def validate(services: Services, *args: str, **popen: Any) -> subprocess.Popen[str]:
+    """The `validate` console command on the services, on the reader path of the test, in a
+    session of its own (so that a test can kill it and its Spark JVM with one signal)."""
+    env = {
+        **os.environ,
+        "PULSAR_SERVICE_URL": services.pulsar_url,
+        "PULSAR_ADMIN_URL": services.admin_url,
+        "SCHEMA_REGISTRY_URL": services.registry_url,
+    }
+    return subprocess.Popen(
+        [str(COMMAND), "validate", "--master", "local[2]", "-p", f"reader={READER['path']}", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        **popen,
+    )
+
+
+def kill_after_commits(running: subprocess.Popen[str], checkpoint: Path, commits: int) -> None:
+    """SIGKILL a running `validate` (and its Spark JVM) once its checkpoint holds `commits`
+    committed micro-batches: mid-stream, maybe mid-batch, no clean shutdown."""
+    done = checkpoint / "commits"
+    deadline = time.monotonic() + 240
+    while not (done.exists() and len([p for p in done.iterdir() if p.name.isdigit()]) >= commits):
+        assert running.poll() is None, running.communicate()[0]
+        assert time.monotonic() < deadline, "no micro-batch committed in time"
+        time.sleep(0.2)
+    os.killpg(running.pid, signal.SIGKILL)
+    running.wait()

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +14,12 @@ from conftest import Services
 from contracts import drain, subscribe, unique
 from spark_support import (
     ORDER_V1,
-    READER,
     Produced,
     deduplicated_namespace,
+    kill_after_commits,
     produce_orders,
     source_options,
+    validate,
 )
 
 from pulsar_external_schema import metrics
@@ -31,8 +27,6 @@ from pulsar_external_schema.deadletter import RULE_EXCEPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
 
 pytestmark = pytest.mark.usefixtures("reader_path")
-
-COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
 
 
 def raw_messages(pulsar_client: Any, topic: str) -> dict[str, tuple[bytes, dict[str, str]]]:
@@ -43,24 +37,6 @@ def raw_messages(pulsar_client: Any, topic: str) -> dict[str, tuple[bytes, dict[
     by_key = {m.partition_key(): (m.data(), m.properties()) for m in messages}
     assert len(by_key) == len(messages), "a key was delivered twice"
     return by_key
-
-
-def validate(services: Services, *args: str, **popen: Any) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "PULSAR_SERVICE_URL": services.pulsar_url,
-        "PULSAR_ADMIN_URL": services.admin_url,
-        "SCHEMA_REGISTRY_URL": services.registry_url,
-    }
-    return subprocess.Popen(
-        [str(COMMAND), "validate", "--master", "local[2]", "-p", f"reader={READER['path']}", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        **popen,
-    )
 
 
 def check_outputs(
@@ -147,14 +123,7 @@ def test_validate_after_a_crash_loses_and_duplicates_nothing(
         "--max-entries-per-partition",
         "1",
     )
-    commits = checkpoint / "commits"
-    deadline = time.monotonic() + 240
-    while not (commits.exists() and len([p for p in commits.iterdir() if p.name.isdigit()]) >= 2):
-        assert running.poll() is None, running.communicate()[0]
-        assert time.monotonic() < deadline, "no micro-batch committed in time"
-        time.sleep(0.2)
-    os.killpg(running.pid, signal.SIGKILL)  # mid-stream, maybe mid-batch: no clean shutdown
-    running.wait()
+    kill_after_commits(running, checkpoint, 2)
     if sink == "topic":
         written = len(raw_messages(pulsar_client, valid))
     else:
