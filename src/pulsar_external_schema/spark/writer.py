@@ -56,7 +56,6 @@ DETERMINISTIC_BATCHES: dict[str, Any] = {
     "batching_max_messages": 1000,
     "batching_max_allowed_size_in_bytes": 128 * 1024,
     "batching_max_publish_delay_ms": 24 * 3600 * 1000,
-    "max_pending_messages": 50_000,
 }
 
 #: Spark sets this local property on the tasks of a streaming micro-batch.
@@ -81,6 +80,7 @@ class _TaskWriter:
         self.producers: dict[tuple[str, bool, bool], Any] = {}
         self.partitions: dict[str, bool] = {}
         self.converters: dict[str, Any] = {}
+        self.encoders: dict[str, Any] = {}
         self.schemas: list[Any] = []
         self.forwarded: ForwardedSchemas | None = None
         self.submitted = 0
@@ -111,14 +111,21 @@ class _TaskWriter:
                 declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
                 self.producers[key] = self.client.create_producer(topic, **args)
             else:
-                factory, schema = make_schema(
-                    self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
-                )
-                self.schemas += [schema, factory]
-                if schema.schema_type == "PROTOBUF":
-                    self.converters[topic] = _protobuf_converter(self.options, topic)
-                self.producers[key] = create_producer(self.client, topic, schema, **args)
+                self.producers[key] = create_producer(self.client, topic, self._schema(topic), **args)
         return self.producers[key]
+
+    def _schema(self, topic: str) -> Any:
+        """The schema `value` rows of `topic` are encoded with, one a topic (its keyed and keyless
+        rows have producers of their own)."""
+        if topic not in self.encoders:
+            factory, schema = make_schema(
+                self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
+            )
+            self.schemas += [schema, factory]
+            if schema.schema_type == "PROTOBUF":
+                self.converters[topic] = _protobuf_converter(self.options, topic)
+            self.encoders[topic] = schema
+        return self.encoders[topic]
 
     def write(self, batch: pa.RecordBatch) -> None:
         names = set(batch.schema.names)
@@ -202,8 +209,9 @@ class _TaskWriter:
         """Raise if a send failed. Each send's callback is `results.__setitem__` (`_sent`): a
         builtin, called on a Pulsar client thread without a Python frame. A Python function there
         cost ~30 us a message (the GIL passed to and fro), most of a forwarding task's time."""
-        if len(self.results) > 1 or (self.results and self._ok not in self.results):
-            failure = next(str(result) for result in self.results if result != self._ok)
+        failures = self.results.keys() - {self._ok}
+        if failures:
+            failure = str(next(iter(failures)))
             topics = ", ".join(sorted({topic for topic, *_ in self.producers}))
             who = f" as producer {self.producer_name}" if self.producer_name else ""
             raise ExternalSchemaError(f"a message to {topics} could not be sent{who}: {failure}")
