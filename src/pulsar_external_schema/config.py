@@ -363,6 +363,10 @@ def _registry_url_and_timeouts(registry: dict[str, Any], ours: dict[str, Any]) -
                 "'basic.auth.user.info' is set too: give them once"
             )
         registry["url"], registry["basic.auth.user.info"] = url, userinfo
+    if ":" not in registry.get("basic.auth.user.info", ":"):
+        raise ConfigError(
+            "config key 'basic.auth.user.info' takes USER:PASSWORD, and the value given has no ':'"
+        )
     seconds = {}
     for key in ("http.connect.timeout.ms", "http.read.timeout.ms"):
         value = ours.pop(key, DEFAULT_REGISTRY_TIMEOUT_MS)

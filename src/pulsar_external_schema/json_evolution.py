@@ -49,7 +49,7 @@ from .evolution.creek import (
 )
 from .evolution.differences import Difference
 from .evolution.json_model import JsonSchemaError
-from .registry import failure_kind
+from .registry import failure_kind, new_client
 from .subjects import SubjectNameStrategy
 
 __all__ = ["ConsumerSchemaDeserializer", "JsonSchemaEvolution", "ProducerSchemaSerializer"]
@@ -78,7 +78,7 @@ class JsonSchemaEvolution:
     def __init__(self, config: ConfigLike, *, client: SchemaRegistryClient | None = None) -> None:
         self._config = as_config(config)
         self._own_client = client is None
-        self._client = client or SchemaRegistryClient.new_client(dict(self._config.registry))
+        self._client = client or new_client(self._config.registry)
         self._normalize = bool(self._config.serde.get("normalize.schemas", False))
         self._lock = threading.Lock()
 

@@ -18,9 +18,12 @@ a console tool's one-line message), each naming what it was doing.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+from .errors import ConfigError
 
 try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
     import httpx2 as _http
@@ -34,6 +37,19 @@ TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (_http.TransportError, Conne
 NOT_FOUND_CODES = (40400, 40401, 40402, 40403)
 
 FailureKind = Literal["not found", "unavailable", "rejected"]
+
+
+def new_client(registry: dict[str, Any]) -> SchemaRegistryClient:
+    """confluent-kafka's `SchemaRegistryClient` for a config's `registry` section (a `mock://` URL
+    gives its in-memory registry, for unit tests). What its constructor refuses (a CA or key file
+    that does not load, a bearer-auth source it does not know) is a `ConfigError` naming the
+    problem, never a value: the section holds credentials."""
+    try:
+        client: SchemaRegistryClient = SchemaRegistryClient.new_client(dict(registry))
+        return client
+    except (ValueError, TypeError, OSError) as error:
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        raise ConfigError(f"the schema registry client refused its configuration: {reason}") from None
 
 
 def failure_kind(error: BaseException) -> FailureKind | None:

@@ -53,7 +53,7 @@ from .errors import (
     ValueOutsideSchemaError,
 )
 from .redaction import redact, scrub, sensitive_fields, sensitive_values
-from .registry import failure_kind
+from .registry import failure_kind, new_client
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
 
@@ -107,10 +107,9 @@ class SharedRegistryClient:
     """
 
     def __init__(self, config: ExternalSchemaConfig, on_close: Callable[[], None] | None = None) -> None:
-        # new_client: a `mock://` URL gives confluent-kafka's in-memory registry (for unit tests).
-        self.client = SchemaRegistryClient.new_client(dict(config.registry))
+        self.client = new_client(config.registry)
         in_memory = config.registry_url.startswith("mock://")  # one store: nothing to keep apart
-        self.reader = self.client if in_memory else SchemaRegistryClient.new_client(dict(config.registry))
+        self.reader = self.client if in_memory else new_client(config.registry)
         self._on_close = on_close
         self.url = config.registry_url
         self._holders = 0

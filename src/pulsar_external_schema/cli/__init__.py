@@ -16,8 +16,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import console, registry, validate
-from .common import PROG
+from . import console, registry, signals, validate
+from .common import EXIT_OK, PROG, fail
 
 EPILOG = """\
 services: every command reads PULSAR_SERVICE_URL, PULSAR_ADMIN_URL and SCHEMA_REGISTRY_URL
@@ -62,9 +62,24 @@ def _completion(parser: argparse.ArgumentParser, shell: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result: int = args.run(args)
-    return result
+    """Runs a command; ends it on SIGINT, SIGTERM or a closed stdout as `signals` says, with one
+    line on stderr at most and never a traceback."""
+    with signals.handled():
+        command = "?"
+        try:
+            args = build_parser().parse_args(argv)
+            command = args.command
+            result: int = args.run(args)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the reader of stdout has what it wanted
+            signals.silence_stdout()
+            result = EXIT_OK
+        except BaseException as error:
+            if signals.received() is None or isinstance(error, SystemExit):
+                raise
+            result = fail(command, error)
+        stopped = signals.status()
+    return result if stopped is None else stopped
 
 
 def _version() -> str:

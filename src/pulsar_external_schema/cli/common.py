@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExternalSchemaError
+from . import signals
 
 PROG = "pulsar-external-schema"
 EXIT_OK = 0
@@ -36,10 +37,14 @@ class UsageError(CommandError):
     exit_code = EXIT_USAGE
 
 
-def fail(command: str, error: str | Exception) -> int:
+def fail(command: str, error: str | BaseException) -> int:
     """One line on stderr, even when a library's or the registry's reason spans several; the exit
-    code of the error: 2 for a `UsageError`, else 1."""
+    code of the error: 2 for a `UsageError`, else 1. Once a signal came, whatever ended the
+    command is that signal (`signals`), and the line says so."""
+    stopped = signals.received()
     message = " ".join(part.strip() for part in str(error).splitlines() if part.strip())
+    if stopped is not None:
+        message = f"stopped by {stopped.name}"
     print(f"{PROG}: {command}: {message}", file=sys.stderr, flush=True)
     return error.exit_code if isinstance(error, CommandError) else EXIT_FAILED
 

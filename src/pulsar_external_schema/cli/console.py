@@ -17,7 +17,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any, BinaryIO
 
 import pulsar
@@ -33,6 +32,7 @@ from ..errors import (
 )
 from ..producer import create_producer
 from ..schema_id import SCHEMA_ID_PROPERTY
+from . import signals
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -330,7 +330,7 @@ def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, sour
                         break
                 progress.update(sent, rejected)
         except KeyboardInterrupt:
-            stopped = "interrupted: the lines after the last one read were not sent"
+            stopped = f"stopped by {_signal_name()}: the lines after the last one read were not sent"
         _pulsar_call(producer.flush, f"flushing the producer of {args.topic}")
         producer.close()
     finally:
@@ -439,23 +439,31 @@ class _Stop(Exception):
     """The registry cannot be reached: the tool stops (the message is redelivered later)."""
 
 
-class _Reader:
-    """A reader, as `consume` takes a consumer: it acknowledges nothing."""
+class _Held:
+    """The console's consumer, or reader (which acknowledges nothing), as `consume` calls it. The
+    console holds signals while it prints a message and settles it (`signals.hold`); a signal that
+    came meanwhile stops the tool when it next waits, so a subscription acknowledges exactly what
+    was printed."""
 
-    def __init__(self, reader: Any) -> None:
+    def __init__(self, consumer: Any, *, reader: bool) -> None:
+        self._consumer = consumer
         self._reader = reader
 
     def receive(self, timeout_millis: int | None = None) -> Any:
-        return self._reader.read_next() if timeout_millis is None else self._reader.read_next(timeout_millis)
+        signals.release()
+        wait = self._consumer.read_next if self._reader else self._consumer.receive
+        return wait() if timeout_millis is None else wait(timeout_millis)
 
     def acknowledge(self, msg: Any) -> None:
-        pass
+        if not self._reader:
+            self._consumer.acknowledge(msg)
 
     def negative_acknowledge(self, msg: Any) -> None:
-        pass
+        if not self._reader:
+            self._consumer.negative_acknowledge(msg)
 
     def close(self) -> None:
-        self._reader.close()
+        self._consumer.close()
 
 
 class _ConsoleConsumer:
@@ -472,22 +480,22 @@ class _ConsoleConsumer:
             position = (
                 pulsar.InitialPosition.Earliest if args.from_beginning else pulsar.InitialPosition.Latest
             )
-            self.consumer: Any = _pulsar_call(
+            subscribed = _pulsar_call(
                 lambda: client.subscribe(
                     args.topic, args.subscription, schema=schema, initial_position=position
                 ),
                 f"subscribing {args.subscription} to {where}",
                 args,
             )
+            self.consumer = _Held(subscribed, reader=False)
         else:
             start = pulsar.MessageId.earliest if args.from_beginning else pulsar.MessageId.latest
-            self.consumer = _Reader(
-                _pulsar_call(
-                    lambda: client.create_reader(args.topic, start, schema=schema),
-                    f"creating a reader on {where}",
-                    args,
-                )
+            reading = _pulsar_call(
+                lambda: client.create_reader(args.topic, start, schema=schema),
+                f"creating a reader on {where}",
+                args,
             )
+            self.consumer = _Held(reading, reader=True)
         self.progress = Progress("consumed", "message", 0 if args.quiet else args.progress)
         self.printed = self.failed = 0
 
@@ -495,6 +503,7 @@ class _ConsoleConsumer:
         args = self.args
         stopped: str | None = None
         closed = False
+        interrupted: str | None = None
         result = None
         try:
             result = consume(
@@ -506,10 +515,10 @@ class _ConsoleConsumer:
                 client=self.client,
                 on_error=self._failed,
             )
-        except KeyboardInterrupt:
-            pass
+        except (KeyboardInterrupt, pulsar.Interrupted):  # SIGINT or SIGTERM (`signals`)
+            interrupted = _signal_name()
         except BrokenPipeError:  # `consume ... | head`: the reader of stdout has what it wanted
-            _silence_stdout()
+            signals.silence_stdout()
             closed = True  # not a failure: `set -o pipefail` scripts go on (the message is redelivered)
         except _Stop as stop:
             stopped = str(stop)
@@ -525,10 +534,12 @@ class _ConsoleConsumer:
                 failed=self.failed,
                 dead_lettered=result.dead_lettered if result is not None else 0,
                 redelivered=result.redelivered if result is not None else 0,
-                stopped=stopped or ("stdout was closed" if closed else None),
+                stopped=stopped or ("stdout was closed" if closed else interrupted),
             )
         elif not args.quiet:
             early = ", stopped early" if stopped else ", stopped: stdout was closed" if closed else ""
+            if interrupted and not stopped:
+                early = f", stopped by {interrupted}"
             copied = ""
             if result is not None and args.dead_letter_topic:
                 copied = f" ({result.dead_lettered} dead-lettered, {result.redelivered} redelivered later)"
@@ -539,12 +550,14 @@ class _ConsoleConsumer:
         return EXIT_FAILED if self.failed or stopped else EXIT_OK
 
     def _handle(self, msg: Any, value: Any) -> None:
+        signals.hold()  # until the next receive: printed, then acknowledged
         self._print(msg, value)
         self.printed += 1
         self.progress.update(self.printed, self.failed)
 
     def _failed(self, msg: Any, error: ExternalSchemaError) -> None:
         """Reports a message `consume` could not decode, before it settles it (`fate`)."""
+        signals.hold()  # until the next receive: reported, then settled
         number = self.printed + self.failed + 1
         if isinstance(error, RegistryUnavailableError):
             self.consumer.negative_acknowledge(msg)  # redelivered later, never dead-lettered
@@ -708,6 +721,6 @@ def _report(line: str) -> None:
     print(" ".join(part.strip() for part in line.splitlines()), file=sys.stderr, flush=True)
 
 
-def _silence_stdout() -> None:
-    with suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+def _signal_name() -> str:
+    stopped = signals.received()
+    return stopped.name if stopped is not None else "SIGINT"
