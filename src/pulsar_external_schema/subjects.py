@@ -24,7 +24,7 @@ SubjectNameStrategy = Callable[[SerializationContext | None, str | None], str | 
 
 _PARTITION_SUFFIX = re.compile(r"-partition-\d+$")
 _PARTITION_NUMBER = re.compile(r"-partition-(\d+)$")
-_FULL_NAME = re.compile(r"^(persistent|non-persistent)://([^/]+)/([^/]+)/(.+)$")
+_FULL_NAME = re.compile(r"^(persistent|non-persistent)://([^/]+)/([^/]+)/([^/]+)$")
 
 
 class TopicName(NamedTuple):
@@ -63,9 +63,12 @@ def split_topic(topic: str) -> tuple[str, str, str, str]:
         return "persistent", "public", "default", topic
     if len(parts) == 3 and all(parts):
         return "persistent", parts[0], parts[1], parts[2]
+    scheme, sep, rest = topic.partition("://")
+    v1 = len((rest if sep else topic).split("/")) == 4 and all((rest if sep else topic).split("/"))
     raise ValueError(
         f"{topic!r} is not a Pulsar topic name "
-        "(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic)"
+        "(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic"
+        + ("; tenant/cluster/namespace/topic is Pulsar's V1 form, which this package does not take)" if v1 else ")")
     )
 
 

@@ -163,3 +163,85 @@ def test_usage_errors_need_no_service() -> None:
         "pulsar-external-schema: produce: --value-schema-file: cannot read /nonexistent/x.avsc: "
         "No such file or directory"
     )
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The last line argparse prints for a command line it refuses (exit 2)."""
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+    assert exited.value.code == 2
+    return capsys.readouterr().err.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (("consume", "t", "--from-begining"), "; did you mean --from-beginning?"),
+        (("produce", "t", "--value-shema", "{}"), "; did you mean --value-schema?"),
+        (
+            ("consume", "t", "--from-begining", "--qiet"),
+            "; did you mean --from-beginning for --from-begining, ",
+        ),
+        (("consme", "t"), "; did you mean consume?"),
+        (("get", "--subjekt", "s"), "; did you mean --subject?"),
+    ],
+)
+def test_a_mistyped_flag_or_command_gets_a_suggestion(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], suggestion: str
+) -> None:
+    assert suggestion in usage_error(capsys, *argv)
+
+
+def test_a_flag_nothing_resembles_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert usage_error(capsys, "consume", "t", "--zzzz").endswith("unrecognized arguments: --zzzz")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("consume", "t", "--timeout-ms", "-5"),
+        ("consume", "t", "--timeout-ms", "0"),
+        ("consume", "t", "--max-messages", "0"),
+        ("consume", "t", "--progress", "-1"),
+        ("consume", "t", "--progress", "nan"),
+        ("consume", "t", "--connect-timeout", "0"),
+        ("get", "--id", "-1"),
+        (
+            "validate",
+            "--input",
+            "t",
+            "--valid",
+            "v",
+            "--dlq",
+            "d",
+            "--checkpoint",
+            "c",
+            "--max-entries-per-partition",
+            "0",
+        ),
+    ],
+)
+def test_a_negative_or_empty_count_or_duration_is_refused(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    line = usage_error(capsys, *argv)
+    assert "or more, not" in line or "above 0, not" in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "v1"),
+    [
+        (("produce", "persistent://a/b/c/d"), True),
+        (("consume", "--topic", "a/b/c/d"), True),
+        (("describe", "--topic", "a/b"), False),
+        (("get", "--topic", "persistent://t//x"), False),
+        (("consume", "t", "--schema-topic", "http://x/y"), False),
+        (("validate", "--input", "a/b", "--valid", "v", "--dlq", "d", "--checkpoint", "c"), False),
+    ],
+)
+def test_a_malformed_topic_name_is_refused_before_anything_connects(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], v1: bool
+) -> None:
+    line = usage_error(capsys, *argv)
+    assert "is not a Pulsar topic name (expected persistent://tenant/namespace/topic" in line
+    assert ("Pulsar's V1 form" in line) is v1

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from . import console, registry, signals, validate
-from .common import EXIT_OK, PROG, fail
+from .common import EXIT_OK, PROG, Parser, fail
 
 EPILOG = """\
 services: every command reads PULSAR_SERVICE_URL, PULSAR_ADMIN_URL and SCHEMA_REGISTRY_URL
@@ -27,7 +27,7 @@ services: every command reads PULSAR_SERVICE_URL, PULSAR_ADMIN_URL and SCHEMA_RE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description=(
             "External schemas (PIP-420) and data contracts for Apache Pulsar, with a "

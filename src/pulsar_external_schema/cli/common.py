@@ -7,13 +7,16 @@ command could not do its job (the reason is on stderr, one line); 2 for a bad co
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..errors import ExternalSchemaError
+from ..subjects import split_topic
 from . import signals
 
 PROG = "pulsar-external-schema"
@@ -47,6 +50,60 @@ def fail(command: str, error: str | BaseException) -> int:
         message = f"stopped by {stopped.name}"
     print(f"{PROG}: {command}: {message}", file=sys.stderr, flush=True)
     return error.exit_code if isinstance(error, CommandError) else EXIT_FAILED
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, which also says "did you mean" for a mistyped flag or command, as
+    Python 3.14's `suggest_on_error` does (3.11-3.13 have none). Its subcommands' parsers are
+    of this class too (argparse makes them of their parent's)."""
+
+    _argv: tuple[str, ...] = ()
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = tuple(str(arg) for arg in (sys.argv[1:] if args is None else args))
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + self._suggestion(message))
+
+    def _suggestion(self, message: str) -> str:
+        unrecognized = message.removeprefix("unrecognized arguments: ")
+        if unrecognized != message:
+            options = [option for action in self._command()._actions for option in action.option_strings]
+            words = [word.split("=", 1)[0] for word in unrecognized.split() if word.startswith("--")]
+        elif message.startswith("argument COMMAND: invalid choice: "):
+            options = list(self._commands())
+            words = [message.split("'")[1]]
+        else:
+            return ""
+        hints = [
+            f"{match[0]} for {word}" if len(words) > 1 else match[0]
+            for word in words
+            if (match := difflib.get_close_matches(word, options, n=1, cutoff=0.6))
+        ]
+        return f"; did you mean {', '.join(hints)}?" if hints else ""
+
+    def _commands(self) -> dict[str, argparse.ArgumentParser]:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return dict(action.choices)
+        return {}
+
+    def _command(self) -> argparse.ArgumentParser:
+        """The parser of the subcommand the command line names (else this one)."""
+        commands = self._commands()
+        return next((commands[word] for word in self._argv if word in commands), self)
+
+
+def topic_name(text: str) -> str:
+    """An argparse type: a Pulsar topic name (`split_topic`), checked before anything connects
+    (a broker answers a malformed one with InvalidTopicName to a client that retries it until
+    its timeout)."""
+    try:
+        split_topic(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def property_pair(text: str) -> tuple[str, str]:
@@ -99,6 +156,34 @@ def add_output_option(
 ) -> None:
     """`--output text|json`, the same on every command that prints results."""
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help=help)
+
+
+def whole(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `minimum` (`--max-messages 0` or
+    `--timeout-ms -5` are usage errors, not a silent wait)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"takes a whole number, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"takes a number of {minimum} or more, not {text!r}")
+        return value
+
+    parse.__name__ = "number"  # argparse names the type in its own messages
+    return parse
+
+
+def non_negative(text: str) -> float:
+    """An argparse type: a number of 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a number, not {text!r}") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"takes a number of 0 or more, not {text!r}")
+    return value
 
 
 def _port(text: str) -> int:

@@ -32,6 +32,7 @@ from ..errors import (
 )
 from ..producer import create_producer
 from ..schema_id import SCHEMA_ID_PROPERTY
+from ..subjects import split_topic
 from . import signals
 from .common import (
     EXIT_FAILED,
@@ -43,11 +44,14 @@ from .common import (
     add_registry_options,
     fail,
     json_argument,
+    non_negative,
     plural,
     require,
     schema_config,
     schema_text,
     serve_rule_metrics,
+    topic_name,
+    whole,
 )
 from .habits import add_key_options, add_topic, settle
 from .progress import Progress
@@ -146,11 +150,13 @@ def add_parsers(commands: Any) -> None:
     )
     consume.add_argument(
         "--dead-letter-topic",
+        type=topic_name,
         metavar="TOPIC",
         help="with --subscription: copy messages that fail to this topic, then acknowledge them",
     )
     consume.add_argument(
         "--schema-topic",
+        type=topic_name,
         metavar="TOPIC",
         help="find the schema through this topic's subject, e.g. the source topic of a DLQ topic",
     )
@@ -159,9 +165,9 @@ def add_parsers(commands: Any) -> None:
         action="store_true",
         help="no decoding: print metadata and the payload (UTF-8 text, else base64), e.g. for DLQ copies",
     )
-    consume.add_argument("--max-messages", "-n", type=int, metavar="N", help="stop after N messages")
+    consume.add_argument("--max-messages", "-n", type=whole(1), metavar="N", help="stop after N messages")
     consume.add_argument(
-        "--timeout-ms", type=int, metavar="MS", help="stop when no message arrives for MS milliseconds"
+        "--timeout-ms", type=whole(1), metavar="MS", help="stop when no message arrives for MS milliseconds"
     )
     consume.add_argument(
         "--print-metadata",
@@ -219,7 +225,7 @@ def _schema_options(parser: argparse.ArgumentParser, *, producing: bool) -> None
 def _progress_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--progress",
-        type=float,
+        type=non_negative,
         default=10.0,
         metavar="SECONDS",
         help="print counts on stderr every SECONDS during long runs (default 10; 0 turns them off)",
@@ -292,7 +298,9 @@ class _Delivery:
 
 
 def _produce(args: argparse.Namespace, client: Any, given: SchemaArguments, source: BinaryIO) -> int:
-    resolved = for_produce(schema_config(args), client, args.topic, given)
+    resolved = for_produce(
+        schema_config(args), client, args.topic, given, lambda: _check_topic(client, args, registering=True)
+    )
     try:
         producer = _pulsar_call(
             lambda: create_producer(client, args.topic, resolved.schema, block_if_queue_full=True),
@@ -392,6 +400,7 @@ def run_consume(args: argparse.Namespace) -> int:
 
 
 def _consume(args: argparse.Namespace, client: Any, given: SchemaArguments) -> int:
+    _check_topic(client, args)
     resolved = None
     if not args.raw:
         schema_topic = args.schema_topic or args.topic
@@ -426,6 +435,8 @@ def _source_of_copies(client: Any, args: argparse.Namespace) -> str | None:
         args,
     )
     try:
+        if not reader.has_message_available():  # an empty topic: no wait for a first message
+            return None
         first = reader.read_next(int(args.connect_timeout * 1000))
     except pulsar.Timeout:
         return None
@@ -693,6 +704,28 @@ def _client(args: argparse.Namespace) -> Any:
         raise UsageError(
             f"--service-url {args.service_url!r} is not a Pulsar service URL ({error}), "
             "e.g. pulsar://127.0.0.1:6650"
+        ) from None
+
+
+def _check_topic(client: Any, args: argparse.Namespace, *, registering: bool = False) -> None:
+    """Before anything is registered or waited for: the broker can serve the topic (a topic of a
+    tenant or namespace that does not exist is TopicNotFound, which pulsar-client gives without
+    the broker's reason)."""
+    try:
+        _pulsar_call(
+            lambda: client.get_topic_partitions(args.topic),
+            f"looking {args.topic} up at {args.service_url}",
+            args,
+        )
+    except CommandError as error:
+        if "TopicNotFound" not in str(error):
+            raise
+        _scheme, tenant, namespace, _local = split_topic(args.topic)
+        raise CommandError(
+            f"the broker at {args.service_url} has no topic {args.topic} (TopicNotFound): tenant "
+            f"{tenant!r} or namespace {tenant}/{namespace} does not exist, or the namespace does not "
+            f"create topics on first use; check with `pulsar-admin namespaces list {tenant}`"
+            + ("; nothing was registered" if registering else "")
         ) from None
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import UsageError
+from .common import UsageError, topic_name
 
 #: Confluent console property -> (the destination of the flag it stands for, the flag).
 _PRODUCE_PROPERTIES = {
@@ -42,8 +42,10 @@ DEFAULT_KEY_SEPARATOR = "\t"
 
 def add_topic(parser: argparse.ArgumentParser) -> None:
     """`--topic T`, or T alone as `pulsar-client` takes it."""
-    parser.add_argument("--topic", help="topic name, e.g. test or persistent://t/ns/orders")
-    parser.add_argument("topic_name", nargs="?", metavar="TOPIC", help="the topic, instead of --topic")
+    parser.add_argument("--topic", type=topic_name, help="topic name, e.g. test or persistent://t/ns/orders")
+    parser.add_argument(
+        "topic_name", nargs="?", type=topic_name, metavar="TOPIC", help="the topic, instead of --topic"
+    )
 
 
 def add_key_options(parser: argparse.ArgumentParser, *, producing: bool) -> None:

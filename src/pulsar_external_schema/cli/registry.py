@@ -37,6 +37,8 @@ from .common import (
     require,
     schema_config,
     schema_text,
+    topic_name,
+    whole,
 )
 from .schemas import SCHEMA_TYPES, checked, contract_schema, guess_format, new_factory, register
 
@@ -111,7 +113,7 @@ def add_parsers(commands: Any) -> None:
     )
     _subject_options(get, required=False)
     get.add_argument("--version", default="latest", help="version number or 'latest' (default)")
-    get.add_argument("--id", type=int, help="a schema id instead of a subject and version")
+    get.add_argument("--id", type=whole(0), help="a schema id instead of a subject and version")
     get.add_argument(
         "--schema-only", action="store_true", help="print only the schema text (pretty JSON for Avro/JSON)"
     )
@@ -176,7 +178,7 @@ def add_parsers(commands: Any) -> None:
         "  pulsar-external-schema describe --topic orders --version 1 --output json",
     )
     which = describe.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", help="the topic: its value and key subjects")
+    which.add_argument("--topic", type=topic_name, help="the topic: its value and key subjects")
     which.add_argument("--subject", help="one subject")
     describe.add_argument("--version", default="latest", help="the version to show (default latest)")
     add_output_option(describe)
@@ -199,7 +201,9 @@ def _subject_options(parser: argparse.ArgumentParser, *, required: bool = True) 
     group = parser.add_argument_group("subject (one of)")
     which = group.add_mutually_exclusive_group(required=required)
     which.add_argument("--subject", help="the subject name")
-    which.add_argument("--topic", help="a topic: its subject under the subject name strategy")
+    which.add_argument(
+        "--topic", type=topic_name, help="a topic: its subject under the subject name strategy"
+    )
     group.add_argument("--key", action="store_true", help="with --topic: the key subject, not the value one")
 
 

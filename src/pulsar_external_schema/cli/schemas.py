@@ -65,7 +65,15 @@ class SchemaArguments:
     protobuf_message: str | None = None
 
 
-def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaArguments) -> Resolved:
+def for_produce(
+    config: dict[str, Any],
+    client: Any,
+    topic: str,
+    given: SchemaArguments,
+    check_topic: Callable[[], None] = lambda: None,
+) -> Resolved:
+    """The producer's schema; `check_topic` runs once the command line's schemas are known good,
+    before the registry is asked anything (so a topic the broker cannot serve registers nothing)."""
     if given.value_schema is None:
         if given.key_schema is not None:
             raise UsageError("--key-schema needs --value-schema too")
@@ -74,6 +82,7 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
                 "--value-rule-set and --value-metadata are registered with --value-schema; "
                 "give the schema too (or set them with the `config` command's default/override)"
             )
+        check_topic()
         return _registered(config, client, topic, given, key_value=False)
     fmt = given.format or guess_format(given.value_schema, "--value-schema")
     schema = contract_schema(given.value_schema, fmt, given.rule_set, given.metadata)
@@ -83,6 +92,7 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
     factory = new_factory(config, client)
     try:
         if fmt == "protobuf":
+            check_topic()
             registration = _register(factory, topic, schema)
             return _protobuf_by_text(factory, registration, schema, given.protobuf_message)
         make = factory.avro if fmt == "avro" else factory.json
@@ -91,6 +101,7 @@ def for_produce(config: dict[str, Any], client: Any, topic: str, given: SchemaAr
             key = None if key_schema is None else make(key_schema)
         except SchemaParseError as error:
             raise UsageError(str(error)) from None
+        check_topic()
         _register(factory, topic, schema)
         value_codec = _plain_codec(fmt, schema.schema_str or "")
         if key is None or key_schema is None:

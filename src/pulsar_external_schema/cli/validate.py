@@ -17,6 +17,8 @@ from .common import (
     fail,
     require,
     serve_rule_metrics,
+    topic_name,
+    whole,
 )
 
 
@@ -41,7 +43,9 @@ def add_parser(commands: Any) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    validate.add_argument("--input", required=True, metavar="TOPIC", help="the topic producers write to")
+    validate.add_argument(
+        "--input", required=True, type=topic_name, metavar="TOPIC", help="the topic producers write to"
+    )
     validate.add_argument(
         "--valid",
         required=True,
@@ -51,6 +55,7 @@ def add_parser(commands: Any) -> None:
     validate.add_argument(
         "--dead-letter-topic",
         "--dlq",
+        type=topic_name,
         dest="dead_letter_topic",
         required=True,
         metavar="TOPIC",
@@ -72,7 +77,7 @@ def add_parser(commands: Any) -> None:
     )
     validate.add_argument(
         "--max-entries-per-partition",
-        type=int,
+        type=whole(1),
         metavar="N",
         help="cap each micro-batch at N entries per partition",
     )

@@ -1,0 +1,47 @@
+"""Fast, precise answers of the console tools to everyday mistakes, on the real broker and
+registry: the broker's reason instead of a timeout, no wait beyond the one asked for, nothing
+registered for a topic the broker cannot serve."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx
+import pytest
+from cli_support import cli
+from conftest import Services
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = '{"type":"record","name":"r","fields":[{"name":"a","type":"int"}]}'
+
+
+def test_a_topic_of_a_tenant_that_does_not_exist_is_named_and_registers_nothing(services: Services) -> None:
+    tenant = f"nosuchtenant{uuid.uuid4().hex[:6]}"
+    topic = f"persistent://{tenant}/default/orders"
+
+    result = cli(services, "produce", "--topic", topic, "--value-schema", SCHEMA, "-m", '{"a": 1}')
+
+    assert result.returncode == 1, result.stderr
+    [line] = result.stderr.splitlines()
+    assert f"tenant {tenant!r} or namespace {tenant}/default does not exist" in line
+    assert "cannot connect" not in line
+    assert line.endswith("; nothing was registered")
+    subjects = httpx.get(f"{services.registry_url}/subjects").json()
+    assert not [subject for subject in subjects if tenant in subject]
+
+
+def test_consume_of_an_empty_topic_without_a_subject_waits_no_longer_than_asked(
+    services: Services, topic: str
+) -> None:
+    path = topic.removeprefix("persistent://")
+    httpx.put(f"{services.admin_url}/admin/v2/persistent/{path}").raise_for_status()
+
+    started = time.monotonic()
+    result = cli(services, "consume", "--topic", topic, "--from-beginning", "--timeout-ms", "1000")
+    took = time.monotonic() - started
+
+    assert result.returncode == 1, result.stderr
+    assert "has no registered schema" in result.stderr
+    assert took < 6, took  # it waited --connect-timeout (10 s) for a first message that never came
