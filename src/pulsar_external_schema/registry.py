@@ -71,8 +71,31 @@ def is_conflict(error: BaseException) -> bool:
     return isinstance(error, SchemaRegistryError) and error.http_status_code == 409
 
 
+#: How confluent-kafka's client prefixes an answer whose body is not a registry's JSON error.
+_NOT_JSON = "Unknown Schema Registry Error: "
+
+
+def not_a_registry(error: BaseException) -> bool:
+    """A server answered, but not as a schema registry does (its body is no registry's JSON error):
+    a URL of something else (a web server, another API), or a proxy's own error page."""
+    return (
+        isinstance(error, SchemaRegistryError)
+        and error.http_status_code > 0
+        and error.error_code == -1
+        and str(error.error_message).startswith(_NOT_JSON)
+    )
+
+
 def describe(error: BaseException) -> str:
-    """The registry's own words for an error (its message, status and code), or the error's text."""
+    """The registry's own words for an error (its message, status and code), or the error's text;
+    for an answer no registry gives, what it was (the page itself would span a screen)."""
+    if not_a_registry(error):
+        assert isinstance(error, SchemaRegistryError)
+        return (
+            f"the server answered HTTP {error.http_status_code} with a body that is not a schema "
+            "registry's JSON: is this the URL of a Confluent-compatible schema registry (or of a "
+            "proxy before one)?"
+        )
     if isinstance(error, SchemaRegistryError):
         return f"{error.error_message} (HTTP {error.http_status_code}, error {error.error_code})"
     return str(error) or type(error).__name__

@@ -63,12 +63,12 @@ def split_topic(topic: str) -> tuple[str, str, str, str]:
         return "persistent", "public", "default", topic
     if len(parts) == 3 and all(parts):
         return "persistent", parts[0], parts[1], parts[2]
-    scheme, sep, rest = topic.partition("://")
-    v1 = len((rest if sep else topic).split("/")) == 4 and all((rest if sep else topic).split("/"))
+    path = topic.partition("://")[2] or topic
+    v1 = len(path.split("/")) == 4 and all(path.split("/"))
+    old = "; tenant/cluster/namespace/topic is Pulsar's V1 form, not taken here" if v1 else ""
     raise ValueError(
         f"{topic!r} is not a Pulsar topic name "
-        "(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic"
-        + ("; tenant/cluster/namespace/topic is Pulsar's V1 form, which this package does not take)" if v1 else ")")
+        f"(expected persistent://tenant/namespace/topic, tenant/namespace/topic or topic{old})"
     )
 
 

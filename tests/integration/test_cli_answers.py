@@ -4,8 +4,13 @@ registered for a topic the broker cannot serve."""
 
 from __future__ import annotations
 
+import functools
+import http.server
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -28,7 +33,7 @@ def test_a_topic_of_a_tenant_that_does_not_exist_is_named_and_registers_nothing(
     assert f"tenant {tenant!r} or namespace {tenant}/default does not exist" in line
     assert "cannot connect" not in line
     assert line.endswith("; nothing was registered")
-    subjects = httpx.get(f"{services.registry_url}/subjects").json()
+    subjects = httpx.get(f"{services.registry_url}/subjects").json() or []  # AxonOps: null for none
     assert not [subject for subject in subjects if tenant in subject]
 
 
@@ -45,3 +50,39 @@ def test_consume_of_an_empty_topic_without_a_subject_waits_no_longer_than_asked(
     assert result.returncode == 1, result.stderr
     assert "has no registered schema" in result.stderr
     assert took < 6, took  # it waited --connect-timeout (10 s) for a first message that never came
+
+
+@pytest.fixture
+def web_server(tmp_path: Path) -> Iterator[str]:
+    """An HTTP file server: it answers every request, with HTML pages, and is not a registry."""
+    (tmp_path / "index.html").write_text("<html><body>a web site</body></html>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("subjects",),
+        ("describe", "--topic", "orders"),
+        ("produce", "orders", "--value-schema", SCHEMA, "-m", "{}"),
+    ],
+    ids=["subjects", "describe", "produce"],
+)
+def test_a_server_that_is_not_a_registry_is_called_so(
+    services: Services, web_server: str, args: tuple[str, ...]
+) -> None:
+    result = cli(services, *args, registry_url=web_server)
+
+    assert result.returncode == 1, result.stderr
+    [line] = result.stderr.splitlines()
+    assert f"{web_server}: the server answered HTTP " in line
+    assert "is this the URL of a Confluent-compatible schema registry" in line
+    assert "<" not in line  # not the page itself

@@ -244,4 +244,4 @@ def test_a_malformed_topic_name_is_refused_before_anything_connects(
 ) -> None:
     line = usage_error(capsys, *argv)
     assert "is not a Pulsar topic name (expected persistent://tenant/namespace/topic" in line
-    assert ("Pulsar's V1 form" in line) is v1
+    assert ("is Pulsar's V1 form" in line) is v1

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import ExternalSchemaError
+from ..registry import describe, not_a_registry
 from ..subjects import split_topic
 from . import signals
 
@@ -274,6 +275,8 @@ def registry_failure(error: Exception, url: str, doing: str) -> CommandError:
     status = getattr(error, "http_status_code", None)
     if isinstance(error, ExternalSchemaError):
         return CommandError(str(error))
+    if not_a_registry(error):
+        return CommandError(f"{doing}: {url}: {describe(error)}")
     if status is not None and status > 0:
         message = getattr(error, "error_message", None) or str(error)
         code = getattr(error, "error_code", None)
