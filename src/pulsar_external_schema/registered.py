@@ -101,6 +101,16 @@ def registered_schema(
         raise
     except Exception as error:
         kind = failure_kind(error)
+        if kind == "not found" and pinned_id is not None:
+            raise ConfigError(
+                f"config key 'use.schema.id' = {pinned_id}: the registry at {config.registry_url} has no "
+                f"schema with id {pinned_id} under subject {subject} (topic {topic}): {describe(error)}"
+            ) from None
+        if kind == "not found" and metadata:
+            raise ConfigError(
+                f"config key 'use.latest.with.metadata' = {metadata}: subject {subject} (topic {topic}) has "
+                f"no version with this metadata at {config.registry_url}: {describe(error)}"
+            ) from None
         if kind == "not found":
             raise SubjectNotFoundError(
                 f"subject {subject} (topic {topic}) has no registered schema at {config.registry_url}: "

@@ -86,3 +86,17 @@ def test_a_server_that_is_not_a_registry_is_called_so(
     assert f"{web_server}: the server answered HTTP " in line
     assert "is this the URL of a Confluent-compatible schema registry" in line
     assert "<" not in line  # not the page itself
+
+
+def test_a_pinned_schema_id_the_registry_lacks_is_named_as_such(services: Services, topic: str) -> None:
+    produced = cli(services, "produce", "--topic", topic, "--value-schema", SCHEMA, "-m", '{"a": 1}')
+    assert produced.returncode == 0, produced.stderr
+
+    for command, extra in (("produce", ("-m", '{"a": 1}')), ("consume", ("--timeout-ms", "1000"))):
+        result = cli(services, command, topic, "-p", "use.schema.id=987654", *extra)
+
+        assert result.returncode == 1, result.stderr
+        [line] = result.stderr.splitlines()
+        assert "config key 'use.schema.id' = 987654: the registry at " in line
+        assert "has no schema with id 987654 under subject " in line
+        assert "has no registered schema" not in line  # it has one: not the one pinned
