@@ -10,37 +10,61 @@ from typing import TYPE_CHECKING
 from ._deprecated import deprecated_names
 from ._imports import lazy_exports
 from ._version import VERSION
-from .errors import (
-    ConfigError,
-    DeadLetteredError,
-    DecodeError,
-    DecodeLimitError,
-    EncodeError,
-    ExternalSchemaError,
-    ForeignSchemaIdError,
-    IncompatibleSchemaError,
-    MissingSchemaIdError,
-    RegistryUnavailableError,
-    RuleSetError,
-    RuleViolationError,
-    SchemaIdError,
-    SchemaParseError,
-    UnknownSchemaIdError,
-    ValueOutsideSchemaError,
-)
-from .schema_id import SCHEMA_ID_PROPERTY
 
 if TYPE_CHECKING:
     from .config import ExternalSchemaConfig
     from .consumer import ConsumeResult, consume, consume_async, subscribe
+    from .errors import (
+        ConfigError,
+        DeadLetteredError,
+        DecodeError,
+        DecodeLimitError,
+        EncodeError,
+        ExternalSchemaError,
+        ForeignSchemaIdError,
+        IncompatibleSchemaError,
+        MissingSchemaIdError,
+        RegistryUnavailableError,
+        RuleSetError,
+        RuleViolationError,
+        SchemaIdError,
+        SchemaParseError,
+        UnknownSchemaIdError,
+        ValueOutsideSchemaError,
+    )
     from .factory import SchemaRegistrySchemaFactory
     from .json_evolution import JsonSchemaEvolution
     from .producer import AsyncProducer, Producer, create_async_producer, create_producer
     from .rules.checks import check_metadata, check_rule_set
     from .schema import EncodeData, ExternalSchema, KeyValue, KeyValueExternalSchema
+    from .schema_id import SCHEMA_ID_PROPERTY
 
-#: Imported on first use (`_imports.lazy_exports`: why).
+#: Imported on first use (`_imports.lazy_exports`: why). The errors too: they derive from
+#: confluent-kafka's `SerializationError`, and importing confluent-kafka takes ~45 ms, which a
+#: console tool's `--help` does not need.
 _LAZY = {
+    **dict.fromkeys(
+        [
+            "ConfigError",
+            "DeadLetteredError",
+            "DecodeError",
+            "DecodeLimitError",
+            "EncodeError",
+            "ExternalSchemaError",
+            "ForeignSchemaIdError",
+            "IncompatibleSchemaError",
+            "MissingSchemaIdError",
+            "RegistryUnavailableError",
+            "RuleSetError",
+            "RuleViolationError",
+            "SchemaIdError",
+            "SchemaParseError",
+            "UnknownSchemaIdError",
+            "ValueOutsideSchemaError",
+        ],
+        ".errors",
+    ),
+    "SCHEMA_ID_PROPERTY": ".schema_id",
     "ExternalSchemaConfig": ".config",
     **dict.fromkeys(["ConsumeResult", "consume", "consume_async", "subscribe"], ".consumer"),
     "SchemaRegistrySchemaFactory": ".factory",

@@ -29,9 +29,51 @@ def imported_after(code: str) -> set[str]:
 def test_the_package_root_imports_its_public_names_on_first_use() -> None:
     modules = imported_after("import pulsar_external_schema")
     assert not {"pulsar_external_schema.schema", "pulsar_external_schema.consumer", "celpy"} & modules
+    assert not HEAVY & modules
     modules = imported_after("from pulsar_external_schema import ExternalSchema")
     assert "pulsar_external_schema.schema" in modules
     assert "pulsar_external_schema.consumer" not in modules
+
+
+#: What a console tool's help, version, usage errors and completion need none of (~0.9 s of imports
+#: together: pulsar-client, confluent-kafka's registry client, the codec, cel-python...).
+HEAVY = {"pulsar", "_pulsar", "confluent_kafka", "fastavro", "google.protobuf", "celpy", "httpx", "pyarrow"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--version"],
+        ["--help"],
+        ["consume", "--help"],
+        ["check", "--help"],
+        ["completion", "bash"],
+        ["consme"],
+    ],
+)
+def test_the_console_tools_start_without_their_heavy_imports(argv: list[str]) -> None:
+    code = f"""
+import contextlib, io, sys
+from pulsar_external_schema.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main({argv!r})
+    except SystemExit:
+        pass
+"""
+    assert not HEAVY & imported_after(code)
+
+
+def test_a_command_imports_what_it_runs_when_it_runs() -> None:
+    code = """
+import contextlib, io
+from pulsar_external_schema.cli import main
+with contextlib.redirect_stderr(io.StringIO()):
+    main(["subjects", "--registry-url", "http://127.0.0.1:9", "-p", "http.connect.timeout.ms=1"])
+"""
+    modules = imported_after(code)
+    assert "pulsar_external_schema.cli.registry" in modules
+    assert not {"pulsar_external_schema.cli.console", "pulsar_external_schema.cli.validate"} & modules
 
 
 def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None:
@@ -64,3 +106,12 @@ factory.rules.executor("CEL")._interpreted_compiles("1 + 1 == 2")
 assert built, "cel-python's parser is built when an expression needs it"
 """
     imported_after(code)
+
+
+def test_the_version_constant_is_the_installed_distributions() -> None:
+    """`_version.VERSION` is the one place the version is written (pyproject.toml reads it)."""
+    from importlib.metadata import version
+
+    import pulsar_external_schema
+
+    assert pulsar_external_schema.__version__ == version("pulsar-external-schema")

@@ -12,53 +12,14 @@ worked, 1 when something failed, 2 on a bad command line.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
-from . import console, registry, signals, validate
-from .common import EXIT_OK, PROG, Parser, fail
+from . import signals
+from .common import EXIT_OK, fail
+from .parsers import build_parser
 
-EPILOG = """\
-services: every command reads PULSAR_SERVICE_URL, PULSAR_ADMIN_URL and SCHEMA_REGISTRY_URL
-(`eval "$(scripts/services env)"` sets them for the local services) unless given as flags.
-`pulsar-external-schema COMMAND --help` shows a command's options and an example.
-"""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog=PROG,
-        description=(
-            "External schemas (PIP-420) and data contracts for Apache Pulsar, with a "
-            "Confluent-compatible schema registry."
-        ),
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    console.add_parsers(commands)
-    registry.add_parsers(commands)
-    validate.add_parser(commands)
-    completion = commands.add_parser(
-        "completion",
-        help="print a shell completion script",
-        description="Print a completion script for the shell, to source from its startup file.",
-        epilog="example (bash):\n  pulsar-external-schema completion bash > ~/.local/share/bash-completion/"
-        "completions/pulsar-external-schema",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    completion.add_argument("shell", choices=("bash", "zsh"))
-    completion.set_defaults(run=lambda args: _completion(parser, args.shell))
-    return parser
-
-
-def _completion(parser: argparse.ArgumentParser, shell: str) -> int:
-    import shtab
-
-    print(shtab.complete(parser, shell=shell))
-    return 0
+__all__ = ["build_parser", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,12 +41,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = fail(command, error)
         stopped = signals.status()
     return result if stopped is None else stopped
-
-
-def _version() -> str:
-    from .._version import VERSION
-
-    return VERSION
 
 
 if __name__ == "__main__":

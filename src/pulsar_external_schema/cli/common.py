@@ -15,12 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import ExternalSchemaError
-from ..registry import describe, not_a_registry
-from ..subjects import split_topic
 from . import signals
 
 PROG = "pulsar-external-schema"
+#: `--format`'s values, and the registry's name for each.
+SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
 EXIT_OK = 0
 EXIT_FAILED = 1
 
@@ -100,6 +99,8 @@ def topic_name(text: str) -> str:
     """An argparse type: a Pulsar topic name (`split_topic`), checked before anything connects
     (a broker answers a malformed one with InvalidTopicName to a client that retries it until
     its timeout)."""
+    from ..subjects import split_topic
+
     try:
         split_topic(text)
     except ValueError as error:
@@ -214,6 +215,8 @@ def serve_rule_metrics(args: argparse.Namespace) -> None:
     port = getattr(args, "metrics_port", None)
     if port is None:
         return
+    from ..errors import ExternalSchemaError
+
     try:
         from ..metrics import prometheus
     except ImportError as error:
@@ -272,6 +275,9 @@ def schema_text(inline: str | None, path: str | None, flag: str) -> str | None:
 def registry_failure(error: Exception, url: str, doing: str) -> CommandError:
     """A registry call's failure as one line: what was asked, and what the registry said, or that it
     could not be reached (confluent-kafka raises connection errors from httpx as they are)."""
+    from ..errors import ExternalSchemaError
+    from ..registry import describe, not_a_registry
+
     status = getattr(error, "http_status_code", None)
     if isinstance(error, ExternalSchemaError):
         return CommandError(str(error))

@@ -29,214 +29,32 @@ from .common import (
     EXIT_OK,
     CommandError,
     UsageError,
-    add_output_option,
-    add_registry_options,
     fail,
     json_argument,
     registry_failure,
     require,
     schema_config,
     schema_text,
-    topic_name,
-    whole,
 )
-from .schemas import SCHEMA_TYPES, checked, contract_schema, guess_format, new_factory, register
+from .schemas import checked, contract_schema, guess_format, new_factory, register
 
-LEVELS = (
-    "BACKWARD",
-    "BACKWARD_TRANSITIVE",
-    "FORWARD",
-    "FORWARD_TRANSITIVE",
-    "FULL",
-    "FULL_TRANSITIVE",
-    "NONE",
-)
 _SUBJECT_NOT_FOUND = 40401
 _NO_SUBJECT_CONFIG = 40408
-
-
-def add_parsers(commands: Any) -> None:
-    subjects = _command(
-        commands,
-        "subjects",
-        "list the registry's subjects",
-        "Print the registered subjects, one per line (with --versions, each with its versions).",
-        "examples:\n  pulsar-external-schema subjects --prefix public.default. --versions\n"
-        "  pulsar-external-schema subjects --output json | jq length",
-    )
-    subjects.add_argument("--prefix", help="only subjects that start with this")
-    subjects.add_argument("--deleted", action="store_true", help="include soft-deleted subjects")
-    subjects.add_argument("--versions", action="store_true", help="each subject's versions too")
-    add_output_option(subjects)
-    subjects.set_defaults(run=_runner("subjects", run_subjects))
-
-    delete = _command(
-        commands,
-        "delete",
-        "delete a subject, or one version of it (soft, or --permanent)",
-        "Soft-delete a subject's versions (or one, with --version): readers of messages that carry "
-        "their ids still decode them, new producers cannot use them. --permanent removes them for "
-        "good (soft-deleting first, as the registry requires). Prints what was deleted as JSON.",
-        "examples:\n  pulsar-external-schema delete --topic orders --version 2\n"
-        "  pulsar-external-schema delete --subject orders-value --permanent",
-    )
-    _subject_options(delete)
-    delete.add_argument("--version", help="only this version (a number or 'latest'; default: every one)")
-    delete.add_argument("--permanent", action="store_true", help="hard delete: ids no longer resolve")
-    delete.set_defaults(run=_runner("delete", run_delete))
-
-    register = _command(
-        commands,
-        "register",
-        "register a schema (with its rule set and metadata) under a subject",
-        "Register a schema version and print {subject, id, version}. Registering a schema that is "
-        "already there returns its existing id and version.",
-        "example:\n  pulsar-external-schema register --topic orders --schema-file order.avsc \\\n"
-        '    --rule-set @rules.json --metadata \'{"properties": {"owner": "sales"}}\'',
-    )
-    _subject_options(register)
-    _schema_options(register)
-    register.add_argument(
-        "--normalize", action="store_true", help="ask the registry to normalize the schema first"
-    )
-    register.set_defaults(run=_runner("register", run_register))
-
-    get = _command(
-        commands,
-        "get",
-        "show a registered schema: by subject and version, or by id",
-        "Print a registered schema as JSON: subject, version, id, schemaType, schema, references, "
-        "metadata and ruleSet.",
-        "examples:\n  pulsar-external-schema get --topic orders            # the latest version\n"
-        "  pulsar-external-schema get --subject orders-value --version 2 --schema-only\n"
-        "  pulsar-external-schema get --id 7",
-    )
-    _subject_options(get, required=False)
-    get.add_argument("--version", default="latest", help="version number or 'latest' (default)")
-    get.add_argument("--id", type=whole(0), help="a schema id instead of a subject and version")
-    get.add_argument(
-        "--schema-only", action="store_true", help="print only the schema text (pretty JSON for Avro/JSON)"
-    )
-    get.set_defaults(run=_runner("get", run_get))
-
-    check = _command(
-        commands,
-        "check",
-        "ask the registry whether a schema is compatible with a subject, and why not",
-        "Test a schema against a subject's registered versions under the subject's compatibility "
-        "level (see `config`), with the registry's reasons when it is not compatible. Nothing is "
-        "registered. Exit code 0 when compatible, 1 when not.",
-        "example:\n  pulsar-external-schema check --topic orders --schema-file order-v2.avsc",
-    )
-    _subject_options(check)
-    _schema_options(check)
-    add_output_option(check)
-    check.add_argument(
-        "--version",
-        default="all",
-        help="check against this version, 'latest', or 'all' the level covers (default all)",
-    )
-    check.set_defaults(run=_runner("check", run_check))
-
-    config = _command(
-        commands,
-        "config",
-        "show or change compatibility, compatibility group, and default/override metadata and rule sets",
-        "Without a setting, print the config of --subject (or --topic), or the global one. With "
-        "settings, change only those (the others are kept) and print the result. Default metadata "
-        "and rule sets apply to new versions that have none; override ones apply to every new "
-        "version (Confluent's data-contract docs).",
-        "examples:\n  pulsar-external-schema config --topic orders --compatibility BACKWARD "
-        "--compatibility-group major\n"
-        "  pulsar-external-schema config --default-rule-set @rules.json      # global",
-    )
-    _subject_options(config, required=False)
-    config.add_argument("--compatibility", choices=LEVELS, type=str.upper, help="compatibility level")
-    config.add_argument(
-        "--compatibility-group",
-        metavar="PROPERTY",
-        help="metadata property whose value groups versions for compatibility checks, e.g. major",
-    )
-    for which in ("default", "override"):
-        config.add_argument(f"--{which}-metadata", metavar="JSON", help=f"{which} metadata (JSON or @file)")
-        config.add_argument(f"--{which}-rule-set", metavar="JSON", help=f"{which} rule set (JSON or @file)")
-    config.add_argument(
-        "--delete",
-        action="store_true",
-        help="remove the subject's own config (it falls back to the global one)",
-    )
-    config.set_defaults(run=_runner("config", run_config))
-
-    describe = _command(
-        commands,
-        "describe",
-        "one view of a topic's contract: subjects, versions, schema, rules, compatibility",
-        "Print what the registry holds for a topic (or a subject): its value and key subjects, "
-        "their versions, the latest version's schema, metadata and rules, and the compatibility "
-        "config that applies.",
-        "examples:\n  pulsar-external-schema describe --topic orders\n"
-        "  pulsar-external-schema describe --topic orders --version 1 --output json",
-    )
-    which = describe.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", type=topic_name, help="the topic: its value and key subjects")
-    which.add_argument("--subject", help="one subject")
-    describe.add_argument("--version", default="latest", help="the version to show (default latest)")
-    add_output_option(describe)
-    describe.set_defaults(run=_runner("describe", run_describe))
-
-
-def _command(commands: Any, name: str, summary: str, description: str, epilog: str | None = None) -> Any:
-    parser = commands.add_parser(
-        name,
-        help=summary,
-        description=description,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_registry_options(parser)
-    return parser
-
-
-def _subject_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
-    group = parser.add_argument_group("subject (one of)")
-    which = group.add_mutually_exclusive_group(required=required)
-    which.add_argument("--subject", help="the subject name")
-    which.add_argument(
-        "--topic", type=topic_name, help="a topic: its subject under the subject name strategy"
-    )
-    group.add_argument("--key", action="store_true", help="with --topic: the key subject, not the value one")
-
-
-def _schema_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("schema")
-    text = group.add_mutually_exclusive_group(required=True)
-    text.add_argument("--schema", help="the schema text (Avro, JSON Schema or .proto)")
-    text.add_argument("--schema-file", metavar="FILE", help="the schema, from a file")
-    group.add_argument("--format", choices=sorted(SCHEMA_TYPES), help="default avro")
-    group.add_argument("--rule-set", metavar="JSON", help="the rule set (JSON or @file)")
-    group.add_argument("--metadata", metavar="JSON", help="the metadata (JSON or @file)")
-    group.add_argument(
-        "--reference",
-        action="append",
-        default=[],
-        metavar="NAME=SUBJECT:VERSION",
-        help="a schema reference (repeatable), e.g. acme.Address=address-value:1",
-    )
 
 
 Command = Callable[[argparse.Namespace, "_Registry"], int]
 
 
-def _runner(name: str, command: Command) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            require(args, "registry_url")
-            with _Registry(args) as registry:
-                return command(args, registry)
-        except CommandError as error:
-            return fail(name, error)
-
-    return run
+def run(args: argparse.Namespace) -> int:
+    """Runs the registry command `args.command` (`parsers` defines each) with a client of
+    `--registry-url`."""
+    command = _COMMANDS[args.command]
+    try:
+        require(args, "registry_url")
+        with _Registry(args) as registry:
+            return command(args, registry)
+    except CommandError as error:
+        return fail(args.command, error)
 
 
 class _Registry:
@@ -668,3 +486,14 @@ def _pretty_schema(text: str, schema_type: str) -> str:
 
 def _print_json(document: Any) -> None:
     print(json.dumps(document, indent=2))
+
+
+_COMMANDS: dict[str, Command] = {
+    "subjects": run_subjects,
+    "delete": run_delete,
+    "register": run_register,
+    "get": run_get,
+    "check": run_check,
+    "config": run_config,
+    "describe": run_describe,
+}

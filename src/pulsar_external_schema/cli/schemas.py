@@ -33,10 +33,8 @@ from ..registered import (
 from ..registry import failure_kind
 from ..rules.checks import check_metadata, check_rule_set
 from ..schema import ExternalSchema
-from .common import CommandError, UsageError, registry_failure
+from .common import SCHEMA_TYPES, CommandError, UsageError, registry_failure
 from .records import AvroCodec, PlainCodec, ProtobufCodec, RecordFormat
-
-SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
 
 
 @dataclass
