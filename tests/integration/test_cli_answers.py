@@ -100,3 +100,46 @@ def test_a_pinned_schema_id_the_registry_lacks_is_named_as_such(services: Servic
         assert "config key 'use.schema.id' = 987654: the registry at " in line
         assert "has no schema with id 987654 under subject " in line
         assert "has no registered schema" not in line  # it has one: not the one pinned
+
+
+def test_describe_shows_where_a_rule_dead_letters_and_masks_secret_params(
+    services: Services, topic: str
+) -> None:
+    dlq = f"{topic}-dlq"
+    rules = (
+        '{"domainRules": [{"name": "positive", "kind": "CONDITION", "type": "CEL", "mode": "WRITE", '
+        '"expr": "message.a > 0", "onFailure": "DLQ", '
+        f'"params": {{"dlq.topic": "{dlq}", "api.key.secret": "s3cr3t"}}}}]}}'
+    )
+    registered = cli(services, "register", "--topic", topic, "--schema", SCHEMA, "--rule-set", rules)
+    assert registered.returncode == 0, registered.stderr
+
+    view = cli(services, "describe", "--topic", topic)
+
+    assert view.returncode == 0, view.stderr
+    assert f"    positive params: api.key.secret=****, dlq.topic={dlq}" in view.stdout.splitlines()
+    assert "s3cr3t" not in view.stdout
+
+
+def test_consume_of_a_write_rule_copy_says_what_it_is(services: Services, topic: str) -> None:
+    dlq = f"{topic}-dlq"
+    rules = (
+        '{"domainRules": [{"name": "positive", "kind": "CONDITION", "type": "CEL", "mode": "WRITE", '
+        f'"expr": "message.a > 0", "onFailure": "DLQ", "params": {{"dlq.topic": "{dlq}"}}}}]}}'
+    )
+    produced = cli(
+        services, "produce", topic, "--value-schema", SCHEMA, "--value-rule-set", rules, "-m", '{"a": -1}'
+    )
+    assert produced.returncode == 1 and "dead-lettered" in produced.stderr, produced.stderr
+
+    decoded = cli(services, "consume", dlq, "--from-beginning", "--timeout-ms", "2000")
+
+    assert decoded.returncode == 1
+    assert (
+        f"a copy that WRITE rule 'positive' dead-lettered from {topic}: the record as its producer gave "
+        "it (JSON), never encoded, so it carries no schema id; print it with --raw"
+    ) in decoded.stderr
+    assert "field 32" not in decoded.stderr
+    raw = cli(services, "consume", dlq, "--from-beginning", "--timeout-ms", "2000", "--raw")
+    assert raw.returncode == 0, raw.stderr
+    assert '"data": "{\\"a\\": -1}"' in raw.stdout

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 import pulsar
 
 from ..consumer import consume
-from ..deadletter import RULE_TOPIC, Fate, fate
+from ..deadletter import RULE_MODE, RULE_NAME, RULE_TOPIC, Fate, fate
 from ..errors import (
     ConfigError,
     DeadLetteredError,
@@ -369,12 +369,21 @@ class _ConsoleConsumer:
             self.consumer.negative_acknowledge(msg)  # redelivered later, never dead-lettered
             raise _Stop(f"message {number} {msg.message_id()}: {error}; stopped{self._unacked}")
         self.failed += 1
-        _report(f"message {number} {msg.message_id()}: {error}{self._hint(msg)}{self._outcome(error)}")
+        _report(f"message {number} {msg.message_id()}: {self._explain(msg, error)}{self._outcome(error)}")
         self.progress.update(self.printed, self.failed)
 
-    def _hint(self, msg: Any) -> str:
-        key_value = msg.properties().get(SCHEMA_ID_PROPERTY, "").startswith("fe")
-        return "; its key has a schema too: add --key-value" if key_value and not self.args.key_value else ""
+    def _explain(self, msg: Any, error: ExternalSchemaError) -> str:
+        """The error, or what the message is when that says more than the error."""
+        properties = msg.properties()
+        if properties.get(RULE_MODE) == "WRITE" and SCHEMA_ID_PROPERTY not in properties:
+            return (
+                f"a copy that WRITE rule {properties.get(RULE_NAME, '?')!r} dead-lettered from "
+                f"{properties.get(RULE_TOPIC, '?')}: the record as its producer gave it (JSON), never "
+                "encoded, so it carries no schema id; print it with --raw"
+            )
+        key_value = properties.get(SCHEMA_ID_PROPERTY, "").startswith("fe")
+        hint = "; its key has a schema too: add --key-value" if key_value and not self.args.key_value else ""
+        return f"{error}{hint}"
 
     @property
     def _unacked(self) -> str:

@@ -20,6 +20,7 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, ServerConfi
 from confluent_kafka.serialization import MessageField
 
 from .. import _confluent
+from .._secrets import masked
 from ..errors import ExternalSchemaError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import topic_subject
@@ -387,6 +388,11 @@ def _print_view(view: dict[str, Any]) -> None:
             + "  "
             + row[-1]
         )
+    for _section, rule in rules:  # where a DLQ action sends a record, the KEK a field is encrypted with
+        params = masked(rule.get("params") or {})
+        if params:
+            given = ", ".join(f"{key}={value}" for key, value in sorted(params.items()))
+            print(f"    {rule.get('name', '')} params: {given}")
 
 
 # -- helpers -----------------------------------------------------------------------------------
