@@ -203,3 +203,15 @@ def test_readme_console_quick_start_runs(services: Services, topic: str) -> None
     assert result.returncode == 0, result.stderr  # the last command, consume, found no failure
     assert "line 2: rule 'checkLen' (CONDITION CEL, WRITE) failed: Rule expr failed" in result.stderr
     assert result.stdout == '{"f1": "success"}\n'
+
+
+def test_asyncio_app(services: Services) -> None:
+    result = run_example("asyncio_app.py", services)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "refused: p1: rule positiveAmount",
+        "received: p0 12.5",
+        "received: p2 40.0",
+        "summary: 2 received and acknowledged",
+    ]
