@@ -643,7 +643,10 @@ def test_progress_counts_on_long_runs(services: Services, topic: str) -> None:
 
 
 def test_register_get_check_and_subjects(services: Services, subject: str) -> None:
-    v1 = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "string"}]}'
+    v1 = (
+        '{"type": "record", "name": "R", "fields": [{"name": "f1", "type": "string"}, '
+        '{"name": "a", "type": "string"}]}'  # f1: the field the quick start's rule checks
+    )
     registered = cli(
         services,
         "register",
