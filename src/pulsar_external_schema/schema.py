@@ -23,7 +23,7 @@ import _pulsar
 import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
-from confluent_kafka.serialization import MessageField, SerializationContext
+from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from . import _confluent
 from . import schema_id as ids
@@ -37,10 +37,12 @@ from .codec import (
     PayloadError,
     recursion_error,
 )
+from .codec import json as json_codec
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
 from .errors import (
     ConfigError,
+    DeadLetteredError,
     DecodeError,
     DecodeLimitError,
     EncodeError,
@@ -48,6 +50,7 @@ from .errors import (
     ForeignSchemaIdError,
     MissingSchemaIdError,
     RegistryUnavailableError,
+    RuleViolationError,
     SchemaIdError,
     UnknownSchemaIdError,
     ValueOutsideSchemaError,
@@ -189,13 +192,15 @@ class FieldSerde:
         except ValueOutsideSchemaError as error:
             schema_id = ids.describe(context.schema_id) if context.schema_id else None
             raise error.placed(topic=topic, subject=self.subject(topic), schema_id=schema_id) from None
+        except RuleViolationError as error:
+            invalid = None if isinstance(error, DeadLetteredError) else self._outside_schema(value, context)
+            if invalid is None:  # a dead-lettered value's copy is persisted: its error says so
+                raise
+            raise self._not_serialized(topic, value, context, invalid) from error
         except ExternalSchemaError:
             raise
         except Exception as error:
-            values = self._sensitive_values(value, context)
-            scrub(error, values)
-            failure = self._error(EncodeError, "could not serialize the value", topic, None, error, values)
-            raise failure from error
+            raise self._not_serialized(topic, value, context, error) from error
         if payload is None:
             raise EncodeError(
                 "a None value cannot be sent with an external schema",
@@ -288,6 +293,25 @@ class FieldSerde:
             subject=self.subject(topic),
             schema_id=ids.describe(id_bytes),
         )
+
+    def _not_serialized(self, topic: str, value: Any, context: MessageContext, error: Exception) -> Exception:
+        values = self._sensitive_values(value, context)
+        scrub(error, values)
+        return self._error(EncodeError, "could not serialize the value", topic, None, error, values)
+
+    def _outside_schema(self, value: Any, context: MessageContext) -> Exception | None:
+        """Why a JSON value a rule failed on is outside its writer schema (None: it is not, or
+        the serializer does not validate). confluent-kafka's JSON serializer runs the rules
+        before it validates, so a record missing a required field would otherwise fail on the
+        first rule that reads it, in CEL's words (`Key not found in map`), not the schema's."""
+        if self.schema_type != "JSON":
+            return None
+        schema = context.writer[1].schema if context.writer and context.writer[1] else None
+        try:
+            json_codec.writer(self.serializer, schema)(value)
+        except Exception as error:
+            return SerializationError(getattr(error, "message", None) or str(error))
+        return None
 
     def _sensitive_values(self, value: Any, context: MessageContext) -> list[str]:
         """What `value` holds in fields its schema marks sensitive (`redaction.py`): the registered

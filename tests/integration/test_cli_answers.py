@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import threading
 import time
 import uuid
@@ -143,3 +144,52 @@ def test_consume_of_a_write_rule_copy_says_what_it_is(services: Services, topic:
     raw = cli(services, "consume", dlq, "--from-beginning", "--timeout-ms", "2000", "--raw")
     assert raw.returncode == 0, raw.stderr
     assert '"data": "{\\"a\\": -1}"' in raw.stdout
+
+
+def test_a_json_record_outside_its_schema_gets_the_schemas_words_before_a_rules(
+    services: Services, topic: str
+) -> None:
+    """confluent-kafka's JSON serializer runs the rules before it validates: a rule reading a
+    missing field failed with CEL's `Key not found in map`."""
+    schema = json.dumps(
+        {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "amount": {"type": "number"}},
+            "required": ["id", "amount"],
+        }
+    )
+    rules = (
+        '{"domainRules": [{"name": "positive", "kind": "CONDITION", "type": "CEL", "mode": "WRITE", '
+        '"expr": "message.amount > 0.0", "onFailure": "ERROR"}]}'
+    )
+    records = [
+        '{"id": "a"}',
+        '{"id": "b", "amount": "lots"}',
+        '{"id": "c", "amount": -1}',
+        '{"id": "d", "amount": 5}',
+    ]
+
+    result = cli(
+        services,
+        "produce",
+        topic,
+        "--format",
+        "json",
+        "--value-schema",
+        schema,
+        "--value-rule-set",
+        rules,
+        *[arg for record in records for arg in ("-m", record)],
+    )
+
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        "line 1: could not serialize the value as JSON: 'amount' is a required property"
+    )
+    assert lines[1].startswith(
+        "line 2: could not serialize the value as JSON: 'lots' is not of type 'number'"
+    )
+    assert lines[2].startswith("line 3: rule 'positive' (CONDITION CEL, WRITE) failed")  # valid, and refused
+    assert "Key not found" not in result.stderr and "No matching overloads" not in result.stderr
+    assert lines[-1].startswith(f"produced 1 record to {topic}, 3 failed")
