@@ -179,12 +179,21 @@ def whole(minimum: int) -> Callable[[str], int]:
 
 def non_negative(text: str) -> float:
     """An argparse type: a number of 0 or more."""
+    return _number(text, 0.0, "of 0 or more")
+
+
+def positive(text: str) -> float:
+    """An argparse type: a number above 0 (seconds to wait)."""
+    return _number(text, 0.0, "of seconds above 0", strict=True)
+
+
+def _number(text: str, minimum: float, what: str, *, strict: bool = False) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"takes a number, not {text!r}") from None
-    if not value >= 0:  # NaN too
-        raise argparse.ArgumentTypeError(f"takes a number of 0 or more, not {text!r}")
+        raise argparse.ArgumentTypeError(f"takes a number {what}, not {text!r}") from None
+    if not (value > minimum if strict else value >= minimum):  # NaN too
+        raise argparse.ArgumentTypeError(f"takes a number {what}, not {text!r}")
     return value
 
 

@@ -520,10 +520,9 @@ def _check_topic(client: Any, args: argparse.Namespace, *, registering: bool = F
             lambda: client.get_topic_partitions(args.topic),
             f"looking {args.topic} up at {args.service_url}",
             args,
+            passing=(pulsar.TopicNotFound,),
         )
-    except CommandError as error:
-        if "TopicNotFound" not in str(error):
-            raise
+    except pulsar.TopicNotFound:
         _scheme, tenant, namespace, _local = split_topic(args.topic)
         raise CommandError(
             f"the broker at {args.service_url} has no topic {args.topic} (TopicNotFound): tenant "
@@ -533,9 +532,18 @@ def _check_topic(client: Any, args: argparse.Namespace, *, registering: bool = F
         ) from None
 
 
-def _pulsar_call(call: Callable[[], Any], doing: str, args: argparse.Namespace | None = None) -> Any:
+def _pulsar_call(
+    call: Callable[[], Any],
+    doing: str,
+    args: argparse.Namespace | None = None,
+    passing: tuple[type[Exception], ...] = (),
+) -> Any:
+    """`call()`, its pulsar-client errors as a `CommandError` saying what it was `doing`; those of
+    `passing` go through as they are, for the caller to say more."""
     try:
         return call()
+    except passing:
+        raise
     except (pulsar.Timeout, pulsar.ConnectError) as error:
         if args is None:
             raise CommandError(f"{doing}: {error}") from None

@@ -22,6 +22,7 @@ from .common import (
     add_output_option,
     add_registry_options,
     non_negative,
+    positive,
     topic_name,
     whole,
 )
@@ -266,21 +267,11 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
     add_metrics_option(parser)
     parser.add_argument(
         "--connect-timeout",
-        type=_positive_seconds,
+        type=positive,
         default=10.0,
         metavar="SECONDS",
         help="give up connecting to the broker (and looking the topic up) after SECONDS (default 10)",
     )
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"takes a number of seconds above 0, not {text!r}")
-    return value
 
 
 # -- the registry commands --------------------------------------------------------------------
@@ -309,7 +300,6 @@ def _registry(commands: Any) -> None:
     subjects.add_argument("--deleted", action="store_true", help="include soft-deleted subjects")
     subjects.add_argument("--versions", action="store_true", help="each subject's versions too")
     add_output_option(subjects)
-    subjects.set_defaults(run=_later("registry", "run"))
 
     delete = _registry_command(
         commands,
@@ -324,7 +314,6 @@ def _registry(commands: Any) -> None:
     _subject_options(delete)
     delete.add_argument("--version", help="only this version (a number or 'latest'; default: every one)")
     delete.add_argument("--permanent", action="store_true", help="hard delete: ids no longer resolve")
-    delete.set_defaults(run=_later("registry", "run"))
 
     register = _registry_command(
         commands,
@@ -340,7 +329,6 @@ def _registry(commands: Any) -> None:
     register.add_argument(
         "--normalize", action="store_true", help="ask the registry to normalize the schema first"
     )
-    register.set_defaults(run=_later("registry", "run"))
 
     get = _registry_command(
         commands,
@@ -358,7 +346,6 @@ def _registry(commands: Any) -> None:
     get.add_argument(
         "--schema-only", action="store_true", help="print only the schema text (pretty JSON for Avro/JSON)"
     )
-    get.set_defaults(run=_later("registry", "run"))
 
     check = _registry_command(
         commands,
@@ -377,7 +364,6 @@ def _registry(commands: Any) -> None:
         default="all",
         help="check against this version, 'latest', or 'all' the level covers (default all)",
     )
-    check.set_defaults(run=_later("registry", "run"))
 
     config = _registry_command(
         commands,
@@ -406,7 +392,6 @@ def _registry(commands: Any) -> None:
         action="store_true",
         help="remove the subject's own config (it falls back to the global one)",
     )
-    config.set_defaults(run=_later("registry", "run"))
 
     describe = _registry_command(
         commands,
@@ -423,7 +408,6 @@ def _registry(commands: Any) -> None:
     which.add_argument("--subject", help="one subject")
     describe.add_argument("--version", default="latest", help="the version to show (default latest)")
     add_output_option(describe)
-    describe.set_defaults(run=_later("registry", "run"))
 
 
 def _registry_command(
@@ -437,6 +421,7 @@ def _registry_command(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_registry_options(parser)
+    parser.set_defaults(run=_later("registry", "run"))  # `registry.run` dispatches on the command
     return parser
 
 
