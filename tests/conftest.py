@@ -5,7 +5,8 @@ Where the services come from, in order:
    (e.g. `eval "$(scripts/services env)"`, or services you run yourself);
 2. `PES_SERVICES=docker`: the compose file in docker/ through testcontainers (needs a Docker engine);
 3. otherwise `scripts/services up`, which builds and starts both on loopback; what this session
-   started it stops at the end unless `PES_KEEP_SERVICES=1`.
+   started it stops at the end unless `PES_KEEP_SERVICES=1` (services it found running, it
+   leaves running).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def services() -> Iterator[Services]:
         with compose_services(REPO / "docker" / "docker-compose.yml") as urls:
             yield Services(urls["pulsar"], urls["admin"], urls["registry"], "docker")
         return
+    already_running = _run_script("status").returncode == 0  # someone else's: theirs to stop
     result = _run_script("up")
     if result.returncode != 0:
         pytest.exit(f"scripts/services up failed (exit {result.returncode}):\n{result.stderr}", returncode=3)
@@ -101,7 +103,7 @@ def services() -> Iterator[Services]:
             urls["PULSAR_SERVICE_URL"], urls["PULSAR_ADMIN_URL"], urls["SCHEMA_REGISTRY_URL"], "script"
         )
     finally:
-        if os.environ.get("PES_KEEP_SERVICES") != "1":
+        if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
             _run_script("down")
 
 
