@@ -231,3 +231,28 @@ def test_a_trusted_topic_whose_subject_refuses_the_version_stops_the_job_before_
     assert f"{target} refuses version" in said and "nothing was forwarded" in said
     assert orders.topic.rsplit("/", 1)[1] in said  # the source's subject, named too
     assert raw_messages(pulsar_client, valid) == {}
+
+
+def test_an_on_batch_that_raises_stops_the_job_with_its_error(
+    spark: Any, services: Services, orders: Produced, tmp_path: Path
+) -> None:
+    """`on_batch` runs in the caller (from the query's progress, as over Spark Connect): its error
+    is the caller's, and the query does not go on without it."""
+
+    class Refused(Exception):
+        pass
+
+    def refuse(counts: Any) -> None:
+        raise Refused(f"batch {counts.batch_id}")
+
+    job = ValidationJob(
+        input=orders.topic,
+        valid=str(tmp_path / "valid"),
+        dead_letter_topic=f"{orders.topic}-dlq-{unique('refused')}",
+        checkpoint=str(tmp_path / "checkpoint"),
+        options=source_options(services, maxEntriesPerPartition="4"),
+        on_batch=refuse,
+    )
+    with pytest.raises(Refused, match="batch 0"):
+        job.run(spark)
+    assert not [q for q in spark.streams.active if q.name == f"validate {orders.topic}"]

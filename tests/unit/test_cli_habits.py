@@ -245,3 +245,26 @@ def test_a_malformed_topic_name_is_refused_before_anything_connects(
     line = usage_error(capsys, *argv)
     assert "is not a Pulsar topic name (expected persistent://tenant/namespace/topic" in line
     assert ("is Pulsar's V1 form" in line) is v1
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://spark:15002", "it must start with sc://"),
+        ("sc://", "no host"),
+        ("sc://spark:port", "Port could not be cast"),
+        ("sc://spark:15002 --master", "Port could not be cast"),
+    ],
+)
+def test_a_malformed_spark_connect_url_is_refused_before_anything_connects(
+    capsys: pytest.CaptureFixture[str], url: str, reason: str
+) -> None:
+    argv = ("validate", "--input", "t", "--valid", "v", "--dlq", "d", "--checkpoint", "c", "--remote", url)
+    line = usage_error(capsys, *argv)
+    assert f"{url!r} is not a Spark Connect URL (sc://HOST:PORT): {reason}" in line
+
+
+def test_master_and_remote_are_one_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("validate", "--input", "t", "--valid", "v", "--dlq", "d", "--checkpoint", "c")
+    line = usage_error(capsys, *argv, "--master", "local[2]", "--remote", "sc://spark:15002")
+    assert "not allowed with argument" in line

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from . import signals
 
@@ -106,6 +107,28 @@ def topic_name(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def connect_url(text: str) -> str:
+    """An argparse type: a Spark Connect URL, `sc://HOST[:PORT][/;param=value...]`."""
+    try:
+        connect_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def connect_address(url: str) -> tuple[str, int]:
+    """The host and port of a Spark Connect URL (15002 where it names none)."""
+    try:
+        if not url.startswith("sc://"):
+            raise ValueError("it must start with sc://")
+        address = urlsplit(url.replace("sc://", "http://", 1))
+        if not address.hostname:
+            raise ValueError("no host")
+        return address.hostname, address.port or 15002
+    except ValueError as error:
+        raise ValueError(f"{url!r} is not a Spark Connect URL (sc://HOST:PORT): {error}") from None
 
 
 def property_pair(text: str) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from .common import (
     add_metrics_option,
     add_output_option,
     add_registry_options,
+    connect_url,
     non_negative,
     positive,
     topic_name,
@@ -524,7 +525,14 @@ def _validate(commands: Any) -> None:
         default="pulsar-external-schema-validate",
         help="prefix of the deterministic producer names (enable deduplication on the target namespaces)",
     )
-    validate.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
+    spark = validate.add_mutually_exclusive_group()
+    spark.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
+    spark.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        type=connect_url,
+        help="run the job on a Spark Connect server (its Python workers need this package)",
+    )
     add_registry_options(validate, pulsar=True, admin=True)
     add_metrics_option(validate)
     validate.set_defaults(run=_later("validate", "run_validate"))

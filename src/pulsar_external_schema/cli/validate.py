@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import socket
 import sys
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..errors import ExternalSchemaError
 from .common import (
     PROG,
     CommandError,
+    connect_address,
     fail,
     require,
     serve_rule_metrics,
@@ -28,7 +30,7 @@ def run_validate(args: argparse.Namespace) -> int:
         from pyspark.sql import SparkSession
     except ImportError:
         return fail("validate", "needs PySpark: pip install 'pulsar-external-schema[spark]'")
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+    if not args.remote and not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         return fail("validate", "needs Java 17 or newer for Spark: install one, or set JAVA_HOME")
     from ..spark.pipeline import BatchCounts, ValidationJob, python_for_workers
 
@@ -69,11 +71,17 @@ def run_validate(args: argparse.Namespace) -> int:
         )
     except ExternalSchemaError as error:
         return fail("validate", error)
+    if args.remote:
+        try:
+            reach_connect_server(args.remote)
+        except CommandError as error:
+            return fail("validate", error)
     builder: Any = SparkSession.builder.appName(f"{PROG} validate {args.input}")
-    if args.master:
-        builder = builder.master(args.master)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    if args.remote:  # a Connect client: no JVM here, and the server's log level is its own
+        spark = builder.remote(args.remote).getOrCreate()
+    else:
+        spark = (builder.master(args.master) if args.master else builder).getOrCreate()
+        spark.sparkContext.setLogLevel("WARN")
     try:
         job.run(spark)
     except Exception as error:
@@ -82,6 +90,20 @@ def run_validate(args: argparse.Namespace) -> int:
         spark.stop()
     print(f"done: {totals[0]} valid, {totals[1]} dead-lettered", file=sys.stderr)
     return 0
+
+
+#: Spark Connect's client retries a server it cannot reach for minutes; a first answer is quicker.
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+
+def reach_connect_server(url: str) -> None:
+    """Fails fast (`CommandError`) where nothing listens at a Spark Connect URL's host and port."""
+    host, port = connect_address(url)  # checked by the argument's type
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_SECONDS).close()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise CommandError(f"cannot reach the Spark Connect server at {host}:{port}: {reason}") from None
 
 
 def _first_line(error: BaseException) -> str:

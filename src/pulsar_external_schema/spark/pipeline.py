@@ -21,10 +21,10 @@ Every rule runs: the `__rule.*` properties a producer may set are not trusted.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,10 +58,19 @@ class BatchCounts:
     invalid: int
 
 
+#: The name of the job's observed metrics: the batch's verdicts, which reach the caller with the
+#: query's progress, wherever the batch function ran (a Connect server runs it in its own Python).
+VERDICTS = "pulsar-external-schema verdicts"
+#: How often `run` looks at the query's progress for finished batches; Spark keeps the last
+#: `spark.sql.streaming.numRecentProgressUpdates` (100) of them, far more than a poll can miss.
+_POLL_SECONDS = 0.5
+
+
 @renamed_parameters(dlq="dead_letter_topic")
 @dataclass
 class ValidationJob:
-    """`pulsar-external-schema validate`, as an object for code that owns its SparkSession."""
+    """`pulsar-external-schema validate`, as an object for code that owns its SparkSession, classic
+    or Spark Connect."""
 
     input: str
     valid: str
@@ -75,9 +84,8 @@ class ValidationJob:
     producer_name: str = "pulsar-external-schema-validate"
     """Prefix of the producer names; the query id (kept in the checkpoint) is added to it."""
     on_batch: Callable[[BatchCounts], None] | None = field(default=None, repr=False)
-    _query_id: str | None = field(default=None, init=False, repr=False)
-    _forwarded: ForwardedSchemas | None = field(default=None, init=False, repr=False)
-    _started: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    """Called by `run`, in the caller's process, once for each finished micro-batch."""
+    _writer: BatchWriter | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
@@ -92,7 +100,10 @@ class ValidationJob:
                 raise ConfigError(f"option {key!r} is required")
 
     def start(self, spark: Any) -> Any:
-        """Start the streaming query; returns Spark's `StreamingQuery`."""
+        """Start the streaming query; returns Spark's `StreamingQuery`. Each finished batch's
+        counts are in its progress (`observedMetrics[VERDICTS]`); `run` passes them to `on_batch`."""
+        from pyspark.sql import functions as F
+
         register(spark)
         stream = (
             spark.readStream.format(FORMAT)
@@ -101,53 +112,97 @@ class ValidationJob:
             .option("includeData", "true")
             .option("trustRuleProperties", "false")  # producers do not get to skip rules
             .load()
+            .observe(
+                VERDICTS,
+                F.count(F.when(F.col("_valid"), 1)).alias("valid"),
+                F.count(F.when(~F.col("_valid"), 1)).alias("invalid"),
+            )
         )
-        writer = stream.writeStream.foreachBatch(self._write_batch).option(
-            "checkpointLocation", self.checkpoint
+        self._writer = BatchWriter(
+            input=self.input,
+            valid=self.valid,
+            dead_letter_topic=self.dead_letter_topic,
+            checkpoint=self.checkpoint,
+            options=dict(self.options),
+            producer_name=self.producer_name,
         )
+        writer = stream.writeStream.foreachBatch(self._writer).option("checkpointLocation", self.checkpoint)
         if self.trigger == "available-now":
             writer = writer.trigger(availableNow=True)
         else:
             writer = writer.trigger(processingTime=self.interval)
-        query = writer.queryName(f"validate {self.input}").start()
-        self._query_id = str(query.id)
-        self._started.set()
-        return query
+        return writer.queryName(f"validate {self.input}").start()
 
     def run(self, spark: Any) -> None:
-        """Run until the input is drained (available-now) or the query is stopped."""
+        """Run until the input is drained (available-now) or the query is stopped, passing each
+        finished batch's counts to `on_batch` as it goes. If `on_batch` raises, the query is
+        stopped and the error raised here."""
+        query = self.start(spark)
+        reported = -1
         try:
-            self.start(spark).awaitTermination()
+            while not query.awaitTermination(_POLL_SECONDS):
+                reported = self._report(query, reported)
+            self._report(query, reported)
+        except BaseException:
+            if query.isActive:
+                query.stop()
+            raise
         finally:
-            if self._forwarded is not None:
-                self._forwarded.close()
-                self._forwarded = None
+            if self._writer is not None:
+                self._writer.close()
 
-    def _producer_prefix(self) -> str:
-        """Deterministic for one checkpoint (the query id is stored there), new for a new one:
-        a fresh checkpoint starts at batch 0 again, and sequence ids of an old producer name
-        would then be below what the broker has seen, and dropped."""
-        self._started.wait()
-        return f"{self.producer_name}-{(self._query_id or '')[:8]}"
+    def _report(self, query: Any, reported: int) -> int:
+        """`on_batch` for each batch of the query's recent progress after `reported`; the last
+        batch reported."""
+        for progress in query.recentProgress:
+            verdicts = observed(progress, VERDICTS)
+            if verdicts is None or progress.batchId <= reported:
+                continue
+            reported = progress.batchId
+            if self.on_batch is not None:
+                self.on_batch(BatchCounts(reported, int(verdicts["valid"]), int(verdicts["invalid"])))
+        return reported
 
-    def _sink(self, topic: str, role: str, batch_id: int) -> dict[str, str]:
-        """The options of a sink of the job. Neither registers the schema ids of its rows: the
-        valid messages' writer versions are registered on the driver first (`_write_batch`), and
-        a DLQ holds copies of the source, read as the source, with ids no registry may hold."""
-        passthrough = {
-            k: v
-            for k, v in self.options.items()
-            if k.lower() not in ("topic", "topics", "topicpattern", "registerforwarded")
-        }
-        return {
-            **passthrough,
-            "topic": topic,
-            "producerName": f"{self._producer_prefix()}-{role}",
-            "sequenceBase": str(batch_id),
-            "registerForwarded": "false",
-        }
 
-    def _write_batch(self, batch: Any, batch_id: int) -> None:
+def observed(progress: Any, name: str) -> dict[str, Any] | None:
+    """A query progress's observed metrics `name`, by column. A classic session gives a `Row` of
+    the columns; pyspark 4.3's Connect client parses the server's JSON of the row
+    (`{"values": [...], "schema": {...}}`) into a `Row` of those two keys instead."""
+    row = (progress.observedMetrics or {}).get(name)
+    if row is None:
+        return None
+    columns: dict[str, Any] = row.asDict()
+    if set(columns) == {"values", "schema"} and isinstance(columns["schema"], dict):
+        names = [f["name"] for f in columns["schema"].get("fields", ())]
+        return dict(zip(names, columns["values"], strict=True))
+    return columns
+
+
+@dataclass
+class BatchWriter:
+    """The job's micro-batch function (`foreachBatch`). Plain fields only, so that it pickles: a
+    Spark Connect server runs it in a Python process of its own, where nothing of the caller's
+    reaches. What it opens (the trusted topic's registry client, the query id) it opens there, on
+    first use."""
+
+    input: str
+    valid: str
+    dead_letter_topic: str
+    checkpoint: str
+    options: dict[str, str]
+    producer_name: str
+    _prefix: str | None = field(default=None, repr=False)
+    _forwarded: ForwardedSchemas | None = field(default=None, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_prefix": None, "_forwarded": None}
+
+    def close(self) -> None:
+        if self._forwarded is not None:
+            self._forwarded.close()
+            self._forwarded = None
+
+    def __call__(self, batch: Any, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
         if is_topic(self.valid):  # forwarded as they came: the decoded values are not kept
@@ -168,7 +223,7 @@ class ValidationJob:
                 (
                     valid.select("key", "data", "properties", "eventTime")
                     .write.format(FORMAT)
-                    .options(**self._sink(self.valid, "valid", batch_id))
+                    .options(**self._sink(batch, self.valid, "valid", batch_id))
                     .mode("append")
                     .save()
                 )
@@ -184,7 +239,7 @@ class ValidationJob:
             (
                 invalid.select("key", "data", properties.alias("properties"), "eventTime")
                 .write.format(FORMAT)
-                .options(**self._sink(self.dead_letter_topic, "dlq", batch_id))
+                .options(**self._sink(batch, self.dead_letter_topic, "dlq", batch_id))
                 .mode("append")
                 .save()
             )
@@ -192,14 +247,40 @@ class ValidationJob:
         finally:
             batch.unpersist()
         log.info("batch %d: %d valid, %d dead-lettered", counts.batch_id, counts.valid, counts.invalid)
-        if self.on_batch is not None:
-            self.on_batch(counts)
+
+    def _producer_prefix(self, batch: Any) -> str:
+        """Deterministic for one checkpoint, new for a new one: a fresh checkpoint starts at batch 0
+        again, and sequence ids of an old producer name would then be below what the broker has
+        seen, and dropped. The query id is what Spark keeps in `<checkpoint>/metadata` (written
+        before the first batch), read through the batch's own session, wherever it runs."""
+        if self._prefix is None:
+            line = batch.sparkSession.read.text(f"{self.checkpoint.rstrip('/')}/metadata").first()
+            query_id = json.loads(line[0])["id"] if line is not None else ""
+            self._prefix = f"{self.producer_name}-{query_id[:8]}"
+        return self._prefix
+
+    def _sink(self, batch: Any, topic: str, role: str, batch_id: int) -> dict[str, str]:
+        """The options of a sink of the job. Neither registers the schema ids of its rows: the
+        valid messages' writer versions are registered first (`__call__`), and a DLQ holds copies
+        of the source, read as the source, with ids no registry may hold."""
+        passthrough = {
+            k: v
+            for k, v in self.options.items()
+            if k.lower() not in ("topic", "topics", "topicpattern", "registerforwarded")
+        }
+        return {
+            **passthrough,
+            "topic": topic,
+            "producerName": f"{self._producer_prefix(batch)}-{role}",
+            "sequenceBase": str(batch_id),
+            "registerForwarded": "false",
+        }
 
     def _register_forwarded(self, schema_ids: Iterable[int | None]) -> None:
-        """On the driver, before the batch's valid messages are written: each writer version they
-        carry is registered under the trusted topic's subject, so its readers read them with their
-        default config (`registered.ForwardedSchemas`); a subject that refuses one stops the query
-        before anything of the batch is forwarded."""
+        """Before the batch's valid messages are written: each writer version they carry is
+        registered under the trusted topic's subject, so its readers read them with their default
+        config (`registered.ForwardedSchemas`); a subject that refuses one stops the query before
+        anything of the batch is forwarded."""
         if self._forwarded is None:
             factory = SchemaRegistrySchemaFactory(SourceOptions.parse(self.options).config)
             self._forwarded = ForwardedSchemas(factory, source_topic=self.input)
@@ -208,8 +289,9 @@ class ValidationJob:
                 self._forwarded.register(self.valid, schema_id)
 
     def _count_verdicts(self, counts: BatchCounts, invalid: Any) -> None:
-        """With rule metrics on, the batch's verdicts (the rules ran on the executors, where the
-        driver's metrics cannot see them): valid messages, and dead-lettered ones by failing rule."""
+        """With rule metrics on where the batch function runs (the driver of a classic session),
+        the batch's verdicts (the rules ran on the executors, where the driver's metrics cannot
+        see them): valid messages, and dead-lettered ones by failing rule."""
         store = metrics.recording()
         if store is None:
             return
