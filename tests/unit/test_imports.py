@@ -115,3 +115,26 @@ def test_the_version_constant_is_the_installed_distributions() -> None:
     import pulsar_external_schema
 
     assert pulsar_external_schema.__version__ == version("pulsar-external-schema")
+
+
+def test_the_roots_three_lists_of_public_names_agree() -> None:
+    """The root names each public name three times (for type checkers, for the lazy import, in
+    `__all__`): a name added to one list and not the others would be missing for someone."""
+    import ast
+    from pathlib import Path
+
+    import pulsar_external_schema as root
+
+    tree = ast.parse(Path(root.__file__).read_text())
+    typed = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for statement in node.body
+        if isinstance(statement, ast.ImportFrom)
+        for alias in statement.names
+    }
+    lazy = set(root._LAZY)
+    assert typed == lazy
+    assert set(root.__all__) == lazy | {"__version__"}
+    assert all(getattr(root, name) is not None for name in root.__all__)

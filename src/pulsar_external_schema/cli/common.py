@@ -56,7 +56,9 @@ def fail(command: str, error: str | BaseException) -> int:
 class Parser(argparse.ArgumentParser):
     """argparse's parser, which also says "did you mean" for a mistyped flag or command, as
     Python 3.14's `suggest_on_error` does (3.11-3.13 have none). Its subcommands' parsers are
-    of this class too (argparse makes them of their parent's)."""
+    of this class too (argparse makes them of their parent's). It reads argparse's `_actions`,
+    `_SubParsersAction` and the wording of two of its errors: the did-you-mean tests of
+    `tests/unit/test_cli_habits.py` are their touch points, failing where a Python changes them."""
 
     _argv: tuple[str, ...] = ()
 
