@@ -297,7 +297,8 @@ class FieldSerde:
     def _not_serialized(self, topic: str, value: Any, context: MessageContext, error: Exception) -> Exception:
         values = self._sensitive_values(value, context)
         scrub(error, values)
-        return self._error(EncodeError, "could not serialize the value", topic, None, error, values)
+        what = "could not serialize the value"
+        return self._error(EncodeError, what, topic, context.schema_id, error, values)
 
     def _outside_schema(self, value: Any, context: MessageContext) -> Exception | None:
         """Why a JSON value a rule failed on is outside its writer schema (None: it is not, or

@@ -193,3 +193,21 @@ def test_a_json_record_outside_its_schema_gets_the_schemas_words_before_a_rules(
     assert lines[2].startswith("line 3: rule 'positive' (CONDITION CEL, WRITE) failed")  # valid, and refused
     assert "Key not found" not in result.stderr and "No matching overloads" not in result.stderr
     assert lines[-1].startswith(f"produced 1 record to {topic}, 3 failed")
+    assert ", schema id " in lines[0]
+
+    # a producer of the registered version (no schema of its own) gets the same words
+    latest = cli(
+        services,
+        "produce",
+        topic,
+        "--format",
+        "json",
+        "-p",
+        "use.latest.version=true",
+        "-p",
+        "auto.register.schemas=false",
+        "-m",
+        records[0],
+    )
+    assert latest.returncode == 1
+    assert "'amount' is a required property" in latest.stderr and "Key not found" not in latest.stderr
