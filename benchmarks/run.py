@@ -7,8 +7,9 @@ Every figure is measured in the same run as its baseline, on the same machine:
    cel-python (confluent-kafka's) and, if installed, common-expression-language (Rust).
 2. Serdes, in process: encode and decode of one record in Avro, JSON Schema and Protobuf, with
    no rule, one CEL condition, one CEL_FIELD transform and one JSONata migration: the format's
-   own library (fastavro, json + jsonschema, protobuf) vs confluent-kafka's serializer vs ours,
-   and ours with `cel.engine=cel-python`.
+   own library (fastavro, jsonschema-rs + orjson, protobuf) vs confluent-kafka's serializer vs
+   ours, and ours with `cel.engine=cel-python`; JSON Schema also against Python's `json` +
+   `jsonschema`.
 3. End to end through the real broker: produce + consume messages/s with ours (Avro + one CEL
    rule) vs a BYTES schema vs pulsar-client's native AvroSchema vs the work itself (fastavro and
    a bare CEL evaluation around a BYTES producer and consumer); the consume loop (`consume`) on
@@ -45,6 +46,8 @@ from typing import Any
 
 import fastavro
 import jsonschema
+import jsonschema_rs
+import orjson
 import pulsar
 from confluent_kafka.schema_registry import (
     ConfigCompatibilityLevel,
@@ -333,6 +336,25 @@ def _raw_avro() -> tuple[Callable[[], Any], Callable[[], Any]]:
 
 
 def _raw_json() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """The work itself for JSON Schema: jsonschema-rs's validation and orjson, what ours runs."""
+    validator = jsonschema_rs.validator_for(json_schema(), validate_formats=False)
+    payload = orjson.dumps(VALUE)
+
+    def encode() -> bytes:
+        validator.validate(VALUE)
+        return orjson.dumps(VALUE)
+
+    def decode() -> Any:
+        value = orjson.loads(payload)
+        validator.validate(value)
+        return value
+
+    return encode, decode
+
+
+def _python_json() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """JSON Schema with Python's libraries: `json` and the `jsonschema` package's Draft7Validator
+    (confluent-kafka's validator), as ours ran before jsonschema-rs and orjson."""
     validator = jsonschema.Draft7Validator(json_schema())
     payload = json.dumps(VALUE).encode()
 
@@ -552,6 +574,28 @@ def serde_rows(registry_url: str) -> list[Row]:
                     )
                     rows.append(Row(f"{fmt} {op}, {variant}", **times))
         rows.extend(encryption_rows(serdes))
+    finally:
+        serdes.close()
+    return rows
+
+
+#: The JSON rows measured against Python's own JSON libraries too (`json_library_rows`).
+PYTHON_JSON_VARIANTS = ("no rule", "CEL condition")
+
+
+def json_library_rows(registry_url: str) -> list[Row]:
+    """Ours on JSON Schema against `json` + `jsonschema` (+ the rule's bare evaluation), the
+    libraries ours ran before jsonschema-rs and orjson, timed in turns."""
+    serdes = Serdes(registry_url)
+    rows = []
+    try:
+        python = dict(zip(("encode", "decode"), _python_json(), strict=True))
+        for variant in PYTHON_JSON_VARIANTS:
+            codec = serdes.codec("json", variant)
+            for op in ("encode", "decode"):
+                theirs = with_rule(python[op], bare_rule("json", variant))
+                times = measured_together(python=theirs, ours=getattr(codec, f"ours_{op}"))
+                rows.append(Row(f"json {op}, {variant}", raw=times["python"], ours=times["ours"]))
     finally:
         serdes.close()
     return rows
@@ -1046,6 +1090,7 @@ def render(
     consumed: dict[str, float] | None = None,
     metered: list[Row] | None = None,
     checks: dict[str, float | None] | None = None,
+    python_json: list[Row] | None = None,
 ) -> str:
     lines = [
         "| measurement (us per call) | the work itself | confluent-kafka | ours | ours, cel-python engine "
@@ -1107,6 +1152,17 @@ def render(
                 for row in metered
             ),
         ]
+    if python_json:
+        flow += [
+            "",
+            "| JSON Schema against Python's libraries (us per call) | json + jsonschema | ours "
+            "| ours / them |",
+            "|---|---:|---:|---:|",
+            *(
+                f"| {row.name} | {_us(row.raw)} | {_us(row.ours)} | {_ratio(row.ours, row.raw)} |"
+                for row in python_json
+            ),
+        ]
     if checks:
         public = checks["public"]
         flow += [
@@ -1134,7 +1190,7 @@ def render(
             "",
             "### Against the targets of the compiled codecs",
             "",
-            *targets(serdes, e2e, requests, consumed, metered),
+            *targets(serdes, e2e, requests, consumed, metered, python_json),
         ]
     )
 
@@ -1149,6 +1205,7 @@ def targets(
     requests: dict[int, int],
     consumed: dict[str, float] | None,
     metered: list[Row] | None = None,
+    python_json: list[Row] | None = None,
 ) -> list[str]:
     """Each target with the figure this run reached, met or missed."""
     rows = {row.name: row for row in serdes}
@@ -1197,6 +1254,14 @@ def targets(
             "x",
         ),
     ]
+    if python_json:
+        against = {row.name: row.ours / row.raw for row in python_json if row.ours and row.raw}
+        for variant, limit, baseline in (
+            ("no rule", 0.25, "json + jsonschema"),
+            ("CEL condition", 0.3, "json + jsonschema + one bare cel-expr-python evaluation"),
+        ):
+            found = [(name.split(",")[0], value) for name, value in against.items() if name.endswith(variant)]
+            out.append(line(f"JSON Schema, {variant}, at most {limit}x {baseline}", found, limit, "x"))
     if len(e2e) == len(E2E_ROWS):
         bytes_ratio = e2e[3].both / e2e[0].both
         out.append(
@@ -1259,6 +1324,8 @@ def main() -> None:
     metered = metrics_rows(registry_url)
     print("value check ...", file=sys.stderr)
     checks = value_check_rows()
+    print("JSON against Python's libraries ...", file=sys.stderr)
+    python_json = json_library_rows(registry_url)
     print("end to end ...", file=sys.stderr)
     e2e = end_to_end(service_url, registry_url, count)
     print("consume side ...", file=sys.stderr)
@@ -1267,7 +1334,7 @@ def main() -> None:
     storm = dead_letter_storm(service_url, registry_url, 2_000 if args.quick else 10_000)
     print("registry requests ...", file=sys.stderr)
     requests = registry_requests(registry_url, (1_000, 10_000 if args.quick else 100_000))
-    table = render(cel, serdes, e2e, requests, count, storm, consumed, metered, checks)
+    table = render(cel, serdes, e2e, requests, count, storm, consumed, metered, checks, python_json)
     header = f"Measured {started:%Y-%m-%d} on {machine()}.\n\nVersions: {versions()}.\n"
     print(header)
     print(table)

@@ -623,6 +623,24 @@ class SerializerHooks(SerdeHooks):
         return pinned
 
 
+class JsonValidatorHooks:
+    """Mixed in before a confluent-kafka JSON serde: the validator it builds for a schema (cached
+    by the serde) is what `validator_for` makes of it."""
+
+    def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> Any:
+        reference = super()._get_validator(schema, parsed_schema, registry)  # type: ignore[misc]
+        made: dict[int, tuple[Any, Any]] = self.__dict__.setdefault("_made_validators", {})
+        found = made.get(id(reference))
+        if found is None or found[0] is not reference:  # the serde's cache holds `reference`
+            if len(made) >= 1024:  # more than the serde's cache keeps
+                made.clear()
+            found = made[id(reference)] = (reference, self.validator_for(parsed_schema, registry, reference))
+        return found[1]
+
+    def validator_for(self, parsed_schema: Any, references: Any, reference: Any) -> Any:
+        return reference
+
+
 class DeserializerHooks(SerdeHooks):
     """Mixed in before a confluent-kafka deserializer: `writer_found` sees each writer schema."""
 

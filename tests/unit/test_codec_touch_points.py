@@ -121,6 +121,7 @@ def test_json_functions_and_validator() -> None:
     validator = _confluent.json_validator(serializer, local, *parsed)
     with pytest.raises(Exception, match="is not of type"):
         validator.validate({"a": 1})
+    assert _confluent.json_validator(serializer, local, *parsed) is validator  # made once
     deserializer = mock_factory().json(text)._part.deserializer
     assert _confluent.json_functions(deserializer)[1](b'{"a": "y"}') == {"a": "y"}
 
@@ -232,6 +233,10 @@ def test_the_serde_methods_the_hooks_override_exist_with_their_parameters() -> N
     assert parameters(AvroSerializer._get_reader_schema) == ["subject", "fmt"]
     assert parameters(ProtobufDeserializer._get_writer_schema) == ["schema_id", "subject", "fmt"]
     assert parameters(AvroDeserializer._get_rule_action) == ["ctx", "action_name"]
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+
+    for json_serde in (JSONSerializer, JSONDeserializer):  # JsonValidatorHooks
+        assert parameters(json_serde._get_validator) == ["schema", "parsed_schema", "registry"]
 
 
 def test_each_hook_is_reached() -> None:

@@ -253,7 +253,7 @@ def test_a_schema_fastavro_checks_itself_has_no_check() -> None:
 
 
 def test_json_refuses_nan_and_infinity_where_they_are() -> None:
-    assert json_dumps({"a": [1, 2.5, "é"]}) == '{"a":[1,2.5,"é"]}'  # as confluent-kafka's writer
+    assert json_dumps({"a": [1, 2.5, "é"]}) == '{"a":[1,2.5,"é"]}'.encode()  # as confluent-kafka's writer
     for number in (math.nan, math.inf, -math.inf):
         with pytest.raises(ValueError):
             json_dumps({"a": {"b": [1, number]}})

@@ -40,7 +40,7 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
         if check is not None:
             check(value)
         text = encode(value)
-        return text.encode("utf8") if isinstance(text, str) else bytes(text)
+        return text if type(text) is bytes else text.encode("utf8") if isinstance(text, str) else bytes(text)
 
     return write
 

@@ -18,7 +18,8 @@ package, on every encode path (the compiled plan and confluent-kafka's serialize
 * `explain_avro(parsed, value)` also explains fastavro's own refusals (a string for an `int`),
   with the field's path instead of fastavro's text, which shows the value.
 * `json_dumps` is confluent-kafka's JSON writer (compact, non-ASCII as is) refusing `NaN` and
-  `Infinity`; `explain_json(value)` finds where one is.
+  `Infinity`; `explain_json(value)` finds where one is. `json_loads` reads what `json.loads`
+  reads, as it reads it. Both go through orjson where it gives the same bytes or values.
 
 A refusal is a `ValueOutsideSchemaError` naming the field's path, the value's Python type and the
 schema's type: never the value, which may be a PII field's.
@@ -32,11 +33,14 @@ import decimal
 import json
 import math
 import numbers
+import re
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ..errors import ValueOutsideSchemaError
 
@@ -46,6 +50,7 @@ __all__ = [
     "explain_avro",
     "explain_json",
     "json_dumps",
+    "json_loads",
     "refusal",
 ]
 
@@ -473,12 +478,42 @@ def _branch_kind(branch: Any, named: dict[str, Any]) -> Any:
 # -- JSON -------------------------------------------------------------------------------------------
 
 
-def json_dumps(value: Any) -> str:
-    """JSON as confluent-kafka writes it without orjson (stdlib `json`, compact separators,
-    non-ASCII as is), refusing `NaN` and `Infinity`: RFC 8259 has no such numbers, and Confluent's
-    Java serializer fails them. (With orjson installed, confluent-kafka writes with orjson, which
-    turns NaN into `null`; this writer is the same whatever is installed.)"""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+def json_dumps(value: Any) -> bytes:
+    """JSON as confluent-kafka writes it (compact, non-ASCII as is), refusing `NaN` and `Infinity`:
+    RFC 8259 has no such numbers, and Confluent's Java serializer fails them.
+
+    orjson writes it (~0.5 us for the benchmark's record, against ~3 us for `json`); what orjson
+    does not write as `json` would, `json` writes: integers beyond 64 bits and dict keys that are
+    not strings (orjson refuses both), so every value is written, or refused, as before. orjson
+    writes NaN and Infinity as `null`, so a text holding `null` is checked for them. Numbers are
+    written as the shortest text that reads back as the same double, as `json` does; a negative
+    exponent has no leading zero (`1e-7`, where `json` wrote `1e-07`)."""
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: json's rules, and its error
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    if b"null" in text and explain_json(value) is not None:
+        raise ValueError("Out of range float values are not JSON compliant")
+    return text
+
+
+def json_loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """JSON as `json.loads` reads it, read by orjson where that gives the same value.
+
+    orjson reads an integer beyond 64 bits as a float (18446744073709551616 becomes
+    1.8446744073709552e+19) and refuses what `json` takes (NaN, lone surrogates, numbers beyond a
+    double): a text with a run of 19 digits, or one orjson refuses, is read by `json`. (confluent-
+    kafka reads with orjson wherever it is installed; its deserializer is given this instead.)"""
+    if _LONG_NUMBER.search(data if not isinstance(data, str) else data.encode()) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(bytes(data) if isinstance(data, memoryview) else data)
+
+
+#: Nineteen digits in a row: an integer orjson might not read exactly (2**63 has 19 digits).
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
 
 
 def explain_json(value: Any) -> Problem | None:

@@ -48,8 +48,17 @@ from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent, metrics
 from .. import schema_id as ids
+from ..codec.json_validation import fast_validator
 from ..codec.plans import PLAN_CACHE_SIZE
-from ..codec.values import Problem, avro_check, explain_avro, explain_json, json_dumps, refusal
+from ..codec.values import (
+    Problem,
+    avro_check,
+    explain_avro,
+    explain_json,
+    json_dumps,
+    json_loads,
+    refusal,
+)
 from ..errors import ExternalSchemaError
 from .actions import ErrorAction
 from .context import MessageContext
@@ -338,7 +347,14 @@ class ContractAvroSerializer(_ContractSerializer, AvroSerializer):
         return explain_avro(self._parsed(schema), value)
 
 
-class ContractJSONSerializer(_ContractSerializer, JSONSerializer):
+class _JsonValidation(_confluent.JsonValidatorHooks):
+    """Values validated by jsonschema-rs, explained by jsonschema (`codec/json_validation.py`)."""
+
+    def validator_for(self, parsed_schema: Any, references: Any, reference: Any) -> Any:
+        return fast_validator(parsed_schema, references, reference)
+
+
+class ContractJSONSerializer(_JsonValidation, _ContractSerializer, JSONSerializer):
     """Written with `json_dumps` (`codec/values.py`), which refuses NaN and Infinity."""
 
     def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
@@ -362,8 +378,12 @@ class ContractAvroDeserializer(ContractSerde, AvroDeserializer):
     pass
 
 
-class ContractJSONDeserializer(ContractSerde, JSONDeserializer):
-    pass
+class ContractJSONDeserializer(_JsonValidation, ContractSerde, JSONDeserializer):
+    """Read with `json_loads` (`codec/values.py`), which keeps integers beyond 64 bits exact."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("json_decode", json_loads)
+        super().__init__(*args, **kwargs)
 
 
 class ContractProtobufDeserializer(ContractSerde, _confluent.DeserializerHooks, ProtobufDeserializer):

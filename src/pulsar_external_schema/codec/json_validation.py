@@ -1,0 +1,96 @@
+"""JSON Schema validation at native speed: jsonschema-rs decides, jsonschema explains.
+
+confluent-kafka's JSON serdes validate with the `jsonschema` package, ~30 us for a 7-field
+record, ten times the rest of a message's work; jsonschema-rs (Rust) gives the same verdict in
+~1 us. So each serde's validator is a `JsonValidator`: jsonschema-rs says whether a value is
+valid, and only a value it refuses goes to the `jsonschema` validator confluent-kafka built, whose
+error is raised: the words users and tests know ("'amount' is a required property"), with its
+path. Where the two disagree, jsonschema-rs's verdict stands; tests/unit/test_json_differential.py
+holds them together and lists the cases where they part (NaN is not a JSON number; the
+specification agrees).
+
+What is kept from the reference, so that the verdicts are the same:
+* the draft: each library reads `$schema` and takes 2020-12 where there is none;
+* formats are annotations, not assertions (confluent-kafka gives `jsonschema` no format checker);
+* `$ref`s resolve to the registry's referenced versions (confluent-kafka's `referencing` registry,
+  by each reference's name) and to nothing else: jsonschema-rs is built offline, so a `$ref` to
+  anything not given fails the build, and the schema keeps the reference validator alone, as
+  before (which fails such a value as it did);
+* a Python value jsonschema-rs cannot take (a set, an object, a dict with int keys) is the
+  reference validator's to judge, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+__all__ = ["BASE_URI", "JsonValidator", "fast_validator"]
+
+log = logging.getLogger(__name__)
+
+#: jsonschema-rs's base URI for a schema without `$id`; a reference named `address.json` resolves
+#: against it as `referencing` resolves it against the empty base.
+BASE_URI = "json-schema:///"
+
+
+class JsonValidator:
+    """`validate` and `iter_errors` as the `jsonschema` validator it wraps answers them, decided by
+    jsonschema-rs."""
+
+    __slots__ = ("_fast", "_reference", "schema")
+
+    def __init__(self, fast: Any, reference: Any) -> None:
+        self._fast = fast
+        self._reference = reference
+        self.schema = reference.schema
+
+    def is_valid(self, instance: Any) -> bool:
+        try:
+            return bool(self._fast.is_valid(instance))
+        except ValueError:  # a Python value jsonschema-rs cannot convert
+            return bool(self._reference.is_valid(instance))
+
+    def validate(self, instance: Any) -> None:
+        if self.is_valid(instance):
+            return
+        self._reference.validate(instance)  # raises the reference's error, in its words
+        raise self._refusal(instance)  # the reference takes what jsonschema-rs refuses
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]:
+        if self.is_valid(instance):
+            return
+        errors = list(self._reference.iter_errors(instance))
+        yield from errors or [self._refusal(instance)]
+
+    def _refusal(self, instance: Any) -> jsonschema.ValidationError:
+        error = next(iter(self._fast.iter_errors(instance)))
+        return jsonschema.ValidationError(error.message, path=list(error.instance_path))
+
+
+def fast_validator(parsed_schema: Any, references: Any, reference: Any) -> Any:
+    """A `JsonValidator` over `reference` (the `jsonschema` validator confluent-kafka built for
+    the schema), or `reference` itself where jsonschema-rs cannot build the schema."""
+    try:
+        resources = [(_uri(name), references[name].contents) for name in references]
+        fast = jsonschema_rs.validator_for(
+            parsed_schema,
+            validate_formats=False,
+            registry=jsonschema_rs.Registry(resources) if resources else None,
+            base_uri=BASE_URI,
+            offline=True,
+        )
+    except Exception as error:
+        log.debug("jsonschema-rs cannot build this schema (%s); validating with jsonschema", error)
+        return reference
+    return JsonValidator(fast, reference)
+
+
+def _uri(name: str) -> str:
+    """Where a reference's name is found: itself if absolute, else under `BASE_URI`."""
+    return name if urllib.parse.urlsplit(name).scheme else urllib.parse.urljoin(BASE_URI, name)

@@ -1,0 +1,235 @@
+"""jsonschema-rs + orjson held to jsonschema + json (`codec/json_validation.py`, `codec/values.py`).
+
+Hypothesis draws schemas from the keywords users write (types, properties, required, enums,
+bounds, lengths, patterns, items, combinators, refs to definitions) under each draft, and values
+in and around them; the package's validator must give the verdict `jsonschema` gives, and, where
+it refuses, `jsonschema`'s own error. The cases where jsonschema-rs decides otherwise are listed
+at the end, each one settled by the specification.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from pulsar_external_schema.codec.json_validation import JsonValidator, fast_validator
+from pulsar_external_schema.codec.values import json_dumps, json_loads
+
+DRAFTS = [
+    "http://json-schema.org/draft-04/schema#",
+    "http://json-schema.org/draft-06/schema#",
+    "http://json-schema.org/draft-07/schema#",
+    "https://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft/2020-12/schema",
+    None,
+]
+
+names = st.sampled_from(["id", "name", "amount", "tags", "owner", "é"])
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=6),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(names, inner, max_size=4)),
+    max_leaves=12,
+)
+types = st.sampled_from(["null", "boolean", "integer", "number", "string", "array", "object"])
+
+
+def _leaf() -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(
+        st.builds(lambda t: {"type": t}, types),
+        st.builds(lambda ts: {"type": ts}, st.lists(types, min_size=1, max_size=3, unique=True)),
+        st.builds(lambda low: {"type": "number", "minimum": low}, st.integers(-5, 5)),
+        st.builds(lambda high: {"type": "integer", "maximum": high}, st.integers(-5, 5)),
+        st.builds(lambda n: {"type": "string", "maxLength": n}, st.integers(0, 4)),
+        st.builds(lambda n: {"type": "string", "minLength": n}, st.integers(0, 4)),
+        st.builds(lambda e: {"enum": e}, st.lists(scalars, min_size=1, max_size=3, unique_by=json.dumps)),
+        st.builds(lambda c: {"const": c}, scalars),
+        st.just({"type": "string", "pattern": "^[a-z]+$"}),
+        st.just({"type": "string", "format": "email"}),  # an annotation: never asserted
+        st.builds(lambda m: {"type": "number", "multipleOf": m}, st.sampled_from([1, 2, 0.5])),
+    )
+
+
+schemas = st.recursive(
+    _leaf(),
+    lambda inner: st.one_of(
+        st.builds(
+            lambda props, required, extra: {
+                "type": "object",
+                "properties": props,
+                **({"required": sorted(set(required) & set(props))} if set(required) & set(props) else {}),
+                **({} if extra is None else {"additionalProperties": extra}),
+            },
+            st.dictionaries(names, inner, max_size=3),
+            st.lists(names, max_size=3),
+            st.one_of(st.none(), st.booleans(), inner),
+        ),
+        st.builds(
+            lambda items, n: {"type": "array", "items": items, "maxItems": n}, inner, st.integers(0, 3)
+        ),
+        st.builds(lambda a: {"anyOf": a}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda a: {"oneOf": a}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda a: {"allOf": a}, st.lists(inner, min_size=1, max_size=2)),
+        st.builds(lambda a: {"not": a}, inner),
+    ),
+    max_leaves=6,
+)
+
+
+def reference_for(schema: dict[str, Any], registry: Registry | None = None) -> Any:
+    """The validator confluent-kafka builds (`_get_validator`)."""
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, registry=registry or Registry())
+
+
+def verdict(validator: Any, value: Any) -> str | None:
+    """None if valid; else the message of the error `validate` raises."""
+    try:
+        validator.validate(value)
+    except jsonschema.ValidationError as error:
+        return str(error.message)
+    return None
+
+
+@settings(max_examples=1200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=schemas, draft=st.sampled_from(DRAFTS), value=values)
+def test_the_same_verdict_and_error_as_jsonschema(
+    schema: dict[str, Any], draft: str | None, value: Any
+) -> None:
+    if draft is not None:
+        schema = {"$schema": draft, **schema}
+    try:
+        reference = reference_for(schema)
+    except jsonschema.SchemaError:  # what confluent-kafka refuses to build (an enum of 1 and 1.0)
+        assume(False)
+    ours = fast_validator(schema, Registry(), reference)
+    assert isinstance(ours, JsonValidator)  # every schema drawn builds natively
+    assert verdict(ours, value) == verdict(reference, value)
+    assert ours.is_valid(value) is reference.is_valid(value)
+
+
+def test_references_resolve_to_the_given_versions_by_name_and_to_nothing_else() -> None:
+    address = {"type": "object", "properties": {"zip": {"type": "string"}}, "required": ["zip"]}
+    schema = {"type": "object", "properties": {"to": {"$ref": "address.json"}}, "required": ["to"]}
+    registry = Registry().with_resource("address.json", Resource.from_contents(address, DRAFT202012))
+    reference = reference_for(schema, registry)
+    ours = fast_validator(schema, registry, reference)
+
+    assert isinstance(ours, JsonValidator)
+    assert verdict(ours, {"to": {"zip": "12345"}}) is None
+    assert verdict(ours, {"to": {"zip": 12345}}) == verdict(reference, {"to": {"zip": 12345}}) is not None
+
+    remote = {"properties": {"to": {"$ref": "https://example.com/address.json"}}}
+    unresolvable = reference_for(remote)
+    assert fast_validator(remote, Registry(), unresolvable) is unresolvable  # never fetched
+
+
+def test_python_values_json_has_no_type_for_are_judged_by_jsonschema() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "array"}}}
+    reference = reference_for(schema)
+    ours = fast_validator(schema, Registry(), reference)
+    for value in ({1: "int key"}, {"a": object()}, {"a": {1, 2}}):
+        assert verdict(ours, value) == verdict(reference, value)
+
+
+def test_where_the_libraries_part_the_specification_decides() -> None:
+    """NaN and Infinity are not JSON numbers (RFC 8259; JSON Schema's `number` is a JSON number):
+    jsonschema takes a Python NaN for one, jsonschema-rs does not, and its refusal stands."""
+    schema = {"type": "object", "properties": {"x": {"type": "number"}}}
+    reference = reference_for(schema)
+    ours = fast_validator(schema, Registry(), reference)
+    for number in (math.nan, math.inf):
+        assert reference.is_valid({"x": number})
+        with pytest.raises(jsonschema.ValidationError) as refused:
+            ours.validate({"x": number})
+        assert list(refused.value.path) == ["x"]
+
+
+def test_a_tuple_is_the_array_it_is_written_as() -> None:
+    """jsonschema's `array` is a Python list only; a tuple is written as a JSON array, and
+    jsonschema-rs validates it as one (the written JSON is what the specification judges)."""
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}
+    reference = reference_for(schema)
+    ours = fast_validator(schema, Registry(), reference)
+    assert not reference.is_valid({"a": (1, 2)})
+    assert verdict(ours, {"a": (1, 2)}) is None
+    assert verdict(ours, {"a": (1, "x")}) is not None
+
+
+json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**80), max_value=2**80),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(json_values)
+def test_orjson_writes_and_reads_what_json_does(value: Any) -> None:
+    written = json_dumps(value)
+    reference = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    assert json.loads(written) == json.loads(reference) == value  # the same value, exact integers
+    assert json_loads(written) == json_loads(reference) == json.loads(reference)
+    assert type(json_loads(reference)) is type(json.loads(reference))
+
+
+def test_what_orjson_alone_would_change_or_refuse() -> None:
+    assert json_dumps({"big": 2**64, 1: "a"}) == b'{"big":18446744073709551616,"1":"a"}'
+    assert json_loads(b"[18446744073709551616, -9223372036854775809]") == [2**64, -(2**63) - 1]
+    assert json_loads('"\\ud800"') == "\ud800"  # orjson refuses a lone surrogate; json reads it
+    assert json_dumps({"a": [1.0e16, 1e-7]}) == b'{"a":[1e+16,1e-7]}'  # json: 1e-07, the same number
+    assert json_dumps({"text": "null", "x": None}) == b'{"text":"null","x":null}'
+    for number in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            json_dumps({"a": [None, number]})
+
+
+def test_both_serdes_and_the_compiled_path_validate_with_jsonschema_rs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A JSON ExternalSchema's values go through `JsonValidator`, on the way out and back in."""
+    from contracts import contract, mock_factory
+
+    from pulsar_external_schema.codec import json_validation
+    from pulsar_external_schema.errors import EncodeError
+
+    seen: list[Any] = []
+    judge = JsonValidator.is_valid
+
+    def watched(self: JsonValidator, instance: Any) -> bool:
+        seen.append(instance)
+        return judge(self, instance)
+
+    monkeypatch.setattr(json_validation.JsonValidator, "is_valid", watched)
+    person = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    schema = mock_factory().json(contract(person, "JSON"))
+    topic = "persistent://public/default/people"
+
+    encoded = schema.encode_for(topic, {"id": 2**64})
+    assert schema.decode(topic, encoded.data, encoded.schema_id) == {"id": 2**64}  # exact
+    assert seen == [{"id": 2**64}, {"id": 2**64}]
+    with pytest.raises(EncodeError, match="'id' is a required property"):  # jsonschema's words
+        schema.encode_for(topic, {"name": "x"})
