@@ -33,7 +33,6 @@ import decimal
 import json
 import math
 import numbers
-import re
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -509,23 +508,27 @@ def _finite(value: Any) -> bool:
     return True
 
 
-def json_loads(data: bytes | bytearray | memoryview | str) -> Any:
+def json_loads(data: bytes | bytearray | str) -> Any:
     """JSON as `json.loads` reads it, read by orjson where that gives the same value.
 
     orjson reads an integer beyond 64 bits as a float (18446744073709551616 becomes
     1.8446744073709552e+19) and refuses what `json` takes (NaN, lone surrogates, numbers beyond a
     double): a text with a run of 19 digits, or one orjson refuses, is read by `json`. (confluent-
     kafka reads with orjson wherever it is installed; its deserializer is given this instead.)"""
-    if _LONG_NUMBER.search(data if not isinstance(data, str) else data.encode()) is None:
+    text = data.encode() if isinstance(data, str) else data
+    if _LONG_NUMBER not in text.translate(_DIGITS):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(bytes(data) if isinstance(data, memoryview) else data)
+    return json.loads(data)
 
 
-#: Nineteen digits in a row: an integer orjson might not read exactly (2**63 has 19 digits).
-_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+#: Nineteen digits in a row (2**63 has 19): an integer orjson might not read exactly. Found in
+#: the text with its digits turned into `1` and all else into `0` (two C passes: ~0.4 us for the
+#: benchmark's record, where a regular expression took ~1.8 us).
+_DIGITS = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
+_LONG_NUMBER = b"1" * 19
 
 
 def explain_json(value: Any) -> Problem | None:
