@@ -43,12 +43,14 @@ class JsonValidator:
     """`validate` and `iter_errors` as the `jsonschema` validator it wraps answers them, decided by
     jsonschema-rs."""
 
-    __slots__ = ("_fast", "_reference", "schema")
+    __slots__ = ("_fast", "_reference", "fast_is_valid", "schema")
 
     def __init__(self, fast: Any, reference: Any) -> None:
         self._fast = fast
         self._reference = reference
         self.schema = reference.schema
+        #: jsonschema-rs's verdict alone (raises ValueError for a value it cannot convert).
+        self.fast_is_valid = fast.is_valid
 
     def is_valid(self, instance: Any) -> bool:
         try:

@@ -491,7 +491,7 @@ def json_dumps(value: Any) -> bytes:
         text = orjson.dumps(value)
     except TypeError:  # orjson.JSONEncodeError: json's rules, and its error
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-    if b"null" in text and not _finite(value):
+    if text.find(b"null") >= 0 and not _finite(value):  # find: `in` costs a buffer export
         raise ValueError("Out of range float values are not JSON compliant")
     return text
 
@@ -516,7 +516,7 @@ def json_loads(data: bytes | bytearray | str) -> Any:
     double): a text with a run of 19 digits, or one orjson refuses, is read by `json`. (confluent-
     kafka reads with orjson wherever it is installed; its deserializer is given this instead.)"""
     text = data.encode() if isinstance(data, str) else data
-    if _LONG_NUMBER not in text.translate(_DIGITS):
+    if text.translate(_DIGITS).find(_LONG_NUMBER) < 0:
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
