@@ -23,12 +23,15 @@ What is kept from the reference, so that the verdicts are the same:
 from __future__ import annotations
 
 import logging
+import re
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
 import jsonschema
 import jsonschema_rs
+
+from .values import explain_json
 
 __all__ = ["BASE_URI", "JsonValidator", "fast_validator"]
 
@@ -71,8 +74,20 @@ class JsonValidator:
         yield from errors or [self._refusal(instance)]
 
     def _refusal(self, instance: Any) -> jsonschema.ValidationError:
+        """What jsonschema-rs refuses and jsonschema takes, said without the value: a NaN or an
+        infinity (which jsonschema-rs words as `null`), or else its first error's path and kind."""
+        problem = explain_json(instance)
+        if problem is not None:
+            path = [int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", problem.path) if p]
+            return jsonschema.ValidationError(problem.message(), path=path)
         error = next(iter(self._fast.iter_errors(instance)))
-        return jsonschema.ValidationError(error.message, path=list(error.instance_path))
+        where = "/".join(map(str, error.instance_path))
+        what = f"field {where}" if where else "the value"
+        kind = type(error.kind).__name__  # MaxItems: the keyword, capitalised
+        keyword = kind[:1].lower() + kind[1:]
+        return jsonschema.ValidationError(
+            f"{what}: fails its schema's {keyword!r}", path=list(error.instance_path)
+        )
 
 
 def fast_validator(parsed_schema: Any, references: Any, reference: Any) -> Any:
