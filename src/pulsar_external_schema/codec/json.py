@@ -14,7 +14,6 @@ from confluent_kafka.schema_registry import Schema
 
 from .. import _confluent
 from .fields import FieldWalk, json_walk
-from .json_validation import JsonValidator
 from .limits import DecodeLimits, Guard, json_guard
 
 SCHEMA_TYPE = "JSON"
@@ -29,33 +28,13 @@ def _validator(serde: Any, schema: Schema | None, parsed: Any) -> Any:
     return _confluent.json_validator(serde, schema, parsed_schema, refs)
 
 
-def _checker(validator: Any) -> Callable[[Any], None] | None:
-    """`validator.validate`, with jsonschema-rs's verdict asked first without a call between
-    (`JsonValidator.validate` asks it through two)."""
-    if validator is None:
-        return None
-    if not isinstance(validator, JsonValidator):
-        return validator.validate  # type: ignore[no-any-return]
-    valid, validate = validator.fast_is_valid, validator.validate
-
-    def check(value: Any) -> None:
-        try:
-            if valid(value):
-                return
-        except ValueError:  # a value jsonschema-rs cannot take: the validator judges
-            pass
-        validate(value)
-
-    return check
-
-
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
     encode, _, validate = _confluent.json_functions(serializer)
     if schema is None:
         validator = _validator(serializer, *_confluent.local_schema(serializer))
     else:
         validator = _validator(serializer, schema, _confluent.parsed(serializer, schema))
-    check = _checker(validator) if validate else None
+    check = validator.validate if validate and validator is not None else None
 
     def write(value: Any) -> bytes:
         if check is not None:
@@ -75,9 +54,9 @@ def read_check(deserializer: Any, reader_schema: Schema) -> Callable[[Any], Any]
     """The last step of a read: the value, as the READ rules left it, against the reader schema."""
     validate = _confluent.json_functions(deserializer)[2]
     validator = _validator(deserializer, reader_schema, _confluent.parsed(deserializer, reader_schema))
-    check = _checker(validator) if validate else None
-    if check is None:
+    if not validate or validator is None:
         return None
+    check = validator.validate
 
     def validated(value: Any) -> Any:
         check(value)
