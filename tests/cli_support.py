@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,13 @@ from typing import Any
 from conftest import Services
 
 COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
+
+
+def interruptible() -> None:
+    """A `preexec_fn`: the child starts with SIGINT's default disposition, as a terminal's command
+    does. A suite run as a shell's background job (`.ci/run &`) has SIGINT ignored, every child
+    inherits that, and the tools rightly keep a signal they were started with ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def cli(

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from cli_support import COMMAND, cli
+from cli_support import COMMAND, cli, interruptible
 from conftest import Services
 
 pytestmark = pytest.mark.integration
@@ -35,7 +35,7 @@ def environment(services: Services, registry_url: str | None = None) -> dict[str
 
 def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """The tool in a process of its own, with Python's default handling of SIGINT (a shell's
-    background job would start with SIGINT ignored)."""
+    background job would start with SIGINT ignored: `interruptible`)."""
     return subprocess.Popen(
         [str(COMMAND), *args],
         stdin=subprocess.DEVNULL,
@@ -43,6 +43,7 @@ def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=interruptible,
     )
 
 

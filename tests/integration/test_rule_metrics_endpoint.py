@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cli_support import interruptible
 from conftest import Services
 from contracts import contract, drain, rule, subject_of, subscribe
 from prometheus_client import CollectorRegistry
@@ -119,6 +120,7 @@ def test_the_console_consumer_serves_rule_metrics_while_it_runs(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=interruptible,
     )
     try:
         assert run.stderr is not None
