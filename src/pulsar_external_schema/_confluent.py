@@ -624,18 +624,20 @@ class SerializerHooks(SerdeHooks):
 
 
 class JsonValidatorHooks:
-    """Mixed in before a confluent-kafka JSON serde: the validator it builds for a schema (cached
-    by the serde) is what `validator_for` makes of it."""
+    """Mixed in before a confluent-kafka JSON serde: the validator it builds for a schema is
+    replaced, in the serde's own cache, by what `validator_for` makes of it (an instance of
+    `made`), so that each schema's is made once and bounded as the serde bounds its cache."""
+
+    made: type | None = None
 
     def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> Any:
-        reference = super()._get_validator(schema, parsed_schema, registry)  # type: ignore[misc]
-        made: dict[int, tuple[Any, Any]] = self.__dict__.setdefault("_made_validators", {})
-        found = made.get(id(reference))
-        if found is None or found[0] is not reference:  # the serde's cache holds `reference`
-            if len(made) >= 1024:  # more than the serde's cache keeps
-                made.clear()
-            found = made[id(reference)] = (reference, self.validator_for(parsed_schema, registry, reference))
-        return found[1]
+        validator = super()._get_validator(schema, parsed_schema, registry)  # type: ignore[misc]
+        if self.made is None or isinstance(validator, self.made):
+            return validator
+        made = self.validator_for(parsed_schema, registry, validator)
+        with self._validators_lock:  # type: ignore[attr-defined]
+            self._validators[schema] = made  # type: ignore[attr-defined]
+        return made
 
     def validator_for(self, parsed_schema: Any, references: Any, reference: Any) -> Any:
         return reference

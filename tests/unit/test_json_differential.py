@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import referencing.exceptions
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from referencing import Registry, Resource
@@ -97,6 +98,11 @@ def reference_for(schema: dict[str, Any], registry: Registry | None = None) -> A
     return cls(schema, registry=registry or Registry())
 
 
+def natively(validator: JsonValidator) -> bool:
+    """jsonschema-rs decides (else `jsonschema` alone: a schema jsonschema-rs cannot build)."""
+    return type(validator._fast).__module__.startswith("jsonschema_rs")
+
+
 def verdict(validator: Any, value: Any) -> str | None:
     """None if valid; else the message of the error `validate` raises."""
     try:
@@ -118,7 +124,7 @@ def test_the_same_verdict_and_error_as_jsonschema(
     except jsonschema.SchemaError:  # what confluent-kafka refuses to build (an enum of 1 and 1.0)
         assume(False)
     ours = fast_validator(schema, Registry(), reference)
-    assert isinstance(ours, JsonValidator)  # every schema drawn builds natively
+    assert isinstance(ours, JsonValidator) and natively(ours)  # every schema drawn builds natively
     assert verdict(ours, value) == verdict(reference, value)
     assert ours.is_valid(value) is reference.is_valid(value)
 
@@ -130,13 +136,23 @@ def test_references_resolve_to_the_given_versions_by_name_and_to_nothing_else() 
     reference = reference_for(schema, registry)
     ours = fast_validator(schema, registry, reference)
 
-    assert isinstance(ours, JsonValidator)
+    assert isinstance(ours, JsonValidator) and natively(ours)
     assert verdict(ours, {"to": {"zip": "12345"}}) is None
     assert verdict(ours, {"to": {"zip": 12345}}) == verdict(reference, {"to": {"zip": 12345}}) is not None
 
     remote = {"properties": {"to": {"$ref": "https://example.com/address.json"}}}
-    unresolvable = reference_for(remote)
-    assert fast_validator(remote, Registry(), unresolvable) is unresolvable  # never fetched
+    fetched: list[str] = []
+
+    def fetch(uri: str) -> Resource[Any]:  # what confluent-kafka's registry does: over HTTP
+        fetched.append(uri)
+        return Resource.from_contents(address, DRAFT202012)
+
+    fetching = Registry(retrieve=fetch)  # type: ignore[call-arg]
+    unresolvable = fast_validator(remote, fetching, reference_for(remote, fetching))
+    assert not natively(unresolvable)  # jsonschema judges it, over the given versions only
+    with pytest.raises(referencing.exceptions.Unresolvable, match=r"https://example\.com/address\.json"):
+        unresolvable.validate({"to": {"zip": "1"}})
+    assert fetched == []  # never fetched
 
 
 def test_python_values_json_has_no_type_for_are_judged_by_jsonschema() -> None:

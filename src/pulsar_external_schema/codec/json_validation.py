@@ -14,8 +14,9 @@ What is kept from the reference, so that the verdicts are the same:
 * formats are annotations, not assertions (confluent-kafka gives `jsonschema` no format checker);
 * `$ref`s resolve to the registry's referenced versions (confluent-kafka's `referencing` registry,
   by each reference's name) and to nothing else: jsonschema-rs is built offline, so a `$ref` to
-  anything not given fails the build, and the schema keeps the reference validator alone, as
-  before (which fails such a value as it did);
+  anything not given fails its build, and `jsonschema` alone judges that schema's values, over
+  the given versions only (confluent-kafka's registry would fetch any other `$ref` over HTTP):
+  such a `$ref` is an error naming it;
 * a Python value jsonschema-rs cannot take (a set, an object, a dict with int keys) is the
   reference validator's to judge, as before.
 """
@@ -30,6 +31,7 @@ from typing import Any
 
 import jsonschema
 import jsonschema_rs
+import referencing
 
 from .values import explain_json
 
@@ -44,7 +46,7 @@ BASE_URI = "json-schema:///"
 
 class JsonValidator:
     """`validate` and `iter_errors` as the `jsonschema` validator it wraps answers them, decided by
-    jsonschema-rs."""
+    `fast`: jsonschema-rs's validator, or, where it cannot build the schema, `jsonschema`'s."""
 
     __slots__ = ("_fast", "_reference", "fast_is_valid", "schema")
 
@@ -94,21 +96,22 @@ class JsonValidator:
         )
 
 
-def fast_validator(parsed_schema: Any, references: Any, reference: Any) -> Any:
-    """A `JsonValidator` over `reference` (the `jsonschema` validator confluent-kafka built for
-    the schema), or `reference` itself where jsonschema-rs cannot build the schema."""
+def fast_validator(parsed_schema: Any, references: Any, reference: Any) -> JsonValidator:
+    """A `JsonValidator` over `reference`, the `jsonschema` validator confluent-kafka built for
+    the schema with `references`, its registry of referenced versions."""
+    given = [(name, references[name]) for name in references]
     try:
-        resources = [(_uri(name), references[name].contents) for name in references]
         fast = jsonschema_rs.validator_for(
             parsed_schema,
             validate_formats=False,
-            registry=jsonschema_rs.Registry(resources) if resources else None,
+            registry=jsonschema_rs.Registry([(_uri(n), r.contents) for n, r in given]) if given else None,
             base_uri=BASE_URI,
             offline=True,
         )
     except Exception as error:
         log.debug("jsonschema-rs cannot build this schema (%s); validating with jsonschema", error)
-        return reference
+        offline = type(reference)(parsed_schema, registry=referencing.Registry().with_resources(given))
+        return JsonValidator(offline, offline)
     return JsonValidator(fast, reference)
 
 

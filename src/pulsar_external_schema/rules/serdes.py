@@ -48,7 +48,7 @@ from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent, metrics
 from .. import schema_id as ids
-from ..codec.json_validation import fast_validator
+from ..codec.json_validation import JsonValidator, fast_validator
 from ..codec.plans import PLAN_CACHE_SIZE
 from ..codec.values import (
     Problem,
@@ -349,6 +349,8 @@ class ContractAvroSerializer(_ContractSerializer, AvroSerializer):
 
 class _JsonValidation(_confluent.JsonValidatorHooks):
     """Values validated by jsonschema-rs, explained by jsonschema (`codec/json_validation.py`)."""
+
+    made = JsonValidator
 
     def validator_for(self, parsed_schema: Any, references: Any, reference: Any) -> Any:
         return fast_validator(parsed_schema, references, reference)
