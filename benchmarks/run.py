@@ -335,39 +335,35 @@ def _raw_avro() -> tuple[Callable[[], Any], Callable[[], Any]]:
     return encode, lambda: fastavro.schemaless_reader(io.BytesIO(payload), parsed, None)
 
 
-def _raw_json() -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """The work itself for JSON Schema: jsonschema-rs's validation and orjson, what ours runs."""
-    validator = jsonschema_rs.validator_for(json_schema(), validate_formats=False)
-    payload = orjson.dumps(VALUE)
+def _json_pair(
+    validate: Callable[[Any], Any], dumps: Callable[[Any], bytes], loads: Callable[[bytes], Any]
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """Encode and decode of the record with a JSON library and a validator built once."""
+    payload = dumps(VALUE)
 
     def encode() -> bytes:
-        validator.validate(VALUE)
-        return orjson.dumps(VALUE)
+        validate(VALUE)
+        return dumps(VALUE)
 
     def decode() -> Any:
-        value = orjson.loads(payload)
-        validator.validate(value)
+        value = loads(payload)
+        validate(value)
         return value
 
     return encode, decode
+
+
+def _raw_json() -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """The work itself for JSON Schema: jsonschema-rs's validation and orjson, what ours runs."""
+    validator = jsonschema_rs.validator_for(json_schema(), validate_formats=False)
+    return _json_pair(validator.validate, orjson.dumps, orjson.loads)
 
 
 def _python_json() -> tuple[Callable[[], Any], Callable[[], Any]]:
     """JSON Schema with Python's libraries: `json` and the `jsonschema` package's Draft7Validator
     (confluent-kafka's validator), as ours ran before jsonschema-rs and orjson."""
     validator = jsonschema.Draft7Validator(json_schema())
-    payload = json.dumps(VALUE).encode()
-
-    def encode() -> bytes:
-        validator.validate(VALUE)
-        return json.dumps(VALUE).encode()
-
-    def decode() -> Any:
-        value = json.loads(payload)
-        validator.validate(value)
-        return value
-
-    return encode, decode
+    return _json_pair(validator.validate, lambda value: json.dumps(value).encode(), json.loads)
 
 
 def _raw_protobuf() -> tuple[Callable[[], Any], Callable[[], Any]]:
