@@ -122,8 +122,9 @@ def test_json_functions_and_validator() -> None:
     with pytest.raises(Exception, match="is not of type"):
         validator.validate({"a": 1})
     assert _confluent.json_validator(serializer, local, *parsed) is validator  # made once
-    assert serializer._validators[local] is validator  # kept in the serde's cache (JsonValidatorHooks)
-    assert serializer._validators_lock is not None
+    serde: Any = serializer
+    assert serde._validators[local] is validator  # kept in the serde's cache (JsonValidatorHooks)
+    assert serde._validators_lock is not None
     deserializer = mock_factory().json(text)._part.deserializer
     assert _confluent.json_functions(deserializer)[1](b'{"a": "y"}') == {"a": "y"}
 
