@@ -254,9 +254,11 @@ class BatchWriter:
         seen, and dropped. The query id is what Spark keeps in `<checkpoint>/metadata` (written
         before the first batch), read through the batch's own session, wherever it runs."""
         if self._prefix is None:
-            line = batch.sparkSession.read.text(f"{self.checkpoint.rstrip('/')}/metadata").first()
-            query_id = json.loads(line[0])["id"] if line is not None else ""
-            self._prefix = f"{self.producer_name}-{query_id[:8]}"
+            metadata = f"{self.checkpoint.rstrip('/')}/metadata"
+            line = batch.sparkSession.read.text(metadata).first()
+            if line is None:  # Spark writes it before the first batch: without it, no exactly-once
+                raise RuntimeError(f"{metadata} holds no query id; the producer names need it")
+            self._prefix = f"{self.producer_name}-{json.loads(line[0])['id'][:8]}"
         return self._prefix
 
     def _sink(self, batch: Any, topic: str, role: str, batch_id: int) -> dict[str, str]:
