@@ -24,14 +24,22 @@ def interruptible() -> None:
 
 
 def cli(
-    services: Services, *args: str, stdin: str | None = None, registry_url: str | None = None
+    services: Services,
+    *args: str,
+    stdin: str | None = None,
+    registry_url: str | None = None,
+    token: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """The console script with the services in its environment (and PULSAR_AUTH_TOKEN only when
+    `token` is given, whatever the shell running the tests exports)."""
     env = {
-        **os.environ,
+        **{key: value for key, value in os.environ.items() if key != "PULSAR_AUTH_TOKEN"},
         "PULSAR_SERVICE_URL": services.pulsar_url,
         "PULSAR_ADMIN_URL": services.admin_url,
         "SCHEMA_REGISTRY_URL": registry_url or services.registry_url,
     }
+    if token is not None:
+        env["PULSAR_AUTH_TOKEN"] = token
     return subprocess.run(
         [str(COMMAND), *args], input=stdin, capture_output=True, text=True, env=env, timeout=180, check=False
     )

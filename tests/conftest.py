@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["spark_support", "geo_support"]
+pytest_plugins = ["spark_support", "geo_support", "secured_support"]
 
 REPO = Path(__file__).resolve().parents[1]
 SERVICES_SCRIPT = REPO / "scripts" / "services"
@@ -60,8 +60,9 @@ def service_pid(instance: str, service: str) -> int:
 
 
 def parse_service_urls(output: str) -> dict[str, str]:
-    """Read the `KEY=VALUE` lines that `scripts/services up` prints."""
-    return dict(re.findall(r"^([A-Z_]+_URL)=(\S+)$", output, flags=re.MULTILINE))
+    """Read the `KEY=VALUE` lines that `scripts/services up` prints (URLs, and an instance's
+    PULSAR_AUTH_TOKEN when it was started with `--tokens`)."""
+    return dict(re.findall(r"^([A-Z_]+_(?:URL|TOKEN))=(\S+)$", output, flags=re.MULTILINE))
 
 
 def _from_environment() -> Services | None:

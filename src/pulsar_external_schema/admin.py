@@ -57,11 +57,15 @@ class PulsarAdmin:
         url: str,
         *,
         token: str | None = None,
+        token_key: str = "pulsar.admin.token",
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        """`transport`: httpx's, for tests (an `httpx.MockTransport` plays the broker)."""
+        """`token_key`: the option that gives `token`, named when the API refuses a call for want
+        of a token or for the token given. `transport`: httpx's, for tests (an
+        `httpx.MockTransport` plays the broker)."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._token_key, self._has_token = token_key, bool(token)
         self.url = url.rstrip("/")
         self._http = httpx.Client(
             base_url=self.url, headers=headers, timeout=timeout, transport=transport, verify=_tls()
@@ -80,8 +84,18 @@ class PulsarAdmin:
 
     def _refused(self, response: httpx.Response, what: str) -> PulsarAdminError:
         reason = _reason(response)
+        status = response.status_code
+        hint = ""
+        if status == 401:
+            hint = (
+                f" (it refused the token given with '{self._token_key}')"
+                if self._has_token
+                else f" (it wants a token: set '{self._token_key}')"
+            )
+        elif status == 403:
+            hint = f" (the role of the token given with '{self._token_key}' may not do this)"
         return PulsarAdminError(
-            f"the Pulsar admin API at {self.url} could not {what}: HTTP {response.status_code} {reason}"
+            f"the Pulsar admin API at {self.url} could not {what}: HTTP {status} {reason}{hint}"
         )
 
     def _get(self, path: str, what: str) -> Any:

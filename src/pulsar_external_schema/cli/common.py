@@ -157,6 +157,13 @@ def add_registry_options(
             default=os.environ.get("PULSAR_ADMIN_URL"),
             help="Pulsar admin REST URL, e.g. http://127.0.0.1:8080 [PULSAR_ADMIN_URL]",
         )
+    if pulsar or admin:
+        group.add_argument(
+            "--auth-token",
+            default=os.environ.get("PULSAR_AUTH_TOKEN"),
+            metavar="TOKEN",
+            help="a token (JWT) for Pulsar and its admin API, or @FILE holding it [PULSAR_AUTH_TOKEN]",
+        )
     group.add_argument(
         "--registry-url",
         default=os.environ.get("SCHEMA_REGISTRY_URL"),
@@ -290,6 +297,15 @@ def json_argument(text: str | None, flag: str) -> Any:
         return json.loads(source)
     except json.JSONDecodeError as error:
         raise UsageError(f"{flag} is not valid JSON ({error}): {_short(source)}") from None
+
+
+def auth_token(args: argparse.Namespace) -> str | None:
+    """`--auth-token`: the token, given inline or as `@path` (a file holding it, as a secret
+    store writes one: the token stays out of the shell's history and the process list)."""
+    text: str | None = getattr(args, "auth_token", None)
+    if not text:
+        return None
+    return read_file(text[1:], "--auth-token").strip() if text.startswith("@") else text
 
 
 def read_file(path: str, flag: str) -> str:

@@ -39,6 +39,7 @@ from .common import (
     EXIT_OK,
     CommandError,
     UsageError,
+    auth_token,
     fail,
     json_argument,
     plural,
@@ -497,9 +498,11 @@ def _client(args: argparse.Namespace) -> Any:
     target = stderr if args.verbose and os.path.exists(stderr) else os.devnull
     logger = pulsar.FileLogger(level, target) if os.path.exists(target) else pulsar.ConsoleLogger(level)
     seconds = max(1, round(args.connect_timeout))
+    token = auth_token(args)
     try:
         return pulsar.Client(
             args.service_url,
+            authentication=pulsar.AuthenticationToken(token) if token else None,
             logger=logger,
             operation_timeout_seconds=seconds,
             connection_timeout_ms=int(args.connect_timeout * 1000),
@@ -547,10 +550,12 @@ def _pulsar_call(
     except (pulsar.Timeout, pulsar.ConnectError) as error:
         if args is None:
             raise CommandError(f"{doing}: {error}") from None
+        # A broker that refuses a client's token (or its lack of one) closes the connection, and
+        # pulsar-client reports that as a timeout too: its log says which it was.
         raise CommandError(
             f"{doing}: cannot connect to the broker at {args.service_url} within {args.connect_timeout:g} s "
-            f"({error}); check --service-url, or raise --connect-timeout"
-            + ("" if args.verbose else " (--verbose shows the client's log)")
+            f"({error}); check --service-url and, where the broker wants one, --auth-token, or raise "
+            "--connect-timeout" + ("" if args.verbose else " (--verbose shows the client's log)")
         ) from None
     except pulsar.PulsarException as error:
         raise CommandError(f"{doing}: {error}") from None

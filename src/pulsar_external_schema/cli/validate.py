@@ -13,6 +13,7 @@ from ..errors import ExternalSchemaError
 from .common import (
     PROG,
     CommandError,
+    auth_token,
     connect_address,
     fail,
     require,
@@ -41,6 +42,12 @@ def run_validate(args: argparse.Namespace) -> int:
         "schema.registry.url": args.registry_url,
         **dict(args.property),
     }
+    try:
+        token = auth_token(args)
+    except CommandError as error:
+        return fail("validate", error)
+    if token:
+        options["pulsar.auth.token"] = token
     if args.max_entries_per_partition:
         options["maxEntriesPerPartition"] = str(args.max_entries_per_partition)
     if args.starting_offsets:

@@ -43,7 +43,9 @@ class Planner:
 
     def admin(self) -> PulsarAdmin:
         assert self.options.admin_url is not None
-        return PulsarAdmin(self.options.admin_url, token=self.options.auth_token)
+        return PulsarAdmin(
+            self.options.admin_url, token=self.options.auth_token, token_key="pulsar.auth.token"
+        )
 
     def topics(self, admin: PulsarAdmin) -> list[str]:
         """The topics read: `topics`, or those `topicPattern` matches now."""
