@@ -14,7 +14,7 @@ from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulsar_external_schema.codec import avro
+from pulsar_external_schema import _fastavro
 
 WRITER = {
     "type": "record",
@@ -84,7 +84,7 @@ def _public(writer: Any, reader: Any, record_name: bool) -> Any:
 
 
 def test_fastavro_here_takes_the_prepared_reader() -> None:
-    assert avro._prepared_reads_work()  # else the figures in docs/benchmarks.md are not ours
+    assert _fastavro._reads_work()  # else the figures in docs/benchmarks.md are not ours
 
 
 @settings(max_examples=300, deadline=None)
@@ -97,7 +97,7 @@ def test_the_prepared_reader_answers_as_schemaless_reader(
     schemaless_writer(out, writer, record)
     payload = out.getvalue()
     for reader_schema in (None, reader):
-        prepared = avro._prepared_reader(writer, reader_schema, record_name)
+        prepared = _fastavro.prepared_reader(writer, reader_schema, record_name)
         assert prepared is not None
         public = _public(writer, reader_schema, record_name)
         assert _outcome(prepared, payload) == _outcome(public, payload)
@@ -114,11 +114,11 @@ def test_a_fastavro_whose_private_decode_changed_gets_the_public_call(
         raise TypeError("_read_data() takes 3 positional arguments")
 
     monkeypatch.setattr(fastavro._read, "_read_data", changed)
-    avro._prepared_reads_work.cache_clear()
+    _fastavro._reads_work.cache_clear()
     try:
-        assert not avro._prepared_reads_work()
-        assert avro._prepared_reader(parse_schema(WRITER), None, False) is None
+        assert not _fastavro._reads_work()
+        assert _fastavro.prepared_reader(parse_schema(WRITER), None, False) is None
     finally:
         monkeypatch.undo()
-        avro._prepared_reads_work.cache_clear()
-    assert avro._prepared_reads_work()
+        _fastavro._reads_work.cache_clear()
+    assert _fastavro._reads_work()

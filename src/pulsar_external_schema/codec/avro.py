@@ -8,7 +8,6 @@ bytes and values are the same; what is left out is what the serde recomputes per
 
 from __future__ import annotations
 
-import functools
 import io
 import sys
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 from fastavro import schemaless_reader, schemaless_writer
 
-from .. import _confluent
+from .. import _confluent, _fastavro
 from .fields import FieldWalk, avro_walk
 from .limits import DecodeLimits, Guard, avro_guard
 from .values import avro_check
@@ -61,7 +60,7 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
         "strict_allow_default": avro_options["strict_allow_default"],
         "disable_tuple_notation": False,
     }
-    write = _prepared_writer(parsed, options) if _prepared_writes_work() else None
+    write = _fastavro.prepared_writer(parsed, options)
     if write is None:
 
         def write(value: Any) -> bytes:
@@ -81,58 +80,6 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
     return checked
 
 
-def _prepared_writer(schema: Any, options: dict[str, bool]) -> Callable[[Any], bytes]:
-    """`schemaless_writer` with its preparation done once: per call it parses the (parsed) schema
-    again into fresh named-schema tables and builds its options before the write, ~0.4 us of a
-    7-field record's ~2.5 us. fastavro's compiled module writes in `write_data`, private: used
-    only where `_prepared_writes_work` found it writing as `schemaless_writer` does."""
-    from fastavro import parse_schema
-    from fastavro._write import write_data  # type: ignore[attr-defined]
-
-    named: dict[str, Any] = {}
-    schema = parse_schema(schema, named)
-
-    def write(value: Any) -> bytes:
-        out = bytearray()
-        write_data(out, value, schema, named, "", options)
-        return bytes(out)
-
-    return write
-
-
-@functools.cache
-def _prepared_writes_work() -> bool:
-    """Whether fastavro's compiled `write_data` takes the arguments `_prepared_writer` gives it and
-    writes what `schemaless_writer` writes: a record with a named type used twice, a union and a
-    default, loosely and strictly."""
-    try:
-        from fastavro._write import CYTHON_MODULE  # type: ignore[attr-defined]
-
-        if not CYTHON_MODULE:
-            return False
-        schema = {
-            "type": "record",
-            "name": "probe",
-            "fields": [
-                {"name": "n", "type": "long"},
-                {"name": "s", "type": ["null", "string"]},
-                {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
-                {"name": "f", "type": "E"},
-                {"name": "d", "type": "int", "default": 7},
-            ],
-        }
-        value = {"n": 42, "s": "hi", "e": "B", "f": "A"}
-        for strict in (False, True):
-            options = {"strict": False, "strict_allow_default": strict, "disable_tuple_notation": False}
-            out = io.BytesIO()
-            schemaless_writer(out, schema, value, strict_allow_default=strict)
-            if _prepared_writer(schema, options)(value) != out.getvalue():
-                return False
-        return True
-    except Exception:  # any change in fastavro's private module: the public call
-        return False
-
-
 def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
     """Avro binary of `writer_schema` -> a value of `reader_schema` (schema resolution)."""
     parsed_writer = _interned(_confluent.parsed(deserializer, writer_schema))
@@ -144,7 +91,7 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     if parsed_reader == parsed_writer:
         parsed_reader = None  # fastavro makes the same decision, per message
     record_name = _confluent.avro_options(deserializer)["return_record_name"]
-    prepared = _prepared_reader(parsed_writer, parsed_reader, record_name)
+    prepared = _fastavro.prepared_reader(parsed_writer, parsed_reader, record_name)
     if prepared is not None:
         return prepared
 
@@ -152,74 +99,6 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
         return schemaless_reader(io.BytesIO(payload), parsed_writer, parsed_reader, record_name)
 
     return read
-
-
-def _prepared_reader(
-    writer_schema: Any, reader_schema: Any, record_name: bool
-) -> Callable[[bytes], Any] | None:
-    """`schemaless_reader` with its preparation done once: per call it makes the named-schema
-    tables, parses both (parsed) schemas again and builds its options before the decode itself,
-    ~0.4 us of the ~2.3 us a 7-field record costs. fastavro's compiled module does the decode in
-    `_read_data`, private: used only where `_prepared_reads_work` found it answering as
-    `schemaless_reader` does (a fastavro that changed it gets the public call)."""
-    return _make_prepared(writer_schema, reader_schema, record_name) if _prepared_reads_work() else None
-
-
-def _make_prepared(writer_schema: Any, reader_schema: Any, record_name: bool) -> Callable[[bytes], Any]:
-    from fastavro import parse_schema
-    from fastavro._read import _default_named_schemas, _read_data  # type: ignore[attr-defined]
-
-    named = _default_named_schemas()
-    writer_schema = parse_schema(writer_schema, named["writer"])
-    if reader_schema:
-        reader_schema = parse_schema(reader_schema, named["reader"])
-    options = {
-        "return_record_name": record_name,
-        "return_record_name_override": False,
-        "handle_unicode_errors": "strict",
-        "return_named_type": False,
-        "return_named_type_override": False,
-    }
-    bytes_io = io.BytesIO
-
-    def read(payload: bytes) -> Any:
-        return _read_data(bytes_io(payload), writer_schema, named, reader_schema, options)
-
-    return read
-
-
-@functools.cache
-def _prepared_reads_work() -> bool:
-    """Whether fastavro's compiled `_read_data` takes the arguments `_prepared_reader` gives it and
-    answers as `schemaless_reader`: a record read as itself and through schema resolution."""
-    try:
-        from fastavro._read import CYTHON_MODULE  # type: ignore[attr-defined]
-
-        if not CYTHON_MODULE:
-            return False
-        writer = {
-            "type": "record",
-            "name": "probe",
-            "fields": [{"name": "n", "type": "long"}, {"name": "s", "type": ["null", "string"]}],
-        }
-        reader = {
-            "type": "record",
-            "name": "probe",
-            "fields": [
-                {"name": "s", "type": ["null", "string"]},
-                {"name": "added", "type": "int", "default": 7},
-            ],
-        }
-        payload = b"\x54\x02\x04hi"
-        for reader_schema in (None, reader):
-            for record_name in (False, True):
-                expected = schemaless_reader(io.BytesIO(payload), writer, reader_schema, record_name)
-                prepared = _make_prepared(writer, reader_schema, record_name)
-                if prepared(payload) != expected:
-                    return False
-        return True
-    except Exception:  # any change in fastavro's private module: the public call
-        return False
 
 
 def columnar_schemas(
