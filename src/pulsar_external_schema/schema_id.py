@@ -168,6 +168,19 @@ def parse_hex(value: str) -> bytes:
 
 def check_confluent_id(id_bytes: bytes) -> None:
     """Raise unless `id_bytes` starts like a Confluent id (magic 0x00 + 4 bytes, or 0x01 + 16)."""
+    _confluent_id_length(id_bytes)
+
+
+def split_prefixed(data: bytes) -> tuple[bytes, bytes]:
+    """(the Confluent id, the rest) of a payload in Confluent's framing (prefix mode, Kafka):
+    the magic byte and its 4-byte id or 16-byte GUID, then the body (a Protobuf body's message
+    indexes stay in the body, where confluent-kafka's deserializer reads them). Raises
+    `SchemaIdError` when `data` does not start with one."""
+    length = _confluent_id_length(data)
+    return data[:length], data[length:]
+
+
+def _confluent_id_length(id_bytes: bytes) -> int:
     if not id_bytes:
         raise SchemaIdError("the schema id is empty")
     magic = id_bytes[0]
@@ -182,6 +195,7 @@ def check_confluent_id(id_bytes: bytes) -> None:
         )
     if len(id_bytes) < needed:
         raise SchemaIdError(f"schema id {id_bytes.hex()} is truncated: {len(id_bytes)} of {needed} bytes")
+    return needed
 
 
 def header_properties(schema_id: bytes, *, key_value: bool = False) -> dict[str, str]:

@@ -16,6 +16,7 @@ from schemas import SHOP_REFUND as REFUND
 
 from pulsar_external_schema import ConfigError, ExternalSchema, SchemaRegistrySchemaFactory, _confluent
 from pulsar_external_schema import schema as schema_module
+from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.codec import plans
 from pulsar_external_schema.registry import TRANSPORT_ERRORS
 
@@ -144,5 +145,9 @@ def test_a_dropped_plan_stops_the_writer_the_schema_keeps() -> None:
     factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})  # takes id 1
     codec = orders._part.codec
     assert codec is not None
-    codec._check(codec._stamps[ORDERS])  # the re-check, answered now: the registry lost the id
+    stamp = codec._stamps[ORDERS]
+    # the re-check, answered now: the registry lost the id
+    number = ids.confluent_int_id(stamp.schema_id)
+    assert number is not None
+    codec._check(stamp, number)
     assert _send(orders, 3) != first  # not the kept writer's id, though it has not expired

@@ -121,6 +121,22 @@ def test_malformed_property(value: str, message: str) -> None:
 def test_check_confluent_id_rejects(data: bytes, message: str) -> None:
     with pytest.raises(SchemaIdError, match=message):
         ids.check_confluent_id(data)
+    with pytest.raises(SchemaIdError, match=message):
+        ids.split_prefixed(data)
+
+
+@given(schema_ids, st.binary(max_size=32), st.binary(min_size=16, max_size=16))
+def test_a_prefixed_payload_splits_into_confluent_kafkas_id_and_body(
+    number: int, body: bytes, guid: bytes
+) -> None:
+    """As confluent-kafka's `SchemaId.from_bytes` reads the framing (a Protobuf body's message
+    indexes stay in the body here, where its deserializer reads them)."""
+    for prefix in (ids.confluent_id(number), bytes([ids.CONFLUENT_GUID_MAGIC]) + guid):
+        id_bytes, rest = ids.split_prefixed(prefix + body)
+        theirs = SchemaId("AVRO")
+        theirs.from_bytes(io.BytesIO(prefix + body))
+        assert (id_bytes, rest) == (prefix, body)
+        assert ids.confluent_int_id(id_bytes) == theirs.id
 
 
 def test_ids_outside_uint32_are_rejected() -> None:
