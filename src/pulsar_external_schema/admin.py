@@ -21,16 +21,12 @@ import httpx
 
 from . import subjects
 from .config import ExternalSchemaConfig
-from .errors import ConfigError, ExternalSchemaError
+from .errors import ConfigError, PulsarAdminError
 from .subjects import TopicName
 
 log = logging.getLogger(__name__)
 
 __all__ = ["PulsarAdmin", "PulsarAdminError", "declare_external", "full_topic_name"]
-
-
-class PulsarAdminError(ExternalSchemaError):
-    """The Pulsar admin REST API refused a request or could not be reached."""
 
 
 def full_topic_name(topic: str) -> str:

@@ -36,8 +36,10 @@ from typing import Any
 import pulsar
 import pulsar.asyncio
 
+from . import _pulsar_client
+from ._pulsar_client import raw_client
 from .admin import declare_external
-from .deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate, raw_client
+from .deadletter import DeadLetterPublisher, Fate, copy_to_dead_letter_topic, fate
 from .errors import ExternalSchemaError
 from .schema import ExternalSchema, check_external_schema
 
@@ -107,7 +109,7 @@ class _Loop:
         self.outstanding = 0
         """Copies sent whose answer the loop has not applied yet."""
         if dead_letter_topic is not None:
-            client = client or getattr(getattr(consumer, "_schema", None), "pulsar_client", None)
+            client = client or getattr(_pulsar_client.consumer_schema(consumer), "pulsar_client", None)
             if client is None:
                 raise TypeError(
                     "consume(..., dead_letter_topic=...) needs client= (the consumer's pulsar.Client)"
@@ -204,23 +206,21 @@ def _calls(consumer: Any) -> tuple[Callable[[int | None], Any], Callable[[Any], 
     past its Python wrappers (argument checks, `isinstance` chains: ~0.3 us of the ~3 us a BYTES
     consumer spends on a message) to the C++ consumer, and wrap what arrives as its `receive`
     does; any other consumer is called as it is."""
-    raw = getattr(consumer, "_consumer", None) if isinstance(consumer, pulsar.Consumer) else None
+    raw = _pulsar_client.raw_consumer(consumer)
     if raw is None:
 
         def receive(timeout_millis: int | None) -> Any:
             return consumer.receive() if timeout_millis is None else consumer.receive(timeout_millis)
 
         return receive, consumer.acknowledge
-    schema, message, wait, take = consumer._schema, pulsar.Message, raw.receive, raw.acknowledge
+    wrap, unwrap = _pulsar_client.wrap(_pulsar_client.consumer_schema(consumer)), _pulsar_client.unwrap
+    wait, take = raw.receive, raw.acknowledge
 
     def receive_raw(timeout_millis: int | None) -> Any:
-        msg = message()
-        msg._message = wait() if timeout_millis is None else wait(timeout_millis)
-        msg._schema = schema
-        return msg
+        return wrap(wait() if timeout_millis is None else wait(timeout_millis))
 
     def acknowledge(msg: Any) -> None:
-        take(msg._message)
+        take(unwrap(msg))
 
     return receive_raw, acknowledge
 

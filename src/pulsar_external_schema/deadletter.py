@@ -27,8 +27,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import _pulsar
+import pulsar
 
+from . import _pulsar_client
 from ._deprecated import renamed_key
 from .errors import (
     ConfigError,
@@ -40,6 +41,8 @@ from .errors import (
 from .subjects import split_topic
 
 log = logging.getLogger(__name__)
+
+_OK = pulsar.Result.Ok
 
 #: Properties a DLQ copy carries besides the original ones (the names of Confluent's DLQ headers).
 RULE_PREFIX = "__rule."
@@ -143,19 +146,6 @@ def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:
     return f"{scheme}://{tenant}/{namespace}/{topic}"
 
 
-def raw_client(client: Any) -> Any:
-    """The `_pulsar.Client` behind a `pulsar.Client` or `pulsar.asyncio.Client` (or itself, or
-    any object with its `create_producer(topic, configuration)`: a test double)."""
-    if client is None or isinstance(client, _pulsar.Client):
-        return client
-    inner = getattr(client, "_client", None)
-    if isinstance(inner, _pulsar.Client):
-        return inner
-    if inner is None and callable(getattr(client, "create_producer", None)):
-        return client
-    raise TypeError(f"expected a pulsar.Client or pulsar.asyncio.Client, not {type(client).__name__}")
-
-
 def copy_to_dead_letter_topic(
     publisher: DeadLetterPublisher,
     topic: str,
@@ -198,7 +188,7 @@ class DeadLetterPublisher:
         event_timestamp: int | None = None,
     ) -> Any:
         """Send and wait until the broker has persisted the copy; returns its message id."""
-        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
+        message = _pulsar_client.raw_message(data, properties, partition_key, ordering_key, event_timestamp)
         return self._producer_for(topic, batched=False).send(message)
 
     def publish_async(
@@ -214,10 +204,10 @@ class DeadLetterPublisher:
     ) -> None:
         """Send without waiting; `done(persisted, result)` is called on a Pulsar client thread once
         the broker answered (or the send timed out). Blocks only while the producer's queue is full."""
-        message = _message(data, properties, partition_key, ordering_key, event_timestamp)
+        message = _pulsar_client.raw_message(data, properties, partition_key, ordering_key, event_timestamp)
 
         def sent(result: Any, _message_id: Any) -> None:
-            done(result == _pulsar.Result.Ok, str(result))
+            done(result == _OK, str(result))
 
         self._producer_for(topic, batched=True).send_async(message, sent)
 
@@ -227,13 +217,9 @@ class DeadLetterPublisher:
         with self._lock:
             producer = self._producers.get((topic, batched))
             if producer is None:
-                conf = _pulsar.ProducerConfiguration()
-                conf.schema(_pulsar.SchemaInfo(_pulsar.SchemaType.BYTES, "BYTES", ""))
-                conf.block_if_queue_full(True)  # a storm of copies waits for room, never fails
-                conf.batching_enabled(batched)
-                if batched:
-                    conf.batching_max_publish_delay_ms(5)
-                producer = self._producers[(topic, batched)] = self._client.create_producer(topic, conf)
+                # a storm of copies waits for room in the producer's queue, never fails
+                producer = _pulsar_client.bytes_producer(self._client, topic, batched=batched)
+                self._producers[(topic, batched)] = producer
             return producer
 
     def close(self) -> None:
@@ -244,22 +230,3 @@ class DeadLetterPublisher:
                 producer.close()
             except Exception as error:  # closing must not hide what the caller is doing
                 log.warning("could not close a DLQ producer: %s", error)
-
-
-def _message(
-    data: bytes,
-    properties: dict[str, str],
-    partition_key: str | None,
-    ordering_key: str | None,
-    event_timestamp: int | None,
-) -> Any:
-    builder = _pulsar.MessageBuilder().content(data)
-    for name, value in properties.items():
-        builder.property(name, value)
-    if partition_key:
-        builder.partition_key(partition_key)
-    if ordering_key:
-        builder.ordering_key(ordering_key)
-    if event_timestamp:
-        builder.event_timestamp(event_timestamp)
-    return builder.build()

@@ -5,16 +5,16 @@ carries its context as attributes *and* in its message, so a log line alone is e
 
 Every error the package raises is an `ExternalSchemaError` (`except ExternalSchemaError` catches
 them all); the built-in or confluent-kafka class in brackets is a second base, for code that
-catches those. Classes defined elsewhere say where:
+catches those. Every class is defined here and exported by the package root:
 
     ExternalSchemaError
     ├── ConfigError (ValueError)           a config key, schema or rule set given wrongly
     │   ├── SchemaParseError               a schema does not parse, found when it is made
-    │   │   └── JsonSchemaError            a JSON Schema the evolution checks cannot read (evolution/)
+    │   │   └── JsonSchemaError            a JSON Schema the evolution checks cannot read
     │   ├── RuleSetError                   a rule set or metadata that cannot run as written
     │   ├── SubjectNotFoundError (LookupError)   a topic's subject has no version
-    │   ├── UnsupportedProtobufError       a descriptor the .proto renderer cannot write (protobuf_text.py)
-    │   └── SparkTypeError                 a schema with no Spark type (spark/types.py)
+    │   ├── UnsupportedProtobufError       a descriptor the .proto renderer cannot write
+    │   └── SparkTypeError                 a schema with no Spark type, or a value that does not fit
     ├── SchemaIdError (ValueError)         schema id bytes missing or malformed
     │   ├── MissingSchemaIdError
     │   └── ForeignSchemaIdError           an id of another subject's schema
@@ -27,14 +27,17 @@ catches those. Classes defined elsewhere say where:
     ├── RuleViolationError (SerializationError)   a rule failed (its action: ERROR)
     │   └── DeadLetteredError              ... and its message is in a DLQ topic
     ├── IncompatibleSchemaError            a JSON schema change that breaks a reader or a writer
-    ├── CelEvaluationError                 a CEL expression (rules/cel.py), inside a rule's failure
+    ├── CelEvaluationError                 a CEL expression, inside a rule's failure
     │   └── CelCompileError                an expression the compiled engine does not compile
-    ├── JsonataError                       a JSONata expression (rules/jsonata.py), likewise
-    ├── PulsarAdminError                   the Pulsar admin REST API (admin.py)
-    └── PublishError                       a Function's output not persisted (functions/base.py)
+    ├── JsonataError                       a JSONata expression, likewise
+    ├── PulsarAdminError                   the Pulsar admin REST API refused or did not answer
+    └── PublishError                       a Function's output not persisted
 
-The console tools' own `CommandError` and `RecordError` never leave them: each ends as one line
-on stderr and an exit code.
+`_signal.InternalSignal` is the other root, of exceptions the package raises and catches itself (a plan
+that falls back to the reference serde, a limit a payload went over, the console tools' own
+`CommandError` and `RecordError`, which end as one line on stderr and an exit code): none
+reaches a user, and none is exported. tests/unit/test_error_hierarchy.py holds every exception
+class of the package to one of the two roots.
 """
 
 from __future__ import annotations
@@ -85,6 +88,19 @@ class ConfigError(ExternalSchemaError, ValueError):
 class SchemaParseError(ConfigError):
     """A schema given to the factory does not parse (not JSON, an unknown Avro type, ...): found
     when the schema is made, before anything is registered or sent."""
+
+
+class JsonSchemaError(SchemaParseError):
+    """A JSON Schema the evolution checks cannot read: not JSON, not a schema, or a `$ref` that
+    does not resolve."""
+
+
+class UnsupportedProtobufError(ConfigError):
+    """The descriptor uses a feature the .proto renderer does not produce (e.g. editions, groups)."""
+
+
+class SparkTypeError(ConfigError):
+    """A registry schema has no Spark type (recursion), or a value does not fit its column."""
 
 
 class RuleSetError(ConfigError):
@@ -257,3 +273,24 @@ class IncompatibleSchemaError(ExternalSchemaError):
     def on_topic(self, topic: str) -> IncompatibleSchemaError:
         """The same error, naming the topic whose producer or consumer ran into it."""
         return IncompatibleSchemaError(self.summary, self.differences, topic=topic, subject=self.subject)
+
+
+class CelEvaluationError(ExternalSchemaError):
+    """A CEL expression did not compile or did not evaluate; the message names it and says why."""
+
+
+class CelCompileError(CelEvaluationError):
+    """The compiled engine rejected an expression (a syntax or type error, or an unknown function)."""
+
+
+class JsonataError(ExternalSchemaError):
+    """A JSONata expression did not parse, did not evaluate, or went over a limit."""
+
+
+class PulsarAdminError(ExternalSchemaError):
+    """The Pulsar admin REST API refused a request or could not be reached."""
+
+
+class PublishError(ExternalSchemaError):
+    """A Function's output or DLQ copy was not persisted; raised so that the runtime redelivers
+    the input."""

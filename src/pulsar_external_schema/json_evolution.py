@@ -36,7 +36,7 @@ from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
 
 from .config import ConfigLike, as_config
-from .errors import IncompatibleSchemaError
+from .errors import IncompatibleSchemaError, JsonSchemaError
 from .evolution.creek import (
     RegisteredVersion,
     closed_differences,
@@ -48,7 +48,6 @@ from .evolution.creek import (
     view_differences,
 )
 from .evolution.differences import Difference
-from .evolution.json_model import JsonSchemaError
 from .registry import failure_kind, new_client
 from .subjects import SubjectNameStrategy
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from google.protobuf import descriptor_pb2, text_encoding, text_format, unknown_fields
 from google.protobuf.message import Message
 
-from .errors import ConfigError
+from .errors import UnsupportedProtobufError
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -41,10 +41,6 @@ _SCALARS = {
     F.TYPE_SINT64: "sint64",
 }
 _MAX_FIELD_NUMBER = 536870911
-
-
-class UnsupportedProtobufError(ConfigError):
-    """The descriptor uses a feature this renderer does not produce (e.g. editions, groups)."""
 
 
 def file_descriptor_proto(message_type: type[Message]) -> descriptor_pb2.FileDescriptorProto:

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Mapping
 from time import monotonic
 from typing import Any, NamedTuple, overload
 
-import _pulsar
 import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -27,6 +26,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext, Se
 
 from . import _confluent
 from . import schema_id as ids
+from ._pulsar_client import BYTES, raw_client
 from .codec import (
     FALLBACK,
     PLAN_CACHE_SIZE,
@@ -39,7 +39,7 @@ from .codec import (
 )
 from .codec import json as json_codec
 from .config import ExternalSchemaConfig
-from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC, raw_client
+from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import (
     ConfigError,
     DeadLetteredError,
@@ -225,7 +225,7 @@ class FieldSerde:
             payload = data
         else:
             try:
-                ids.check_confluent_id(data)
+                id_bytes, payload = ids.split_prefixed(data)
             except SchemaIdError:
                 first = f"0x{data[0]:02x}" if data else "none: the payload is empty"
                 raise MissingSchemaIdError(
@@ -237,8 +237,6 @@ class FieldSerde:
                     topic=topic,
                     subject=self.subject(topic),
                 ) from None
-            id_bytes = data[: 17 if data[0] == ids.CONFLUENT_GUID_MAGIC else 5]
-            payload = data[len(id_bytes) :]
         context.schema_id = id_bytes
         if context.original_data is None:
             context.original_data = data
@@ -397,7 +395,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         topic: str | None = None,
         make_part: Callable[[MessageField], FieldSerde] | None = None,
     ) -> None:
-        super().__init__(bytes, _pulsar.SchemaType.BYTES, None, "BYTES")
+        super().__init__(bytes, BYTES, None, "BYTES")
         self._part = part
         self._make_part = make_part
         self._config = config

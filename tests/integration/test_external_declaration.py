@@ -15,7 +15,7 @@ from conftest import Services
 from pulsar.schema import AvroSchema, Record, String
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer, subscribe
-from pulsar_external_schema.admin import PulsarAdminError
+from pulsar_external_schema.errors import PulsarAdminError
 
 RECORD = '{"type": "record", "name": "r", "fields": [{"name": "f1", "type": "string"}]}'
 

@@ -88,7 +88,7 @@ def test_the_admin_declaration_sends_pulsar_admin_token(secured: SecuredPulsar, 
     import pulsar
 
     from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
-    from pulsar_external_schema.admin import PulsarAdminError
+    from pulsar_external_schema.errors import PulsarAdminError
 
     topic = secured_topic()
     client = pulsar.Client(secured.pulsar_url, authentication=pulsar.AuthenticationToken(secured.token))

@@ -27,11 +27,11 @@ from confluent_kafka.schema_registry import Rule, RuleMode, Schema
 from confluent_kafka.schema_registry.serde import FieldContext, RuleContext
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from pulsar_external_schema.errors import CelEvaluationError
 from pulsar_external_schema.rules.cel import (
     COMPILED,
     INTERPRETED,
     Activation,
-    CelEvaluationError,
     CelExecutor,
     CelFieldExecutor,
 )

@@ -1,5 +1,6 @@
-"""Every error the package raises is an `ExternalSchemaError`, and errors.py's drawing of the
-hierarchy names them all, each under the class it derives from."""
+"""Every exception class of the package has one of two roots: `ExternalSchemaError` (what a user
+catches: each one defined in errors.py, drawn there under its base, and exported by the package
+root) or `InternalSignal` (raised and caught inside the package: none exported)."""
 
 from __future__ import annotations
 
@@ -10,26 +11,18 @@ from pathlib import Path
 
 import pulsar_external_schema
 from pulsar_external_schema import errors
+from pulsar_external_schema._signal import InternalSignal
 from pulsar_external_schema.errors import ExternalSchemaError
 
-#: Exceptions that never leave the package: control flow between its own layers, or the console
-#: tools' (which end as one line on stderr). Each is caught where it is raised, or one layer up.
-INTERNAL = {
-    "ForeignSchema",  # codec/part.py -> ForeignSchemaIdError
-    "PayloadError",  # codec/part.py -> DecodeError
-    "LimitExceeded",  # codec/limits.py -> DecodeLimitError
-    "NotCompiled",  # codec/fields.py: a rule stays on the reference path
-    "NotEncrypted",  # rules/encryption.py: a field left as it is
-    "Unsupported",  # rules/cel_subset.py: cel-cpp judges the record
-    "CommandError",  # cli: one line, exit 1
-    "UsageError",  # cli: one line, exit 2
-    "RecordError",  # cli: one input line's error
-}
+#: Signals under the public root, because the code that catches them catches their public base:
+#: a compiled CEL condition that did not pass is a `CelEvaluationError` to the plan's rule steps,
+#: which leave the message to the reference path either way.
+UNDER_THE_ROOT = {"ConditionNotMet"}
 
 
 def package_exceptions() -> dict[str, type[BaseException]]:
-    """Every exception class the package's modules define (files, not `pkgutil`: `rules/` is a
-    namespace package, which `walk_packages` does not enter)."""
+    """Every exception class the package's modules define, private ones too (files, not
+    `pkgutil`: `rules/` is a namespace package, which `walk_packages` does not enter)."""
     root = Path(pulsar_external_schema.__file__).parent
     found: dict[str, type[BaseException]] = {}
     for path in sorted(root.rglob("*.py")):
@@ -44,19 +37,53 @@ def package_exceptions() -> dict[str, type[BaseException]]:
                 inspect.isclass(value)
                 and issubclass(value, BaseException)
                 and value.__module__ == module.__name__
-                and not attribute.startswith("_")
             ):
-                found[attribute] = value
+                found[f"{module.__name__}.{attribute}"] = value
     return found
 
 
-def test_every_public_error_is_an_external_schema_error() -> None:
-    outside = sorted(
+def public_errors() -> dict[str, type[BaseException]]:
+    return {
+        cls.__name__: cls
+        for cls in package_exceptions().values()
+        if issubclass(cls, ExternalSchemaError) and cls.__name__ not in UNDER_THE_ROOT
+    }
+
+
+def test_the_search_finds_the_classes_it_judges() -> None:
+    found = package_exceptions()
+    assert found["pulsar_external_schema.codec.limits._Malformed"].__mro__[1] is InternalSignal
+    assert "pulsar_external_schema.rules.cel.ConditionNotMet" in found
+    assert len(public_errors()) >= 25
+
+
+def test_every_exception_class_has_one_of_the_two_roots() -> None:
+    rootless = sorted(
         name
         for name, cls in package_exceptions().items()
-        if name not in INTERNAL and not issubclass(cls, ExternalSchemaError)
+        if not issubclass(cls, ExternalSchemaError | InternalSignal)
     )
-    assert outside == []
+    assert rootless == []
+    both = sorted(
+        name
+        for name, cls in package_exceptions().items()
+        if issubclass(cls, ExternalSchemaError) and issubclass(cls, InternalSignal)
+    )
+    assert both == []
+
+
+def test_every_public_error_lives_in_errors_py_and_the_package_root_exports_it() -> None:
+    homes = {name: cls.__module__ for name, cls in public_errors().items()}
+    assert {name for name, home in homes.items() if home != "pulsar_external_schema.errors"} == set()
+    assert set(homes) - set(pulsar_external_schema.__all__) == set()
+    assert all(getattr(pulsar_external_schema, name) is cls for name, cls in public_errors().items())
+
+
+def test_no_internal_signal_is_exported() -> None:
+    signals = {cls.__name__ for cls in package_exceptions().values() if issubclass(cls, InternalSignal)}
+    signals |= UNDER_THE_ROOT
+    assert signals & set(pulsar_external_schema.__all__) == set()
+    assert "InternalSignal" not in pulsar_external_schema.__all__
 
 
 def test_the_drawing_in_errors_py_names_every_public_error_under_its_base() -> None:
@@ -64,10 +91,9 @@ def test_the_drawing_in_errors_py_names_every_public_error_under_its_base() -> N
     rows = re.findall(r"^( *)[├└│ ─]*(\w+Error)\b", drawing, re.M)
     assert rows, "errors.py draws no hierarchy"
     drawn = {name for _, name in rows}
-    public = {name for name in package_exceptions() if name not in INTERNAL and name.endswith("Error")}
-    assert public - drawn == set()
+    classes = public_errors()
+    assert set(classes) - drawn == set()
     # Each drawn class derives from the nearest class drawn above it with less indentation.
-    classes = package_exceptions()
     lines = [
         line
         for line in drawing.splitlines()

@@ -12,7 +12,8 @@ from confluent_kafka.schema_registry import Schema
 from contracts import contract, mock_factory, rule
 
 from pulsar_external_schema import ConfigError, RuleViolationError
-from pulsar_external_schema.rules.jsonata import JsonataError, JsonataExecutor
+from pulsar_external_schema.errors import JsonataError
+from pulsar_external_schema.rules.jsonata import JsonataExecutor
 
 LOOP = "($f := function($x){ $f($x) }; $f(1))"  # tail call: never deeper, never done
 DEEP = "($f := function($x){ 1 + $f($x) }; $f(1))"  # grows the stack without end

@@ -4,10 +4,11 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 `if TYPE_CHECKING:` are for annotations and run nothing, so they are not counted):
 
 0. leaves: `errors`, `metrics/` (rule counts and their exporters), the private helpers
-   `_imports`, `_deprecated`, `_secrets`, `_version`, and `registry` / `redaction`
-   (what a registry error means, what a value must not show);
+   `_imports`, `_deprecated`, `_secrets`, `_version`, `_signal` (the internal signals' root),
+   and `registry` / `redaction` (what a registry error means, what a value must not show);
 1. `config`, `schema_id`, `subjects`, `rules.settings` (the rule engine's part of the config),
-   `_confluent` (every use of confluent-kafka's private API);
+   the quarantines `_confluent`, `_pulsar_client` and `_fastavro` (every use of confluent-kafka's,
+   pulsar-client's and fastavro's private API);
 2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `registered`);
 4. `producer`, `consumer`, `functions/`, `spark/`, `cli/`;
@@ -15,7 +16,9 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 
 `evolution/` holds checkers only: it imports nothing of the package but `errors`, `_imports` and
 `_deprecated`.
-And no module imports another module's private name.
+And no module imports another module's private name, or reads one as an attribute of the module
+(`ids._HEX`); only the two quarantines import a library's private module (`_pulsar`,
+`confluent_kafka.schema_registry._sync...`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ LAYERS: dict[str, int] = {
     "_deprecated": 0,
     "_secrets": 0,
     "_version": 0,
+    "_signal": 0,
     "metrics": 0,
     "registry": 0,
     "redaction": 0,
@@ -47,6 +51,8 @@ LAYERS: dict[str, int] = {
     "subjects": 1,
     "rules.settings": 1,
     "_confluent": 1,
+    "_pulsar_client": 1,
+    "_fastavro": 1,
     "codec": 2,
     "rules": 2,
     "evolution": 2,
@@ -166,11 +172,69 @@ def test_no_module_imports_another_modules_private_name() -> None:
     assert private == []
 
 
+#: The modules that may touch a library's private API (their docstrings say why; tests hold
+#: each to the installed library: test_codec_touch_points.py, test_codec_avro_reader.py and
+#: tests/integration/test_pulsar_touch_points.py).
+QUARANTINES = frozenset({"_confluent", "_pulsar_client", "_fastavro"})
+#: The package's own native extension (native/), whose name starts with an underscore as a
+#: compiled module's does.
+NATIVE = "_pulsar_external_schema_native"
+
+
+def _module_aliases(name: str, tree: ast.Module) -> dict[str, str]:
+    """Local name -> the package module it is bound to (`from . import schema_id as ids`)."""
+    package = name if _is_package(name) else name.rpartition(".")[0]
+    aliases = {}
+    for node in _runtime_imports(tree):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            continue
+        base = package.split(".") if package else []
+        base = base[: len(base) - node.level + 1]
+        target = ".".join([*base, *([node.module] if node.module else [])])
+        for alias in node.names:
+            child = f"{target}.{alias.name}" if target else alias.name
+            if _is_package(child) or (SOURCE / f"{child.replace('.', '/')}.py").exists():
+                aliases[alias.asname or alias.name] = child
+    return aliases
+
+
+def test_no_module_reads_another_modules_private_name() -> None:
+    reads = [
+        f"{name} reads {node.value.id}.{node.attr} ({aliases[node.value.id]})"
+        for name, tree in _modules()
+        for aliases in [_module_aliases(name, tree)]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in aliases
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+    ]
+    assert reads == []
+
+
+def test_only_the_quarantines_import_a_librarys_private_modules() -> None:
+    private = sorted(
+        f"{name} imports {module}"
+        for name, tree in _modules()
+        if name not in QUARANTINES
+        for node in _runtime_imports(tree)
+        if not node.__dict__.get("level")
+        for module in (
+            [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        )
+        if not module.startswith((PACKAGE, NATIVE))
+        and any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
+    )
+    assert private == []
+
+
 def test_the_checks_see_the_imports_they_judge() -> None:
     """The checks above would pass on a parser that finds nothing: these imports must be found."""
     found = {name: set(_imports(name, tree)) for name, tree in _modules()}
     assert ("rules.settings", "RuleSettings") in found["config"]
     assert ("_confluent", "") in found["factory"]  # `from . import _confluent`
+    assert _module_aliases("spark.rows", dict(_modules())["spark.rows"])["ids"] == "schema_id"
     assert ("evolution.creek", "parse_schema") in found["factory"]
     assert ("spark.planning", "Planner") in found["spark.source"]
     assert not any(target == "evolution.differences" for target, _ in found["errors"])  # TYPE_CHECKING

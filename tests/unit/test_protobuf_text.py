@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from google.protobuf import descriptor_pb2
 
-from pulsar_external_schema.protobuf_text import UnsupportedProtobufError, render_proto
+from pulsar_external_schema.errors import UnsupportedProtobufError
+from pulsar_external_schema.protobuf_text import render_proto
 
 protoc = pytest.importorskip("grpc_tools.protoc", reason="grpcio-tools (dev extra) provides protoc")
 

@@ -17,8 +17,8 @@ from google.protobuf import descriptor_pb2
 from pyspark.sql.types import StructType
 from schemas import add_fields, message_class
 
+from pulsar_external_schema.errors import SparkTypeError
 from pulsar_external_schema.spark.types import (
-    SparkTypeError,
     avro_type,
     json_type,
     protobuf_type,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from .._signal import InternalSignal
 from . import signals
 
 PROG = "pulsar-external-schema"
@@ -28,7 +29,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-class CommandError(Exception):
+class CommandError(InternalSignal):
     """Why a command stops: printed as `pulsar-external-schema: <command>: <reason>`, exit 1."""
 
     exit_code = EXIT_FAILED

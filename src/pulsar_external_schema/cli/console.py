@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 import pulsar
 
+from .._signal import InternalSignal
 from ..consumer import consume
 from ..deadletter import RULE_MODE, RULE_NAME, RULE_TOPIC, Fate, fate
 from ..errors import (
@@ -242,7 +243,7 @@ def _source_of_copies(client: Any, args: argparse.Namespace) -> str | None:
     return source
 
 
-class _Stop(Exception):
+class _Stop(InternalSignal):
     """The registry cannot be reached: the tool stops (the message is redelivered later)."""
 
 

@@ -18,10 +18,11 @@ from typing import Any
 import fastavro
 from google.protobuf import json_format
 
+from .._signal import InternalSignal
 from ..schema import KeyValue
 
 
-class RecordError(Exception):
+class RecordError(InternalSignal):
     """Why one line is not a record of the schema; printed with its line number."""
 
 

@@ -35,7 +35,8 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import RuleContext
 
 from .. import _confluent
-from ..rules.cel import CelEvaluationError
+from .._signal import InternalSignal
+from ..errors import CelEvaluationError
 
 #: Avro primitives, with the Python types fastavro gives and takes for them (a value of another
 #: type in a `["null", primitive]` union takes the reference path, which resolves the branch).
@@ -63,7 +64,7 @@ class FieldTransform(Protocol):
     def apply(self, value: Any, message: Any, constants: dict[str, Any]) -> Any: ...
 
 
-class NotCompiled(Exception):
+class NotCompiled(InternalSignal):
     """This rule's walk over this schema does not compile; the reason says what."""
 
 

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._signal import InternalSignal
 from ..config import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 
 
@@ -68,7 +69,7 @@ class DecodeLimits:
 DEFAULT_LIMITS = DecodeLimits()
 
 
-class LimitExceeded(Exception):
+class LimitExceeded(InternalSignal):
     """A payload would decode into more than a limit allows (the message says which, and the
     config key that raises it)."""
 
@@ -121,11 +122,11 @@ def _dict_size(fields: int) -> int:
     return sys.getsizeof(record)
 
 
-class _Malformed(Exception):
+class _Malformed(InternalSignal):
     """The payload ends early or states a negative length: fastavro will refuse it itself."""
 
 
-class _Unknown(Exception):
+class _Unknown(InternalSignal):
     """The schema names a type the analysis cannot find: its payloads are not checked."""
 
 

@@ -30,6 +30,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from .. import _confluent, metrics
 from .. import schema_id as ids
+from .._signal import InternalSignal
 from ..deadletter import RULE_NAME
 from ..registry import describe, failure_kind
 from ..rules.cel import CompiledCondition
@@ -56,12 +57,12 @@ log = logging.getLogger(__name__)
 FALLBACK: Any = object()
 
 
-class ForeignSchema(Exception):
+class ForeignSchema(InternalSignal):
     """The message's schema id names a schema this part cannot read: of another format, or not
     registered under the topic's subject (the reason says which)."""
 
 
-class PayloadError(Exception):
+class PayloadError(InternalSignal):
     """The format library refused a payload, with the error the reference path would raise."""
 
     def __init__(self, error: Exception) -> None:
@@ -242,24 +243,24 @@ class PartCodec:
     def _check_later(self, stamp: Stamp) -> None:
         """Re-check `stamp` on a thread of its own: the registry may hang for its full timeout,
         and the producer goes on with the id it has meanwhile (as through a registry outage)."""
+        number = ids.confluent_int_id(stamp.schema_id)
         with self._checks_lock:
-            if stamp in self._checks or stamp.schema_id[0] != 0:
+            if stamp in self._checks or number is None:
                 return  # being checked; or a GUID, which no other schema can ever take
             self._checks.add(stamp)
             thread = threading.Thread(
-                target=self._check, args=(stamp,), name="pulsar-external-schema-id-check", daemon=True
+                target=self._check, args=(stamp, number), name="pulsar-external-schema-id-check", daemon=True
             )
             self._check_threads = [t for t in self._check_threads if t.is_alive()] + [thread]
         thread.start()
 
-    def _check(self, stamp: Stamp) -> None:
+    def _check(self, stamp: Stamp, schema_id: int) -> None:
         """Whether the registry still holds `stamp`'s id for its subject; if it answers that it
         does not (a registry that lost its store hands ids out again, to whichever subject comes
         first), the serializer forgets the subject, and the next message registers or looks up
         its schema again and gets the id the registry holds now. No answer: checked again after
         the next interval."""
         try:
-            schema_id = int.from_bytes(stamp.schema_id[1:5], "big")
             try:
                 held = self._holds(stamp, schema_id)
             except Exception as error:
@@ -442,16 +443,16 @@ class PartCodec:
                 f"reads {self._type}",
                 expires,
             )
+        schema_id = ids.confluent_int_id(id_bytes)  # None for a GUID
         if (
             self._check_subject
             and subject is not None
-            and id_bytes[0] == 0
+            and schema_id is not None
             and not self._wrote(subject, id_bytes)
         ):
             # A numeric id is global: after a registry lost its store, or with a producer on
             # another subject, it may name another subject's schema, which would decode into the
             # wrong record without an error. (GUIDs are unique by construction.)
-            schema_id = int.from_bytes(id_bytes[1:5], "big")
             subjects = _confluent.subjects_of(deserializer, schema_id)
             if subject not in subjects:
                 under = ", ".join(sorted(subjects)) or "no subject"

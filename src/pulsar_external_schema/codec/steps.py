@@ -37,9 +37,9 @@ from confluent_kafka.schema_registry.serde import FieldRuleExecutor, Migration, 
 from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent, metrics
+from ..errors import CelEvaluationError, JsonataError
 from ..rules.cel import (
     COMPILED,
-    CelEvaluationError,
     CelExecutor,
     CelFieldExecutor,
     CompiledCondition,
@@ -47,7 +47,7 @@ from ..rules.cel import (
     rule_engine,
 )
 from ..rules.encryption import CompiledEncryption
-from ..rules.jsonata import JsonataError, JsonataExecutor
+from ..rules.jsonata import JsonataExecutor
 from ..rules.registry import rule_executor
 from .fields import FieldTransform, FieldWalk, NotCompiled
 

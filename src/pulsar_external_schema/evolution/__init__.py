@@ -11,7 +11,7 @@ Checkers only: nothing here talks to the registry or reads the config.
 """
 
 from .._deprecated import deprecated_names
-from ..errors import IncompatibleSchemaError
+from ..errors import IncompatibleSchemaError, JsonSchemaError
 from .avro_diff import avro_incompatibilities
 from .compatibility import CompatibilityLevel, Previous, check_compatibility, reader_incompatibilities
 from .creek import (
@@ -28,7 +28,7 @@ from .creek import (
 from .differences import Difference, Direction
 from .json_changes import COMPATIBLE_LENIENT, COMPATIBLE_STRICT, JsonChange
 from .json_diff import compare, incompatibilities
-from .json_model import JsonSchemaError, parse_json_schema
+from .json_model import parse_json_schema
 from .protobuf_diff import protobuf_differences, protobuf_incompatibilities
 
 __all__ = [

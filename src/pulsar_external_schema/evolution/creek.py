@@ -25,9 +25,10 @@ import copy
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from ..errors import JsonSchemaError
 from .differences import Difference, Direction
 from .json_diff import incompatibilities
-from .json_model import JsonSchemaError, load_text
+from .json_model import load_text
 
 __all__ = [
     "OPEN_PRODUCER_SCHEMA",

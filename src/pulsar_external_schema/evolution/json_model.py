@@ -29,7 +29,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT4, DRAFT6, DRAFT7, specification_with
 
-from ..errors import SchemaParseError
+from ..errors import JsonSchemaError
 
 _MISSING = object()
 
@@ -67,10 +67,6 @@ _NUMBER_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusi
 _STRING_KEYWORDS = frozenset({"minLength", "maxLength", "pattern"})
 _COMBINERS = ("allOf", "anyOf", "oneOf")
 _TYPES = ("string", "number", "integer", "boolean", "null", "object", "array")
-
-
-class JsonSchemaError(SchemaParseError):
-    """The schema cannot be read: not JSON, not a schema, or a `$ref` that does not resolve."""
 
 
 @dataclass(eq=False)

@@ -11,7 +11,8 @@
 See docs/functions.md for deployment with `pulsar-admin functions create`.
 """
 
-from .base import DEAD_LETTER_TOPIC, ExternalFunction, PublishError
+from ..errors import PublishError
+from .base import DEAD_LETTER_TOPIC, ExternalFunction
 from .local import LocalContext, LocalRunner, RunResult, make_input_schema
 from .schema import FunctionSchema, Rejected
 from .validate import Valid, ValidateFunction, ValidatingSchema

@@ -36,7 +36,7 @@ from ..deadletter import (
     fate,
     resolve_dlq_topic,
 )
-from ..errors import ConfigError, ExternalSchemaError
+from ..errors import ConfigError, PublishError
 from ..factory import SchemaRegistrySchemaFactory
 from ..producer import encode_message
 from ..registered import registered_schema, schema_for
@@ -48,10 +48,6 @@ log = logging.getLogger(__name__)
 #: User config key: the topic messages that cannot be decoded are copied to (alias
 #: `dead.letter.topic`).
 DEAD_LETTER_TOPIC = DLQ_TOPIC_KEY
-
-
-class PublishError(ExternalSchemaError):
-    """An output or DLQ copy was not persisted; raised so that the runtime redelivers the input."""
 
 
 def function_config(context: Any) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import _pulsar
 import pulsar
 
-from ..deadletter import RULE_TOPIC, raw_client
+from .._pulsar_client import BYTES, raw_client
+from ..deadletter import RULE_TOPIC
 from ..errors import ConfigError, EncodeError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered import import_message_class, registered_schema, schema_for, topic_subject
@@ -63,7 +63,7 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
     """
 
     def __init__(self, record_cls: Any, schema_properties: Mapping[str, Any] | None) -> None:
-        super().__init__(bytes, _pulsar.SchemaType.BYTES, None, "BYTES")
+        super().__init__(bytes, BYTES, None, "BYTES")
         properties = dict(schema_properties or {})
         class_path = properties.pop(MESSAGE_CLASS_PROPERTY, None)
         if is_protobuf_class(record_cls):

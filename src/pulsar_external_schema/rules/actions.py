@@ -18,12 +18,8 @@ from confluent_kafka.schema_registry.serde import RuleAction, RuleContext
 
 from .. import _confluent
 from .. import schema_id as ids
-from ..deadletter import (
-    DeadLetterPublisher,
-    failure_properties,
-    raw_client,
-    resolve_dlq_topic,
-)
+from .._pulsar_client import raw_client
+from ..deadletter import DeadLetterPublisher, failure_properties, resolve_dlq_topic
 from ..errors import DeadLetteredError, RuleViolationError
 from ..redaction import encrypted_tags, redact, scrub, sensitive_fields, sensitive_values
 from .context import MessageContext

@@ -56,7 +56,8 @@ from confluent_kafka.schema_registry.serde import FieldContext, FieldRuleExecuto
 from google.protobuf import duration_pb2, message, timestamp_pb2, wrappers_pb2
 
 from .._confluent import LazyCelExecutor, to_plain_containers, validate_hostname
-from ..errors import ConfigError, ExternalSchemaError
+from .._signal import InternalSignal
+from ..errors import CelCompileError, CelEvaluationError, ConfigError
 from ..redaction import quiet_cel_python_debug
 from .cel_subset import Unsupported, compile_condition
 from .settings import CEL_ENGINES
@@ -80,15 +81,7 @@ GIVE_UP_AFTER = 1000
 CACHE_SIZE = 1000
 
 
-class CelEvaluationError(ExternalSchemaError):
-    """A CEL expression did not compile or did not evaluate; the message names it and says why."""
-
-
-class CelCompileError(CelEvaluationError):
-    """The compiled engine rejected an expression (a syntax or type error, or an unknown function)."""
-
-
-class _NotRepresentable(Exception):
+class _NotRepresentable(InternalSignal):
     """A value the compiled engine has no type for (Decimal, time, ...): cel-python takes over."""
 
 

@@ -34,6 +34,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .._signal import InternalSignal
+
 __all__ = ["Tree", "Unsupported", "compile_condition", "condition_tree"]
 
 Evaluator = Callable[[Any], Any]
@@ -57,11 +59,11 @@ _SIZED = frozenset({str, bytes, list, dict})
 _RESERVED = frozenset({"true", "false", "null", "in", "as", "break", "const", "continue", "else"})
 
 
-class Unsupported(Exception):
+class Unsupported(InternalSignal):
     """This record is not one the Python form may judge; cel-cpp does."""
 
 
-class _NotInSubset(Exception):
+class _NotInSubset(InternalSignal):
     pass
 
 

@@ -25,6 +25,7 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import RuleContext
 
 from .. import _confluent
+from .._signal import InternalSignal
 
 #: As confluent-kafka's executor: a DEK expires this many ms per `encrypt.dek.expiry.days`.
 MILLIS_IN_DAY = 24 * 60 * 60 * 1000
@@ -33,7 +34,7 @@ _TEXT = "STRING"
 _BYTES = "BYTES"
 
 
-class NotEncrypted(Exception):
+class NotEncrypted(InternalSignal):
     """The compiled rule does not handle this value; the reference path does (and says why)."""
 
 

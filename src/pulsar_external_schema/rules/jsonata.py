@@ -25,7 +25,8 @@ from cachetools import LRUCache
 from confluent_kafka.schema_registry import RuleKind
 from confluent_kafka.schema_registry.serde import RuleContext, RuleExecutor
 
-from ..errors import ConfigError, ExternalSchemaError
+from .._signal import InternalSignal
+from ..errors import ConfigError, JsonataError
 
 TIMEOUT_KEY = "jsonata.timeout.ms"
 MAX_DEPTH_KEY = "jsonata.max.depth"
@@ -38,11 +39,7 @@ CACHE_SIZE = 100
 _CLOCK_EVERY = 64
 
 
-class JsonataError(ExternalSchemaError):
-    """A JSONata expression did not parse, did not evaluate, or went over a limit."""
-
-
-class _Runaway(Exception):
+class _Runaway(InternalSignal):
     """An evaluation went over a limit (caught and reworded by `JsonataExecutor.evaluate`)."""
 
 

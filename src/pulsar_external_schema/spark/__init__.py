@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from .._imports import lazy_exports
 
 if TYPE_CHECKING:
-    from .admin import PulsarAdminError
+    from ..errors import PulsarAdminError
     from .offsets import Bound
     from .pipeline import ValidationJob
     from .source import FORMAT, PulsarExternalDataSource, register
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "PulsarAdminError": ".admin",
+        "PulsarAdminError": "..errors",
         "Bound": ".offsets",
         "ValidationJob": ".pipeline",
         **dict.fromkeys(["FORMAT", "PulsarExternalDataSource", "register"], ".source"),

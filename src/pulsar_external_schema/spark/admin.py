@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 
 from .. import admin, subjects
-from ..admin import PulsarAdminError, full_topic_name
-from ..errors import ConfigError
+from ..admin import full_topic_name
+from ..errors import ConfigError, PulsarAdminError
 from .offsets import Bound
 
 __all__ = ["Ledger", "PulsarAdmin", "PulsarAdminError", "full_topic_name"]

@@ -29,6 +29,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from .. import _pulsar_client
 from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
@@ -112,9 +113,7 @@ def read_partition(
             start_message_id_inclusive=True,
             receiver_queue_size=2000,
         )
-        # pulsar-client's C++ reader hands out its C++ messages, which have the methods of its
-        # Python `Message` (the wrapper made per message costs a Python call per method).
-        read_next = getattr(reader, "_reader", reader).read_next
+        read_next = _pulsar_client.read_next(reader)  # C++ messages, no wrapper per message
         timeout = options.read_timeout_ms
         rows = Rows(options.include_data, reader_schema, topic, index)
         first_entry = (start.ledger, start.entry)
@@ -297,6 +296,4 @@ def _schema_id(property_value: str | None, data: bytes) -> int | None:
             except ExternalSchemaError:
                 return None
         return _SCHEMA_IDS[property_value]
-    if data[:1] == b"\x00" and len(data) >= 5:
-        return int.from_bytes(data[1:5], "big")
-    return None
+    return ids.confluent_int_id(data)  # prefix mode: the payload starts with the id

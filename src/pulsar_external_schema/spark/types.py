@@ -38,15 +38,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ..errors import ConfigError
+from ..errors import SparkTypeError
 from ..evolution import json_model as jm
 
 #: Turns a decoded value into one Arrow accepts for the mapped type; None means "as it is".
 Converter = Callable[[Any], Any] | None
-
-
-class SparkTypeError(ConfigError):
-    """A registry schema has no Spark type (recursion), or a value does not fit its column."""
 
 
 def _json_text(value: Any) -> Any:
