@@ -75,7 +75,8 @@ from pulsar_external_schema import (
     metrics,
 )
 from pulsar_external_schema import schema_id as ids
-from pulsar_external_schema.deadletter import DeadLetterPublisher, copy_to_dead_letter_topic, raw_client
+from pulsar_external_schema._pulsar_client import raw_client
+from pulsar_external_schema.deadletter import DeadLetterPublisher, copy_to_dead_letter_topic
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -602,15 +603,15 @@ def value_check_rows() -> dict[str, float | None]:
     benchmark record (4 strings, an int, a double, a boolean): fastavro's public writer (the work
     itself), the plan's writer without the check (fastavro's `write_data` prepared once) and with
     it, and the check alone; timed in turns."""
-    from pulsar_external_schema.codec import avro as codec_avro
+    from pulsar_external_schema import _fastavro
     from pulsar_external_schema.codec.values import avro_check
 
     parsed = fastavro.parse_schema(avro_schema())
     public, _ = _raw_avro()
     options = {"strict": False, "strict_allow_default": False, "disable_tuple_notation": False}
-    unchecked = codec_avro._prepared_writer(parsed, options)
+    unchecked = _fastavro.prepared_writer(parsed, options)
     check = avro_check(parsed)
-    assert check is not None
+    assert check is not None and unchecked is not None
 
     def checked() -> bytes:
         check(VALUE)
