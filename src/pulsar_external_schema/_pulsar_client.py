@@ -31,12 +31,10 @@ __all__ = [
     "BYTES",
     "bytes_producer",
     "consumer_schema",
+    "direct_calls",
     "raw_client",
-    "raw_consumer",
     "raw_message",
     "read_next",
-    "unwrap",
-    "wrap",
 ]
 
 BYTES = _pulsar.SchemaType.BYTES
@@ -93,28 +91,27 @@ def consumer_schema(consumer: Any) -> Any:
     return getattr(consumer, "_schema", None) if isinstance(consumer, pulsar.Consumer) else None
 
 
-def raw_consumer(consumer: Any) -> Any:
-    """The C++ consumer behind a `pulsar.Consumer` (None for anything else)."""
-    return getattr(consumer, "_consumer", None) if isinstance(consumer, pulsar.Consumer) else None
+def direct_calls(consumer: Any) -> tuple[Callable[[int | None], Any], Callable[[Any], None]] | None:
+    """(receive(timeout or None), acknowledge(message)) of a `pulsar.Consumer`, on its C++
+    consumer: past the Python wrappers' argument checks and `isinstance` chains (~0.3 us of the
+    ~3 us a BYTES consumer spends on a message), wrapping what arrives as its `receive` does
+    (a `pulsar.Message` whose `value()` decodes with the consumer's schema). None for anything
+    that is not a `pulsar.Consumer`."""
+    raw = getattr(consumer, "_consumer", None) if isinstance(consumer, pulsar.Consumer) else None
+    if raw is None:
+        return None
+    schema, message, wait, take = consumer._schema, pulsar.Message, raw.receive, raw.acknowledge
 
-
-def wrap(schema: Any) -> Callable[[Any], Any]:
-    """What makes a C++ message of a consumer subscribed with `schema` into the `pulsar.Message`
-    its `receive` returns (whose `value()` decodes with the schema)."""
-    message = pulsar.Message
-
-    def wrapped(raw: Any) -> Any:
+    def receive(timeout_millis: int | None) -> Any:
         msg = message()
-        msg._message = raw
+        msg._message = wait() if timeout_millis is None else wait(timeout_millis)
         msg._schema = schema
         return msg
 
-    return wrapped
+    def acknowledge(msg: Any) -> None:
+        take(msg._message)
 
-
-def unwrap(msg: Any) -> Any:
-    """The C++ message inside a `pulsar.Message` (what the C++ consumer acknowledges)."""
-    return msg._message
+    return receive, acknowledge
 
 
 def read_next(reader: Any) -> Callable[..., Any]:

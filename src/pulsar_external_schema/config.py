@@ -453,9 +453,7 @@ class ExternalSchemaConfig:
                     f"config key {key!r} takes {' or '.join(map(repr, allowed))}, not {ours[key]!r}"
                 )
         if ours.get("json.evolution") == "producer-consumer":
-            pinned = [
-                k for k in ("use.schema.id", "use.latest.version", "use.latest.with.metadata") if serde.get(k)
-            ]
+            pinned = [key for key in PIN_KEYS if key in serde and pins_a_version({key: serde[key]})]
             if pinned:
                 raise ConfigError(
                     "config key 'json.evolution' = 'producer-consumer' makes producers register their own "
@@ -495,6 +493,31 @@ class ExternalSchemaConfig:
     def pins_a_version(self) -> bool:
         """True when the writer schema comes from the registry (`use.schema.id`, `use.latest.*`)."""
         return pins_a_version(self.serde)
+
+    # The serde keys this package reads itself (confluent-kafka's serdes read all of them), each
+    # with its default in one place.
+
+    @property
+    def auto_register_schemas(self) -> bool:
+        """`auto.register.schemas` (default true)."""
+        return bool(self.serde.get("auto.register.schemas", True))
+
+    @property
+    def normalize_schemas(self) -> bool:
+        """`normalize.schemas` (default false)."""
+        return bool(self.serde.get("normalize.schemas", False))
+
+    @property
+    def use_schema_id(self) -> int | None:
+        """`use.schema.id`: the registered id a producer writes with (None: not pinned)."""
+        value = self.serde.get("use.schema.id")
+        return None if value is None else int(value)
+
+    @property
+    def use_latest_with_metadata(self) -> dict[str, str] | None:
+        """`use.latest.with.metadata`: the metadata the version read or written with must have."""
+        value = self.serde.get("use.latest.with.metadata")
+        return dict(value) if value else None
 
 
 #: The keys that pin the registered version a serde writes or reads with.

@@ -78,7 +78,7 @@ class JsonSchemaEvolution:
         self._config = as_config(config)
         self._own_client = client is None
         self._client = client or new_client(self._config.registry)
-        self._normalize = bool(self._config.serde.get("normalize.schemas", False))
+        self._normalize = self._config.normalize_schemas
         self._lock = threading.Lock()
 
     @property

@@ -79,11 +79,11 @@ def registered_schema(
     subject = topic_subject(factory, topic, field)
     client = factory.registry_client
     try:
-        pinned_id = config.serde.get("use.schema.id")
-        metadata = config.serde.get("use.latest.with.metadata")
+        pinned_id = config.use_schema_id
+        metadata = config.use_latest_with_metadata
         if pinned_id is not None:
-            registered = client.get_schema(int(pinned_id), subject_name=subject)
-            schema, schema_id, version = registered, int(pinned_id), None
+            registered = client.get_schema(pinned_id, subject_name=subject)
+            schema, schema_id, version = registered, pinned_id, None
         else:
             if metadata:
                 latest = client.get_latest_with_metadata(subject, metadata)
@@ -228,7 +228,7 @@ class ForwardedSchemas:
 
     def __init__(self, factory: SchemaRegistrySchemaFactory, *, source_topic: str | None = None) -> None:
         self._factory = factory
-        self._register = bool(factory.config.serde.get("auto.register.schemas", True))
+        self._register = factory.config.auto_register_schemas
         self._source = topic_subject(factory, source_topic) if source_topic else None
         self._done: set[tuple[str, int]] = set()
         self._forwarded: set[tuple[str, str]] = set()

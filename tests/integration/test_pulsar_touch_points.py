@@ -60,18 +60,23 @@ def test_a_bytes_producer_sends_raw_messages_with_their_metadata(
     )
 
 
-def test_a_consumers_cpp_side_and_message_wrapper(pulsar_client: Any, topic: str) -> None:
+def test_a_consumers_direct_calls_receive_and_acknowledge_as_its_own(pulsar_client: Any, topic: str) -> None:
     schema = pulsar.schema.StringSchema()
     consumer = pulsar_client.subscribe(topic, "touch", schema=schema)
     producer = pulsar_client.create_producer(topic, schema=schema)
     try:
         producer.send("hello")
+        producer.send("again")
         assert _pulsar_client.consumer_schema(consumer) is schema
-        raw = _pulsar_client.raw_consumer(consumer)
-        msg = _pulsar_client.wrap(schema)(raw.receive(10_000))
+        calls = _pulsar_client.direct_calls(consumer)
+        assert calls is not None
+        receive, acknowledge = calls
+        msg = receive(10_000)
         assert isinstance(msg, pulsar.Message) and msg.value() == "hello"
-        raw.acknowledge(_pulsar_client.unwrap(msg))
-        assert _pulsar_client.raw_consumer(object()) is None
+        acknowledge(msg)
+        consumer.redeliver_unacknowledged_messages()
+        assert consumer.receive(10_000).value() == "again"  # "hello" was acknowledged
+        assert _pulsar_client.direct_calls(object()) is None
         assert _pulsar_client.consumer_schema(object()) is None
     finally:
         producer.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -70,17 +69,16 @@ def test_a_runaway_jsonata_rule_is_dead_lettered_and_the_consumer_goes_on(
     )
     reader = make_factory(**{"use.latest.version": True, "jsonata.timeout.ms": 300}).avro(json.dumps(PERSON))
     handled: list[str] = []
-    started = time.monotonic()
     result = consume(
         subscribe(pulsar_client, topic, reader),
         lambda msg, value: handled.append(value["name"]),
         timeout_millis=3_000,
     )
-    assert time.monotonic() - started < 30  # without the limit the loop would hold it for a minute
     assert handled == ["Ann", "Cid"]
     assert (result.processed, result.dead_lettered, result.redelivered) == (2, 1, 0)
 
     [copy] = drain(subscribe(pulsar_client, resolve_dlq_topic(bad, topic)))
     assert copy.partition_key() == "loop"
     assert copy.properties()["__rule.name"] == "normalize"
+    # the limit stopped it (without it, the loop would hold the consumer for jsonata's minute)
     assert "ran longer than jsonata.timeout.ms=300" in copy.properties()["__rule.exception"]

@@ -128,11 +128,21 @@ def test_confluent_extensions_fall_back_to_cel_python_with_one_warning(
     assert "CEL rule 'positive'" in warnings[0] and "with cel-python" in warnings[0]
 
 
-def test_a_value_the_compiled_engine_cannot_hold_falls_back() -> None:
+def test_a_value_the_compiled_engine_cannot_hold_falls_back(caplog: pytest.LogCaptureFixture) -> None:
     with pytest.raises(Exception, match="Decimal"):
         to_cel(decimal.Decimal("1.5"))
     check = rule("amount", "CONDITION", "CEL", "WRITE", "message.amount != null")
-    mock_factory().avro(with_rules(check)).encode("orders", value("x", amount=decimal.Decimal("1.50")))
+    refusing = rule("noAmount", "CONDITION", "CEL", "WRITE", "message.amount == null")
+
+    amount = value("x", amount=decimal.Decimal("1.50"))
+    with caplog.at_level(logging.WARNING, logger="pulsar_external_schema.rules.cel"):
+        mock_factory().avro(with_rules(check)).encode("orders", amount)
+        with pytest.raises(RuleViolationError, match="noAmount"):  # cel-python's verdict is the rule's
+            mock_factory().avro(with_rules(refusing)).encode("orders", amount)
+
+    fell_back = [record.getMessage() for record in caplog.records]
+    assert len(fell_back) == 2
+    assert all("with cel-python" in line and "Decimal" in line for line in fell_back)
 
 
 def test_a_failing_guard_skips_the_rule_as_in_the_java_client() -> None:

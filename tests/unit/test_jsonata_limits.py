@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -13,6 +14,7 @@ from contracts import contract, mock_factory, rule
 
 from pulsar_external_schema import ConfigError, RuleViolationError
 from pulsar_external_schema.errors import JsonataError
+from pulsar_external_schema.rules import jsonata
 from pulsar_external_schema.rules.jsonata import JsonataExecutor
 
 LOOP = "($f := function($x){ $f($x) }; $f(1))"  # tail call: never deeper, never done
@@ -69,16 +71,19 @@ def test_limits_are_per_evaluation_across_threads() -> None:
     assert results == [30] * 80
 
 
-def test_limits_come_from_config_keys_and_rule_parameters() -> None:
+def test_limits_come_from_config_keys_and_rule_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluation's clock moves 100 ms a read here: `jsonata.timeout.ms=150` stops the loop at
+    the second read, and the default (a minute) would have let it run 600 reads."""
+    reads = itertools.count()
+    monkeypatch.setattr(jsonata, "clock", lambda: next(reads) / 10)
     loop = rule("runaway", "TRANSFORM", "JSONATA", "WRITE", LOOP)
     factory = mock_factory(**{"jsonata.timeout.ms": 150})
-    started = time.monotonic()
     with pytest.raises(RuleViolationError) as failure:
         factory.avro(with_rules(loop)).encode("orders", {"f1": "x"})
     assert "rule 'runaway' (TRANSFORM JSONATA, WRITE) failed" in str(failure.value)
     assert "ran longer than jsonata.timeout.ms=150" in str(failure.value)
     assert "topic orders, subject public.default.orders-value" in str(failure.value)
-    assert time.monotonic() - started < 30  # it stopped; the default would have run a minute
+    assert next(reads) <= 4  # the deadline's read, then a read every 64 steps until past it
 
     deep = rule("deep", "TRANSFORM", "JSONATA", "WRITE", DEEP, params={"jsonata.max.depth": "40"})
     with pytest.raises(RuleViolationError, match=r"recursed deeper than jsonata.max.depth=40"):

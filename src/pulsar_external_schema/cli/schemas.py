@@ -126,14 +126,14 @@ def _register(
 ) -> Registration:
     """`register` with the factory's client, which then answers the producer's own registration of
     the same schema from its cache: one request per schema, whatever the number of records."""
-    serde = factory.config.serde
+    config = factory.config
     return register(
         factory.registry_client,
-        factory.config.registry_url,
+        config.registry_url,
         topic_subject(factory, topic, field),
         schema,
-        normalize=bool(serde.get("normalize.schemas")),
-        auto_register=bool(serde.get("auto.register.schemas", True)),
+        normalize=config.normalize_schemas,
+        auto_register=config.auto_register_schemas,
     )
 
 

@@ -112,7 +112,10 @@ class Chain:
 class RuleMetrics:
     """The process's rule counts, written by the serdes and read by the exporters."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        """`clock`: what rule time is measured with (seconds; a test gives a fake one). Plans
+        made after it is set measure with it."""
+        self.clock = clock
         self._lock = threading.Lock()
         self._rules: dict[Key, list[float]] = {}
         self._validated: dict[tuple[str, str, str], int] = {}
@@ -145,7 +148,7 @@ class RuleMetrics:
         timed one by one, and counted as passed once `last` (or the last stage) is through. A
         message that fails on the way goes to the reference path, which counts what it runs
         itself: nothing here is counted for it."""
-        lock, clock = self._lock, time.perf_counter
+        lock, clock = self._lock, self.clock
         plan: list[tuple[tuple[list[float], ...] | None, tuple[Callable[[Any], Any] | None, ...]]] = [
             (stage.cells, stage.calls) if isinstance(stage, Chain) else (None, (stage,)) for stage in stages
         ]

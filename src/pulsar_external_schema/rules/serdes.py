@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
-import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -142,8 +141,9 @@ class ContractSerde(_confluent.SerdeHooks):
         return action
 
     def rules_starting(self) -> None:
-        if metrics.recording() is not None:
-            _rule_clock.start = time.perf_counter()
+        store = metrics.recording()
+        if store is not None:
+            _rule_clock.start = store.clock()
 
     def rule_ran(
         self, ctx: RuleContext, action: Callable[[], str], message: Any, ex: Exception | None
@@ -151,7 +151,7 @@ class ContractSerde(_confluent.SerdeHooks):
         store = metrics.recording()
         if store is None:
             return
-        now = time.perf_counter()
+        now = store.clock()
         seconds = now - getattr(_rule_clock, "start", now)
         if ex is None:
             outcome = metrics.FAILED if message is None else metrics.PASSED
@@ -170,8 +170,9 @@ class ContractSerde(_confluent.SerdeHooks):
         store.record(key, seconds)
 
     def action_done(self) -> None:
-        if metrics.recording() is not None:
-            _rule_clock.start = time.perf_counter()
+        store = metrics.recording()
+        if store is not None:
+            _rule_clock.start = store.clock()
 
 
 class _ContractSerializer(ContractSerde, _confluent.SerializerHooks):
