@@ -52,17 +52,10 @@ from confluent_kafka.schema_registry.serde import Migration, RuleContext, Schema
 from confluent_kafka.serialization import SerializationContext
 from fastavro.schema import expand_schema
 
-from .registry import failure_kind
-
 _NO_SCOPE = contextlib.nullcontext()
 
 #: The registry format each schema type's serdes ask for (Protobuf: the serialized descriptor).
 REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
-
-
-def is_registry_failure(error: BaseException) -> bool:
-    """An error of the registry or of the way to it (not of the schema or the data)."""
-    return failure_kind(error) is not None
 
 
 def subject(serde: Any, ctx: SerializationContext, record_name: str | None) -> str | None:

@@ -137,14 +137,6 @@ def test_protobuf_message_class() -> None:
     assert _confluent.protobuf_message_class(schema._part.deserializer).DESCRIPTOR.full_name == "acme.Order"
 
 
-def test_registry_failures_are_told_apart_from_data_errors() -> None:
-    from confluent_kafka.schema_registry.error import SchemaRegistryError
-
-    assert _confluent.is_registry_failure(SchemaRegistryError(500, 50001, "down"))
-    assert _confluent.is_registry_failure(ConnectionError("refused"))
-    assert not _confluent.is_registry_failure(ValueError("bad bytes"))
-
-
 def test_set_local_schema_and_pin_schema_id() -> None:
     schema, _ = _avro()
     replacement = Schema(json.dumps({**RECORD, "doc": "registered instead"}), "AVRO")

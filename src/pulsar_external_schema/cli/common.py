@@ -326,17 +326,17 @@ def schema_text(inline: str | None, path: str | None, flag: str) -> str | None:
 def registry_failure(error: Exception, url: str, doing: str) -> CommandError:
     """A registry call's failure as one line: what was asked, and what the registry said, or that it
     could not be reached (confluent-kafka raises connection errors from httpx as they are)."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
     from ..errors import ExternalSchemaError
     from ..registry import describe, not_a_registry
 
-    status = getattr(error, "http_status_code", None)
     if isinstance(error, ExternalSchemaError):
         return CommandError(str(error))
     if not_a_registry(error):
         return CommandError(f"{doing}: {url}: {describe(error)}")
-    if status is not None and status > 0:
-        message = getattr(error, "error_message", None) or str(error)
-        code = getattr(error, "error_code", None)
+    if isinstance(error, SchemaRegistryError) and error.http_status_code > 0:
+        status, code, message = error.http_status_code, error.error_code, error.error_message or str(error)
         return CommandError(f"{doing}: the registry at {url} answered {status} (error {code}): {message}")
     reason = str(error) or type(error).__name__
     return CommandError(f"{doing}: cannot reach the schema registry at {url}: {reason}")

@@ -14,7 +14,6 @@ and they run every message the plan does not compile or that fails, so errors, r
 DLQ copies are theirs. `_confluent.py` is the one module that reads their private members.
 """
 
-from .._confluent import is_registry_failure
 from .limits import DEFAULT_LIMITS, DecodeLimits, LimitExceeded, recursion_error
 from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE, Columnar, PlanCache, ReadPlan, Reference, WritePlan
@@ -33,6 +32,5 @@ __all__ = [
     "ReadPlan",
     "Reference",
     "WritePlan",
-    "is_registry_failure",
     "recursion_error",
 ]

@@ -417,7 +417,7 @@ class PartCodec:
             try:
                 plan = self._build_read(topic, id_bytes)
             except Exception as error:
-                if _confluent.is_registry_failure(error):
+                if failure_kind(error) is not None:  # the registry's: raised as it is
                     raise
                 log.debug("no plan for %s, schema id %s: %s", topic, id_bytes.hex(), error)
                 return None
@@ -472,7 +472,7 @@ class PartCodec:
         try:
             return self._compile_read(ser_ctx, subject, writer, pinned, guard, expires)
         except Exception as error:
-            if _confluent.is_registry_failure(error):
+            if failure_kind(error) is not None:  # the registry's: raised as it is
                 raise
             return self._reference(subject, f"the plan did not compile: {error}", expires, guard)
 
