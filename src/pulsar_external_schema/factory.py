@@ -25,11 +25,11 @@ from fastavro.schema import UnknownType
 from . import _confluent
 from .codec import DecodeLimits, PartCodec
 from .config import ConfigLike, ExternalSchemaConfig, as_config
-from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, SchemaParseError
+from .errors import ConfigError, ExternalSchemaError, SchemaParseError
 from .evolution.creek import parse_schema
 from .json_evolution import ConsumerSchemaDeserializer, JsonSchemaEvolution, ProducerSchemaSerializer
 from .protobuf_text import file_descriptor_proto, render_proto
-from .registry import describe, failure_kind
+from .registry import registry_error
 from .rules.referenced import ReferencedRules, walker_for
 from .rules.registry import RuleActions, RuleEngine, RuleExecutors
 from .rules.serdes import (
@@ -295,7 +295,8 @@ class SchemaRegistrySchemaFactory:
 
     def _schema(self, make: Callable[[MessageField], FieldSerde]) -> ExternalSchema:
         """A value schema; `make` is kept so key_value() can build fresh serdes for a key."""
-        return ExternalSchema(_made(make, MessageField.VALUE), self._config, self._registry, make_part=make)
+        made = _made(make, MessageField.VALUE, self._config.registry_url)
+        return ExternalSchema(made, self._config, self._registry, make_part=make)
 
     def _rule_args(self) -> dict[str, Any]:
         return {"rule_conf": self._rules.rule_conf, "rule_registry": self._rules.registry}
@@ -348,7 +349,7 @@ class SchemaRegistrySchemaFactory:
         )
 
 
-def _made(make: Callable[[MessageField], FieldSerde], field: MessageField) -> FieldSerde:
+def _made(make: Callable[[MessageField], FieldSerde], field: MessageField, url: str) -> FieldSerde:
     """`make(field)`, where a schema confluent-kafka's serdes cannot parse is a `SchemaParseError`
     (they raise what their parser raised: a TypeError, a KeyError, ...)."""
     try:
@@ -356,15 +357,10 @@ def _made(make: Callable[[MessageField], FieldSerde], field: MessageField) -> Fi
     except ExternalSchemaError:
         raise
     except Exception as error:
-        kind = failure_kind(error)  # resolving the schema's references asks the registry
-        if kind == "unavailable":
-            raise RegistryUnavailableError(
-                f"the schema's references could not be read: the registry did not answer ({describe(error)})"
-            ) from error
-        if kind is not None:
-            raise ConfigError(
-                f"the schema's references could not be read from the registry: {describe(error)}"
-            ) from error
+        doing = "the schema's references could not be read"  # resolving them asks the registry
+        failed = registry_error(error, doing, url, not_found=ConfigError)
+        if failed is not None:
+            raise failed from error
         raise SchemaParseError(f"the schema does not parse: {error or type(error).__name__}") from error
 
 

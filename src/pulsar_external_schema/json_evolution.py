@@ -48,7 +48,7 @@ from .evolution.creek import (
     view_differences,
 )
 from .evolution.differences import Difference
-from .registry import failure_kind, new_client
+from .registry import failure_kind, new_client, registry_error
 from .subjects import SubjectNameStrategy
 
 __all__ = ["ConsumerSchemaDeserializer", "JsonSchemaEvolution", "ProducerSchemaSerializer"]
@@ -237,7 +237,7 @@ class JsonSchemaEvolution:
         except SchemaRegistryError as error:
             if failure_kind(error) == "not found":
                 return None
-            raise
+            raise self._failure(error, f"could not look up a schema under {subject}", subject) from None
 
     def _versions(self, subject: str) -> list[int]:
         try:
@@ -245,7 +245,11 @@ class JsonSchemaEvolution:
         except SchemaRegistryError as error:
             if failure_kind(error) == "not found":
                 return []
-            raise
+            raise self._failure(error, f"could not list the versions of {subject}", subject) from None
+
+    def _failure(self, error: SchemaRegistryError, doing: str, subject: str) -> Exception:
+        """A registry failure as the package's error (`registry.registry_error`)."""
+        return registry_error(error, doing, self._config.registry_url, subject=subject) or error
 
     def _version_schema(self, subject: str, version: int) -> RegisteredVersion:
         registered = self._client.get_version(subject, version)

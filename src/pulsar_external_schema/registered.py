@@ -28,7 +28,7 @@ from .errors import (
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
-from .registry import describe, failure_kind, is_conflict
+from .registry import describe, failure_kind, is_conflict, registry_error
 from .schema import ExternalSchema
 
 
@@ -114,17 +114,25 @@ def registered_schema(
         if kind == "not found":
             raise SubjectNotFoundError(
                 f"subject {subject} (topic {topic}) has no registered schema at {config.registry_url}: "
-                f"{error}; register one, or produce with an external schema first"
+                f"{describe(error)}; register one, or produce with an external schema first",
+                topic=topic,
+                subject=subject,
             ) from None
-        if kind == "rejected":
-            raise ConfigError(
-                f"the registry at {config.registry_url} refused to give the registered schema of subject "
-                f"{subject} (topic {topic}): {describe(error)}"
-            ) from None
-        raise RegistryUnavailableError(
-            f"could not read the registered schema of subject {subject} from {config.registry_url}: {error}",
+        failed = registry_error(
+            error,
+            f"could not read the registered schema of subject {subject}",
+            config.registry_url,
             topic=topic,
             subject=subject,
+        )
+        raise (
+            failed
+            or RegistryUnavailableError(  # an answer the client could not read, as before
+                f"could not read the registered schema of subject {subject} from {config.registry_url}: "
+                f"{describe(error)}",
+                topic=topic,
+                subject=subject,
+            )
         ) from None
     return RegisteredSchema(
         subject,
@@ -321,11 +329,11 @@ class ForwardedSchemas:
         what = f"version {version} of {source} (schema id {schema_id})"
         kind = failure_kind(error)
         if kind == "unavailable":
-            return RegistryUnavailableError(
-                f"could not register {what} under {subject} at {url}: {describe(error)}",
-                topic=topic,
-                subject=subject,
+            failed = registry_error(
+                error, f"could not register {what} under {subject}", url, topic=topic, subject=subject
             )
+            assert failed is not None
+            return failed
         if kind == "not found" and not self._register:
             return SubjectNotFoundError(
                 f"{what} is not registered under {subject}, and auto.register.schemas is false: register "

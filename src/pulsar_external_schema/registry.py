@@ -12,8 +12,11 @@ the registry's error code, and lets connection errors of its HTTP library throug
   (`is_conflict` tells a 409, a schema the subject's compatibility refuses);
 * None: not a registry failure at all.
 
-Callers turn a kind into their own error (`UnknownSchemaIdError`, `RegistryUnavailableError`,
-a console tool's one-line message), each naming what it was doing.
+`registry_error` turns a failure into the package's error, naming what was being done, the
+registry's URL, and the topic, subject and schema id where the caller has them: an outage is
+always a `RegistryUnavailableError`; a caller chooses the class of "not found" and "rejected"
+answers, whose meaning depends on what was asked. Every module that asks the registry goes
+through it (a console tool's one-line message reads the same `failure_kind` and `describe`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any, Literal
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from .errors import ConfigError
+from .errors import ConfigError, ExternalSchemaError, RegistryUnavailableError, UnknownSchemaIdError
 
 try:  # confluent-kafka talks to the registry through httpx2 when installed, else httpx
     import httpx2 as _http
@@ -99,3 +102,32 @@ def describe(error: BaseException) -> str:
     if isinstance(error, SchemaRegistryError):
         return f"{error.error_message} (HTTP {error.http_status_code}, error {error.error_code})"
     return str(error) or type(error).__name__
+
+
+def registry_error(
+    error: BaseException,
+    doing: str,
+    url: str,
+    *,
+    topic: str | None = None,
+    subject: str | None = None,
+    schema_id: str | None = None,
+    not_found: type[ExternalSchemaError] = UnknownSchemaIdError,
+    rejected: type[ExternalSchemaError] = ConfigError,
+) -> ExternalSchemaError | None:
+    """The package's error for a registry request's `error` while `doing` (e.g. "could not read
+    the schema of id 7"), or None when `error` is not a registry failure (`failure_kind`)."""
+    kind = failure_kind(error)
+    if kind is None:
+        return None
+    where: dict[str, Any] = {"topic": topic, "subject": subject, "schema_id": schema_id}
+    if kind == "unavailable":
+        said = (
+            f"the registry at {url} failed: {describe(error)}"
+            if isinstance(error, SchemaRegistryError)
+            else f"cannot reach the registry at {url}: {describe(error)}"
+        )
+        return RegistryUnavailableError(f"{doing}: {said}", **where)
+    if kind == "not found":
+        return not_found(f"{doing}: the registry at {url} answered: {describe(error)}", **where)
+    return rejected(f"{doing}: the registry at {url} refused: {describe(error)}", **where)

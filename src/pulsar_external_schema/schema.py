@@ -21,7 +21,6 @@ from typing import Any, NamedTuple, overload
 
 import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from . import _confluent
@@ -49,14 +48,12 @@ from .errors import (
     ExternalSchemaError,
     ForeignSchemaIdError,
     MissingSchemaIdError,
-    RegistryUnavailableError,
     RuleViolationError,
     SchemaIdError,
-    UnknownSchemaIdError,
     ValueOutsideSchemaError,
 )
 from .redaction import redact, scrub, sensitive_fields, sensitive_values
-from .registry import failure_kind, new_client
+from .registry import failure_kind, new_client, registry_error
 from .rules.context import MessageContext
 from .subjects import SubjectNameStrategy
 
@@ -332,33 +329,13 @@ class FieldSerde:
         """Turn a confluent-kafka, registry or codec error into one that names where it happened."""
         subject = self.subject(topic)
         schema_id = ids.describe(id_bytes) if id_bytes else None
-        failure = failure_kind(error)
-        if failure == "not found":
-            assert isinstance(error, SchemaRegistryError)
+        if failure_kind(error) == "not found":
             what = "unknown schema" if id_bytes else "the schema is not registered under this subject"
-            return UnknownSchemaIdError(
-                f"{what}: the registry at {self.registry_url} answered: {error.error_message}",
-                topic=topic,
-                subject=subject,
-                schema_id=schema_id,
-            )
-        if failure == "unavailable":
-            url = self.registry_url
-            return RegistryUnavailableError(
-                f"{what}: the registry at {url} failed: {error}"
-                if isinstance(error, SchemaRegistryError)
-                else f"{what}: cannot reach the registry at {url}: {error or type(error).__name__}",
-                topic=topic,
-                subject=subject,
-                schema_id=schema_id,
-            )
-        if failure == "rejected":
-            return kind(
-                f"{what}: the registry rejected the request: {error}",
-                topic=topic,
-                subject=subject,
-                schema_id=schema_id,
-            )
+        failed = registry_error(
+            error, what, self.registry_url, topic=topic, subject=subject, schema_id=schema_id, rejected=kind
+        )
+        if failed is not None:
+            return failed
         cause = redact(str(error), sensitive or ()) or type(error).__name__
         return kind(
             f"{what} as {self.schema_type}: {cause}", topic=topic, subject=subject, schema_id=schema_id

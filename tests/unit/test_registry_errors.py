@@ -6,9 +6,9 @@ import pytest
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from contracts import mock_factory
 
-from pulsar_external_schema import ConfigError, RegistryUnavailableError
+from pulsar_external_schema import ConfigError, RegistryUnavailableError, UnknownSchemaIdError
 from pulsar_external_schema.registered import registered_schema
-from pulsar_external_schema.registry import TRANSPORT_ERRORS, failure_kind
+from pulsar_external_schema.registry import TRANSPORT_ERRORS, failure_kind, registry_error
 
 
 @pytest.mark.parametrize(
@@ -51,3 +51,50 @@ def test_the_registered_schema_of_a_topic_reports_each_kind_as_such(
     monkeypatch.setattr(factory.registry_client, "get_latest_version", fail)
     with pytest.raises(raised, match=says.replace("(", r"\(")):
         registered_schema(factory, "persistent://acme/orders/payments")
+
+
+@pytest.mark.parametrize(
+    ("error", "raised", "says"),
+    [
+        (
+            SchemaRegistryError(404, 40403, "Schema not found"),
+            UnknownSchemaIdError,
+            "answered: Schema not found",
+        ),
+        (SchemaRegistryError(403, 40301, "Forbidden"), ConfigError, "refused: Forbidden (HTTP 403"),
+        (SchemaRegistryError(503, 50003, "Unavailable"), RegistryUnavailableError, "failed: Unavailable"),
+        (TRANSPORT_ERRORS[0]("refused"), RegistryUnavailableError, "cannot reach the registry at"),
+    ],
+)
+def test_registry_error_is_one_package_error_per_kind_naming_where(
+    error: Exception, raised: type[Exception], says: str
+) -> None:
+    made = registry_error(
+        error, "reading schema 7", "http://registry:8081", topic="t", subject="t-value", schema_id="7"
+    )
+
+    assert type(made) is raised
+    assert made is not None and says in str(made)
+    assert str(made).startswith("reading schema 7: ") and "http://registry:8081" in str(made)
+    assert (made.topic, made.subject, made.schema_id) == ("t", "t-value", "7")
+    assert registry_error(ValueError("bad bytes"), "reading", "http://registry:8081") is None
+
+
+def test_json_schema_evolution_reports_a_registry_outage_as_the_packages_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It let confluent-kafka's `SchemaRegistryError` through as it was."""
+    from pulsar_external_schema import JsonSchemaEvolution
+
+    evolution = JsonSchemaEvolution({"schema.registry.url": "mock://evolution"})
+
+    def down(*args: object, **kwargs: object) -> None:
+        raise SchemaRegistryError(503, 50003, "Unavailable")
+
+    monkeypatch.setattr(evolution._client, "get_versions", down)
+    monkeypatch.setattr(evolution._client, "lookup_schema", down)
+    schema = '{"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}'
+    with pytest.raises(
+        RegistryUnavailableError, match=r"acme-value: the registry at mock://evolution failed"
+    ):
+        evolution.ensure_producer_schema("acme-value", schema)
