@@ -110,3 +110,21 @@ def test_the_admin_declaration_sends_pulsar_admin_token(secured: SecuredPulsar, 
         headers={"Authorization": f"Bearer {secured.token}"},
     )
     assert stored.status_code == 200 and stored.json()["type"] == "EXTERNAL"
+
+
+def test_produce_declares_the_topic_external_with_its_auth_token(secured: SecuredPulsar) -> None:
+    """`--auth-token` is the admin API's token too, for `-p pulsar.admin.url`."""
+    topic = secured_topic()
+
+    produced = cli(
+        secured_services(secured), "produce", "--topic", topic, "--value-schema", SCHEMA,
+        "-p", f"pulsar.admin.url={secured.admin_url}", "--auth-token", secured.token,
+        stdin='{"text": "declared"}\n',
+    )  # fmt: skip
+
+    assert produced.returncode == 0, produced.stderr
+    stored = httpx.get(
+        f"{secured.admin_url}/admin/v2/schemas/{topic.removeprefix('persistent://')}/schema",
+        headers={"Authorization": f"Bearer {secured.token}"},
+    )
+    assert stored.status_code == 200 and stored.json()["type"] == "EXTERNAL"
