@@ -24,6 +24,7 @@ from fastavro.schema import UnknownType
 
 from . import _confluent
 from .codec import DecodeLimits, PartCodec
+from .codec.field import FieldSerde, capture_schema_id, prefix_and_capture_schema_id
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError, ExternalSchemaError, SchemaParseError
 from .evolution.creek import parse_schema
@@ -41,14 +42,7 @@ from .rules.serdes import (
     ContractProtobufSerializer,
     ContractSerde,
 )
-from .schema import (
-    ExternalSchema,
-    FieldSerde,
-    KeyValueExternalSchema,
-    SharedRegistryClient,
-    capture_schema_id,
-    prefix_and_capture_schema_id,
-)
+from .schema import ExternalSchema, KeyValueExternalSchema, SharedRegistryClient
 
 #: Serde keys each side of confluent-kafka understands.
 _SERIALIZER_KEYS = (

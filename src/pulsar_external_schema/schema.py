@@ -1,15 +1,18 @@
 """`ExternalSchema`: a `pulsar.schema.Schema` whose schemas live in a Confluent-compatible registry.
 
-The Python counterpart of PIP-420's external schema. Serialization, registry lookups, caching
-and data-contract rules are confluent-kafka's own serializers and deserializers (see
-`rules/serdes.py`); this module decides where the schema id travels:
+The Python counterpart of PIP-420's external schema, and the adapter between pulsar-client's
+`Schema` interface and the package's per-message path. Serialization, registry lookups, caching
+and data-contract rules are one part's business (`codec/field.py`: the compiled codec, and
+confluent-kafka's serdes behind it, `rules/serdes.py`); this module decides where the schema id
+travels:
 
 * metadata mode (default): the serializer's schema id is captured instead of being prefixed, and
   returned as `EncodeData.schema_id`; producers put it in the `__schema_id` property
   (see `schema_id.py`), consumers read it back from there.
 * prefix mode: the Confluent wire format (magic byte + id inside the payload), as on Kafka.
 
-Decoding accepts both, metadata first, so data bridged from Kafka reads the same way.
+Decoding accepts both, metadata first, so data bridged from Kafka reads the same way. A key/value
+schema splits Pulsar's INLINE key/value payload and hands each half to its part.
 """
 
 from __future__ import annotations
@@ -21,44 +24,29 @@ from typing import Any, NamedTuple, overload
 
 import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
+from confluent_kafka.serialization import MessageField
 
-from . import _confluent
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
-from .codec import (
-    FALLBACK,
-    PLAN_CACHE_SIZE,
-    Columnar,
-    ForeignSchema,
-    LimitExceeded,
-    PartCodec,
-    PayloadError,
-    recursion_error,
-)
-from .codec import json as json_codec
+from .codec import FALLBACK, Columnar, LimitExceeded, PayloadError
+from .codec.field import NO_DIRECT, Deserializer, FieldSerde, Serializer
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
-from .errors import (
-    ConfigError,
-    DeadLetteredError,
-    DecodeError,
-    DecodeLimitError,
-    EncodeError,
-    ExternalSchemaError,
-    ForeignSchemaIdError,
-    MissingSchemaIdError,
-    RuleViolationError,
-    SchemaIdError,
-    ValueOutsideSchemaError,
-)
-from .redaction import redact, scrub, sensitive_fields, sensitive_values
-from .registry import failure_kind, new_client, registry_error
+from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError
+from .registry import new_client
 from .rules.context import MessageContext
-from .subjects import SubjectNameStrategy
 
-Serializer = Callable[[Any, SerializationContext], bytes | None]
-Deserializer = Callable[[bytes | None, SerializationContext], Any]
+__all__ = [
+    "Deserializer",
+    "EncodeData",
+    "ExternalSchema",
+    "FieldSerde",
+    "KeyValue",
+    "KeyValueExternalSchema",
+    "Serializer",
+    "SharedRegistryClient",
+    "check_external_schema",
+]
 
 
 class EncodeData(NamedTuple):
@@ -78,21 +66,6 @@ class KeyValue(NamedTuple):
 
     key: Any
     value: Any
-
-
-def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
-    """`schema.id.serializer` for metadata mode: keep the payload bare, hand the id to the caller."""
-    assert ctx is not None and isinstance(ctx.headers, MessageContext)
-    ctx.headers.schema_id = schema_id.id_to_bytes()
-    return payload
-
-
-def prefix_and_capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
-    """`schema.id.serializer` for prefix mode: Confluent framing, and the id for the caller."""
-    id_bytes: bytes = schema_id.id_to_bytes()
-    if ctx is not None and isinstance(ctx.headers, MessageContext):
-        ctx.headers.schema_id = id_bytes
-    return id_bytes + payload
 
 
 class SharedRegistryClient:
@@ -132,222 +105,6 @@ class SharedRegistryClient:
                 self.reader.close()
 
 
-class FieldSerde:
-    """The serializer, deserializer and subject naming of one field (the value, or a key).
-
-    `codec` is the per-message path (`codec/`); the serializer and deserializer are the
-    reference path, which runs what the codec does not (a failing rule, a rule set that does not
-    compile, malformed data) and resolves the writer of a topic's first message."""
-
-    def __init__(
-        self,
-        serializer: Serializer,
-        deserializer: Deserializer,
-        field: MessageField,
-        strategy: SubjectNameStrategy,
-        schema_type: str,
-        registry_url: str,
-        codec: PartCodec | None = None,
-    ) -> None:
-        self.serializer = serializer
-        self.deserializer = deserializer
-        self.field = field
-        self.strategy = strategy
-        self.schema_type = schema_type
-        self.registry_url = registry_url
-        self.codec = codec
-
-    def subject(self, topic: str) -> str | None:
-        try:
-            return self.strategy(SerializationContext(topic, self.field), None)
-        except ValueError:
-            return None
-
-    def encode(self, topic: str, value: Any, context: MessageContext) -> tuple[bytes, bytes]:
-        """Serialize; returns (payload, Confluent id). The payload is prefixed in prefix mode.
-
-        `context` carries the message's properties and key to the rules (and a DLQ copy)."""
-        compiled = self.encode_compiled(topic, value, context)
-        return compiled if compiled is not None else self.encode_reference(topic, value, context)
-
-    def encode_compiled(
-        self, topic: str, value: Any, context: MessageContext | None
-    ) -> tuple[bytes, bytes] | None:
-        """The codec's (payload, id), or None where the reference path must run."""
-        if self.codec is None or value is None:
-            return None
-        return self.codec.encode(topic, value, context)
-
-    def encode_reference(self, topic: str, value: Any, context: MessageContext) -> tuple[bytes, bytes]:
-        """confluent-kafka's serializer: the first message of a topic (the codec learns its plan
-        from it), and every one the codec does not take."""
-        ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
-        try:
-            payload = self.serializer(value, ctx)
-            if self.codec is not None and payload is not None:
-                self.codec.learn(topic, context)
-        except ValueOutsideSchemaError as error:
-            schema_id = ids.describe(context.schema_id) if context.schema_id else None
-            raise error.placed(topic=topic, subject=self.subject(topic), schema_id=schema_id) from None
-        except RuleViolationError as error:
-            invalid = None if isinstance(error, DeadLetteredError) else self._outside_schema(value, context)
-            if invalid is None:  # a dead-lettered value's copy is persisted: its error says so
-                raise
-            raise self._not_serialized(topic, value, context, invalid) from error
-        except ExternalSchemaError:
-            raise
-        except Exception as error:
-            raise self._not_serialized(topic, value, context, error) from error
-        if payload is None:
-            raise EncodeError(
-                "a None value cannot be sent with an external schema",
-                topic=topic,
-                subject=self.subject(topic),
-            )
-        assert context.schema_id is not None
-        return payload, context.schema_id
-
-    def decode(self, topic: str, data: bytes, id_bytes: bytes | None, context: MessageContext) -> Any:
-        """Deserialize with the id from the metadata, or else from the payload prefix.
-
-        confluent-kafka's deserializers read the id from the payload (and refuse payloads of 5
-        bytes or fewer before any hook runs), so a metadata id is put back in front of the
-        payload: the Confluent framing, rebuilt in one concatenation.
-        """
-        if id_bytes:
-            try:
-                ids.check_confluent_id(id_bytes)
-            except SchemaIdError as error:
-                raise SchemaIdError(error.reason, topic=topic, subject=self.subject(topic)) from None
-            payload = data
-        else:
-            try:
-                id_bytes, payload = ids.split_prefixed(data)
-            except SchemaIdError:
-                first = f"0x{data[0]:02x}" if data else "none: the payload is empty"
-                raise MissingSchemaIdError(
-                    f"the message has no {ids.SCHEMA_ID_PROPERTY} (or {ids.VALUE_SCHEMA_ID_HEADER}) "
-                    f"property and its payload does not start with a Confluent schema id (first byte "
-                    f"{first}); was it produced with an external schema? A Java PIP-420 producer puts "
-                    "the id in metadata field 32, which the Python client cannot read: have it set the "
-                    f"{ids.SCHEMA_ID_PROPERTY} property too (docs/wire-format.md), or use prefix mode",
-                    topic=topic,
-                    subject=self.subject(topic),
-                ) from None
-        context.schema_id = id_bytes
-        if context.original_data is None:
-            context.original_data = data
-        try:
-            if self.codec is not None:
-                value = self.codec.decode(topic, payload, id_bytes, context, prefixed=payload is not data)
-                if value is not FALLBACK:
-                    return value
-            ctx = SerializationContext(topic, self.field, headers=context)  # type: ignore[arg-type]
-            return self.deserializer(data if payload is not data else id_bytes + data, ctx)
-        except ExternalSchemaError:
-            raise
-        except LimitExceeded as error:
-            raise self._limit_error(error, len(data), topic, id_bytes) from None
-        except ForeignSchema as error:
-            raise self._foreign_id_error(error, topic, id_bytes) from None
-        except Exception as error:
-            cause = error.error if isinstance(error, PayloadError) else error
-            if isinstance(cause, RecursionError):
-                raise self._limit_error(recursion_error(), len(data), topic, id_bytes) from None
-            raise self._error(
-                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
-            ) from cause
-
-    def decode_compiled(self, topic: str, data: bytes, id_bytes: bytes) -> Any:
-        """The codec's value of a message with a metadata id and no properties the rules read,
-        where it has a plan already; else FALLBACK."""
-        if self.codec is None:
-            return FALLBACK
-        try:
-            return self.codec.decode(topic, data, id_bytes, None, build=False)
-        except LimitExceeded as error:
-            raise self._limit_error(error, len(data), topic, id_bytes) from None
-        except ForeignSchema as error:
-            raise self._foreign_id_error(error, topic, id_bytes) from None
-        except PayloadError as failure:
-            cause = failure.error  # the format library's own error: the same text as `decode` gives
-            raise self._error(
-                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
-            ) from cause
-
-    def _foreign_id_error(self, error: ForeignSchema, topic: str, id_bytes: bytes) -> ForeignSchemaIdError:
-        return ForeignSchemaIdError(
-            str(error), topic=topic, subject=self.subject(topic), schema_id=ids.describe(id_bytes)
-        )
-
-    def _limit_error(self, error: LimitExceeded, size: int, topic: str, id_bytes: bytes) -> DecodeLimitError:
-        return DecodeLimitError(
-            f"refused to decode {size} bytes: {error}",
-            key=error.key,
-            topic=topic,
-            subject=self.subject(topic),
-            schema_id=ids.describe(id_bytes),
-        )
-
-    def _not_serialized(self, topic: str, value: Any, context: MessageContext, error: Exception) -> Exception:
-        values = self._sensitive_values(value, context)
-        scrub(error, values)
-        what = "could not serialize the value"
-        return self._error(EncodeError, what, topic, context.schema_id, error, values)
-
-    def _outside_schema(self, value: Any, context: MessageContext) -> Exception | None:
-        """Why a JSON value a rule failed on is outside its writer schema (None: it is not, or
-        the serializer does not validate). confluent-kafka's JSON serializer runs the rules
-        before it validates, so a record missing a required field would otherwise fail on the
-        first rule that reads it, in CEL's words (`Key not found in map`), not the schema's."""
-        if self.schema_type != "JSON":
-            return None
-        schema = context.writer[1].schema if context.writer and context.writer[1] else None
-        try:
-            json_codec.writer(self.serializer, schema)(value)
-        except Exception as error:
-            return SerializationError(getattr(error, "message", None) or str(error))
-        return None
-
-    def _sensitive_values(self, value: Any, context: MessageContext) -> list[str]:
-        """What `value` holds in fields its schema marks sensitive (`redaction.py`): the registered
-        writer's tags and rules where the serializer resolved it, else the local schema's."""
-        schema = context.writer[1].schema if context.writer and context.writer[1] else None
-        if schema is None:
-            schema = _confluent.local_schema(self.serializer)[0]
-        return sensitive_values(value, sensitive_fields(schema))
-
-    def _error(
-        self,
-        kind: type[ExternalSchemaError],
-        what: str,
-        topic: str,
-        id_bytes: bytes | None,
-        error: Exception,
-        sensitive: list[str] | None = None,
-    ) -> ExternalSchemaError:
-        """Turn a confluent-kafka, registry or codec error into one that names where it happened."""
-        subject = self.subject(topic)
-        schema_id = ids.describe(id_bytes) if id_bytes else None
-        if failure_kind(error) == "not found":
-            what = "unknown schema" if id_bytes else "the schema is not registered under this subject"
-        failed = registry_error(
-            error, what, self.registry_url, topic=topic, subject=subject, schema_id=schema_id, rejected=kind
-        )
-        if failed is not None:
-            return failed
-        cause = redact(str(error), sensitive or ()) or type(error).__name__
-        return kind(
-            f"{what} as {self.schema_type}: {cause}", topic=topic, subject=subject, schema_id=schema_id
-        )
-
-
-#: A direct reader of `ExternalSchema._direct` and its expiry (0: never).
-_Direct = tuple[Callable[[bytes], Any] | None, float]
-#: `ExternalSchema._direct`'s answer for a (topic, id) it keeps nothing for.
-_NO_DIRECT: tuple[None, float] = (None, 0.0)
-
-
 class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     """A Pulsar schema backed by a schema registry; make one with `SchemaRegistrySchemaFactory`.
 
@@ -383,11 +140,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._closed = False
         self._pulsar_client: Any = None
         self._read_as: str | None = None
-        self._direct: dict[tuple[str, bytes | str], _Direct] = {}
-        """(topic, metadata schema id) -> the codec's direct reader and its expiry (`decode`); also
-        (topic, the id as a `__schema_id` value, as it came) for `decode_message`."""
-        self._writers: dict[str, tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]] = {}
-        """topic -> the codec's direct writer and its expiry (`encode_for`)."""
 
     def attach_client(self, client: Any) -> None:
         """Called by pulsar-client when it subscribes or creates a reader with this schema (and by
@@ -454,10 +206,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
-        if context is None:
-            # The usual message: the codec's writer of the topic, kept by `_learn_writer`. A
-            # message it does not take goes the whole way below, which reports it.
-            writer, expires = self._writers.get(topic, _NO_DIRECT)
+        if context is None and not self._closed:
+            # The usual message: the codec's writer of the topic, kept by the part. A message it
+            # does not take goes the whole way below, which reports it.
+            writer, expires = self._part.writers.get(topic, NO_DIRECT)
             if writer is not None and (not expires or expires > monotonic()):
                 written = writer(value)
                 if written is not None:
@@ -468,18 +220,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if compiled is None:
             compiled = self._part.encode_reference(topic, value, _or_new(context, self, topic))
         elif context is None:
-            self._learn_writer(topic)
+            self._part.learn_writer(topic)
         payload, id_bytes = compiled
         return tuple.__new__(EncodeData, (payload, None if self._prefix else id_bytes))
-
-    def _learn_writer(self, topic: str) -> None:
-        """Keep the codec's writer of `topic` for `encode_for` (bounded as plans are)."""
-        codec = self._part.codec
-        if codec is None or self._closed:
-            return
-        if len(self._writers) >= PLAN_CACHE_SIZE:
-            self._writers.clear()
-        self._writers[topic] = codec.direct_writer(topic)
 
     def _encode_without_topic(self, value: Any) -> bytes:
         if self._config.schema_id_location == "metadata":
@@ -506,68 +249,18 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Decode `data` of `topic`; `schema_id` with or without its PIP-420 magic byte, or None
         for a payload in the Confluent prefix form. `context`: the message's properties for the
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
-        if context is None and type(schema_id) is bytes:
-            value = self._decode_compiled(topic, data, schema_id)
+        if context is None and type(schema_id) is bytes and not self._closed:
+            value = self._part.direct_value((topic, schema_id), data)  # the usual message
             if value is not FALLBACK:
                 return value
         self._check_open()
         _check_decode_arguments(topic, data, schema_id)
-        return self._part.decode(topic, data, self._value_id(topic, schema_id), _or_new(context, self, topic))
-
-    def _decode_compiled(self, topic: str, data: bytes, schema_id: bytes, alias: str | None = None) -> Any:
-        """The value of a message with a metadata id and no properties the rules read, from the
-        compiled plan; FALLBACK where that plan does not take it (the caller goes the whole way,
-        which reports what is wrong).
-
-        The usual message is one lookup of the direct reader kept for (topic, id as it came),
-        past the id's parsing and the plan lookup; the first message of a (topic, id) finds the
-        plan through the part and keeps its direct reader. `alias`: the `__schema_id` property
-        the id was parsed from, under which the reader is kept too (`decode_message`)."""
-        value = self._direct_value((topic, schema_id), data)
-        if value is FALLBACK:
-            self._check_open()
-            id_bytes = self._value_id(topic, schema_id)
-            if not id_bytes:
-                return FALLBACK
-            value = self._part.decode_compiled(topic, data, id_bytes)
-            if value is FALLBACK:
+        id_bytes = self._part.metadata_id(topic, schema_id)
+        if context is None and id_bytes and type(schema_id) is bytes:
+            value = self._part.decode_compiled(topic, data, id_bytes, kept_as=(schema_id,))
+            if value is not FALLBACK:
                 return value
-            self._learn_direct(topic, schema_id, id_bytes)
-        if alias is not None:
-            kept = self._direct.get((topic, schema_id))
-            if kept is not None and kept[0] is not None:
-                self._keep_direct((topic, alias), kept)
-        return value
-
-    def _direct_value(self, key: tuple[str, bytes | str], data: bytes) -> Any:
-        """The value from the direct reader kept under `key`; FALLBACK when none is kept, it
-        expired, or it does not take the payload (the long way says why)."""
-        direct, expires = self._direct.get(key, _NO_DIRECT)
-        if direct is None or (expires and expires <= monotonic()):
-            return FALLBACK
-        try:
-            return direct(data)
-        except Exception:
-            return FALLBACK
-
-    def _learn_direct(self, topic: str, schema_id: Any, id_bytes: bytes) -> None:
-        """Keep the codec's direct reader of (topic, metadata id) for `decode`."""
-        codec = self._part.codec
-        if codec is None or not isinstance(schema_id, bytes):
-            return
-        key = (topic, schema_id)
-        found = self._direct.get(key)
-        if found is not None and (not found[1] or found[1] > monotonic()):
-            return  # kept already (a message it did not take came this way)
-        self._keep_direct(key, codec.direct(topic, id_bytes))
-
-    def _keep_direct(self, key: tuple[str, bytes | str], entry: _Direct) -> None:
-        """`_direct[key] = entry`, bounded as plans are; nothing once closed."""
-        if self._closed:
-            return
-        if len(self._direct) >= PLAN_CACHE_SIZE:
-            self._direct.clear()
-        self._direct[key] = entry
+        return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
 
     def decode_batch(
         self, topic: str, messages: Iterable[tuple[bytes, bytes | None, Mapping[str, str] | None]]
@@ -613,14 +306,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         return codec.columnar(topic, ids.confluent_id(schema_id))
 
     def _compiled_reader(self, topic: str, schema_id: bytes | None) -> Callable[[bytes], Any] | None:
-        codec = self._part.codec
-        if codec is None or not schema_id:
-            return None
         try:
-            id_bytes = self._value_id(topic, schema_id)
+            return self._part.compiled_reader(topic, self._part.metadata_id(topic, schema_id))
         except SchemaIdError:
             return None  # `decode` raises it, message by message
-        return codec.direct(topic, id_bytes)[0] if id_bytes else None
 
     def decode_message(
         self, msg: Any, *, trust_rule_properties: bool = True, properties: Mapping[str, str] | None = None
@@ -640,10 +329,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = self._read_as or properties.get(RULE_TOPIC) or msg.topic_name()
         raw = properties.get(ids.SCHEMA_ID_PROPERTY)  # the usual message: no second look
-        if raw is not None and RULE_NAME not in properties:
+        if raw is not None and RULE_NAME not in properties and not self._closed:
             # The usual message: the direct reader kept for its (topic, property as it came), past
             # the property's parsing (~0.4 us of hex checks, the same answer every time).
-            value = self._direct_value((topic, raw), msg.data())
+            value = self._part.direct_value((topic, raw), msg.data())
             if value is not FALLBACK:
                 return value
         try:
@@ -656,9 +345,13 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             ) from None
         if schema_id and not self.is_key_value and RULE_NAME not in properties:
             # The compiled path reads nothing else of the message: no context unless it falls back.
-            value = self._decode_compiled(topic, msg.data(), schema_id, alias=raw)
-            if value is not FALLBACK:
-                return value
+            self._check_open()
+            id_bytes = self._part.metadata_id(topic, schema_id)
+            if id_bytes:
+                forms: tuple[bytes | str, ...] = (schema_id,) if raw is None else (schema_id, raw)
+                value = self._part.decode_compiled(topic, msg.data(), id_bytes, kept_as=forms)
+                if value is not FALLBACK:
+                    return value
         context = self.message_context(
             topic,
             dict(properties),
@@ -670,20 +363,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         )
         return self.decode(topic, context.original_data or b"", schema_id, context)
 
-    def _value_id(self, topic: str, schema_id: bytes | None) -> bytes | None:
-        if not schema_id:
-            return None
-        id_bytes, key_value = ids.from_metadata(schema_id)
-        if key_value:
-            raise SchemaIdError(
-                "the message carries a key/value schema id (0xfe) but this is a value schema; "
-                "consume it with factory.key_value(...)",
-                topic=topic,
-                subject=self.subject(topic),
-                schema_id=schema_id.hex(),
-            )
-        return id_bytes
-
     def _check_open(self) -> None:
         if self._closed:
             raise ExternalSchemaError("this schema was closed")
@@ -692,7 +371,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Release the registry client (closed once no schema of its factory uses it)."""
         if not self._closed:
             self._closed = True
-            self._direct, self._writers = {}, {}  # the short ways do not check that it is open
             self._registry.release()
 
     def __str__(self) -> str:

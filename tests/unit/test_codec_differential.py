@@ -118,15 +118,16 @@ class Both:
     def reference(self) -> Iterator[None]:
         for part in self.parts:
             part.codec = None
-        # and the codec's readers and writers the schema keeps for its short ways
-        kept = self.schema._direct, self.schema._writers
-        self.schema._direct, self.schema._writers = {}, {}
+        # and the codec's readers and writers the parts keep for the schema's short ways
+        kept = [(part.readers, part.writers) for part in self.parts]
+        for part in self.parts:
+            part.readers, part.writers = {}, {}
         try:
             yield
         finally:
-            for part, codec in zip(self.parts, self.codecs, strict=True):
+            for part, codec, (readers, writers) in zip(self.parts, self.codecs, kept, strict=True):
                 part.codec = codec
-            self.schema._direct, self.schema._writers = kept
+                part.readers, part.writers = readers, writers
 
     def reference_calls(self) -> int:
         return sum(counter.calls for counter in (*self.serializers, *self.deserializers))
@@ -1408,16 +1409,16 @@ def test_messages_without_properties_take_the_short_ways_once_a_plan_is_built() 
     both = Both(mock_factory().avro(json.dumps(AVRO)))
     record = AVRO_SAMPLE
     first = both.schema.encode_for(TOPIC, record)  # the reference: it resolves the writer
-    assert both.schema._writers == {}
+    assert both.schema._part.writers == {}
     both.schema.encode_for(TOPIC, record)  # the codec's plan: and its writer is kept
-    assert TOPIC in both.schema._writers
+    assert TOPIC in both.schema._part.writers
     calls = both.reference_calls()
     again = both.schema.encode_for(TOPIC, record)
     assert again == first and both.reference_calls() == calls
     assert first.schema_id is not None
     both.schema.decode(TOPIC, first.data, first.schema_id)
     both.schema.decode(TOPIC, first.data, first.schema_id)
-    assert (TOPIC, first.schema_id) in both.schema._direct
+    assert (TOPIC, first.schema_id) in both.schema._part.readers
     assert both.schema.decode(TOPIC, first.data, first.schema_id) == both.schema.decode(
         TOPIC, first.data, first.schema_id, both.schema.message_context(TOPIC)
     )
@@ -1479,7 +1480,7 @@ def test_a_received_message_takes_the_short_way_decode_takes(monkeypatch: pytest
     expected = both.schema.decode(TOPIC, encoded.data, encoded.schema_id, both.schema.message_context(TOPIC))
     assert both.schema.decode_message(message) == expected  # the first: the plan is built
     assert both.schema.decode_message(message) == expected  # its direct reader is kept
-    assert (TOPIC, ids.to_metadata(encoded.schema_id)) in both.schema._direct
+    assert (TOPIC, ids.to_metadata(encoded.schema_id)) in both.schema._part.readers
 
     def no_plan_lookup(*args: Any) -> Any:
         raise AssertionError("the message went past the direct reader")
@@ -1499,7 +1500,7 @@ def test_a_received_message_skips_parsing_its_schema_id_property_once_known(
     expected = both.schema.decode(TOPIC, encoded.data, encoded.schema_id, both.schema.message_context(TOPIC))
     for _ in range(2):
         assert both.schema.decode_message(message) == expected
-    assert (TOPIC, ids.to_property(encoded.schema_id)) in both.schema._direct
+    assert (TOPIC, ids.to_property(encoded.schema_id)) in both.schema._part.readers
 
     def no_parse(value: str) -> bytes:
         raise AssertionError("the property was parsed again")
@@ -1530,10 +1531,10 @@ def test_a_reader_kept_by_decode_serves_received_messages_past_the_property_pars
     metadata = ids.parse_hex(ids.to_property(encoded.schema_id))  # the id as a message carries it
     for _ in range(2):
         both.schema.decode(TOPIC, encoded.data, metadata)
-    kept = both.schema._direct[(TOPIC, metadata)]
+    kept = both.schema._part.readers[(TOPIC, metadata)]
     message = _Received(encoded.data, encoded.schema_id)
     expected = both.schema.decode_message(message)
-    assert both.schema._direct[(TOPIC, ids.to_property(encoded.schema_id))] is kept
+    assert both.schema._part.readers[(TOPIC, ids.to_property(encoded.schema_id))] is kept
 
     def no_parse(value: str) -> bytes:
         raise AssertionError("the property was parsed again")

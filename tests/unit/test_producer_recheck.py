@@ -140,7 +140,7 @@ def test_a_dropped_plan_stops_the_writer_the_schema_keeps() -> None:
     factory = mock_factory(**{"schema.id.recheck.sec": 30})
     orders = factory.avro(json.dumps(ORDER))
     first = _send(orders, 1)
-    assert _send(orders, 2) == first and ORDERS in orders._writers  # the short way is in use
+    assert _send(orders, 2) == first and ORDERS in orders._part.writers  # the short way is in use
     _lose_the_store(factory)
     factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})  # takes id 1
     codec = orders._part.codec
@@ -149,5 +149,5 @@ def test_a_dropped_plan_stops_the_writer_the_schema_keeps() -> None:
     # the re-check, answered now: the registry lost the id
     number = ids.confluent_int_id(stamp.schema_id)
     assert number is not None
-    codec._check(stamp, number)
+    codec.recheck.check(stamp, number)
     assert _send(orders, 3) != first  # not the kept writer's id, though it has not expired

@@ -19,7 +19,6 @@ and decides its outcome: so the errors, rule actions and DLQ copies are confluen
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -32,7 +31,7 @@ from .. import _confluent, metrics
 from .. import schema_id as ids
 from .._signal import InternalSignal
 from ..deadletter import RULE_NAME
-from ..registry import describe, failure_kind
+from ..registry import failure_kind
 from ..rules.cel import CompiledCondition
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
@@ -49,6 +48,7 @@ from .plans import (
     WritePlan,
     expiry,
 )
+from .recheck import SchemaIdRecheck
 from .steps import Steps, compile_migrations, compile_rules, encoding_rule
 
 log = logging.getLogger(__name__)
@@ -113,9 +113,7 @@ class PartCodec:
         self._recheck = recheck
         self._write_ttl = min((t for t in (latest_ttl, recheck) if t), default=None)
         self._stamps: dict[str, Stamp] = {}
-        self._checks: set[Stamp] = set()
-        self._checks_lock = threading.Lock()
-        self._check_threads: list[threading.Thread] = []
+        self.recheck = SchemaIdRecheck(serializer, schema_type, self._stale)
         self.write_epoch = 0
         """Counts the write plans the re-check dropped: a writer of `direct_writer` stops when it changes."""
         self._limits = limits
@@ -236,73 +234,19 @@ class PartCodec:
                 )
             self.writes.put(topic, plan)
         if due:
-            self._check_later(stamp)  # after the plan is in place: a stale id drops it
+            self.recheck.later(stamp)  # after the plan is in place: a stale id drops it
 
-    # -- the producer's re-check of its schema id ------------------------------------------------
-
-    def _check_later(self, stamp: Stamp) -> None:
-        """Re-check `stamp` on a thread of its own: the registry may hang for its full timeout,
-        and the producer goes on with the id it has meanwhile (as through a registry outage)."""
-        number = ids.confluent_int_id(stamp.schema_id)
-        with self._checks_lock:
-            if stamp in self._checks or number is None:
-                return  # being checked; or a GUID, which no other schema can ever take
-            self._checks.add(stamp)
-            thread = threading.Thread(
-                target=self._check, args=(stamp, number), name="pulsar-external-schema-id-check", daemon=True
-            )
-            self._check_threads = [t for t in self._check_threads if t.is_alive()] + [thread]
-        thread.start()
-
-    def _check(self, stamp: Stamp, schema_id: int) -> None:
-        """Whether the registry still holds `stamp`'s id for its subject; if it answers that it
-        does not (a registry that lost its store hands ids out again, to whichever subject comes
-        first), the serializer forgets the subject, and the next message registers or looks up
-        its schema again and gets the id the registry holds now. No answer: checked again after
-        the next interval."""
-        try:
-            try:
-                held = self._holds(stamp, schema_id)
-            except Exception as error:
-                if failure_kind(error) != "not found":
-                    log.info(
-                        "could not re-check schema id %d of subject %s: %s",
-                        schema_id,
-                        stamp.subject,
-                        describe(error),
-                    )
-                    return
-                held = False
-            if held:
-                return
-            log.warning(
-                "the registry no longer holds schema id %d for subject %s (did it lose its store?); "
-                "the producer registers or looks up its schema again",
-                schema_id,
-                stamp.subject,
-            )
-            self._serializer.forget(stamp.subject)
-            for topic, stamped in list(self._stamps.items()):
-                if stamped.subject == stamp.subject:
-                    self.writes.drop(topic)
-            self.write_epoch += 1
-        finally:
-            with self._checks_lock:
-                self._checks.discard(stamp)
-
-    def _holds(self, stamp: Stamp, schema_id: int) -> bool:
-        if stamp.version is None and self._type == "PROTOBUF":
-            # A Protobuf schema is registered with references the serializer computes while
-            # registering; the id's subjects are asked instead of looking the text up.
-            return stamp.subject in _confluent.subjects_of(self._serializer, schema_id)
-        local = None if stamp.version is not None else _confluent.local_schema(self._serializer)[0]
-        return _confluent.registered_id(self._serializer, stamp.subject, stamp.version, local) == schema_id
+    def _stale(self, subject: str) -> None:
+        """The re-check found `subject`'s id taken (`recheck.py`): its plans go, and the writers
+        `direct_writer` gave stop."""
+        for topic, stamped in list(self._stamps.items()):
+            if stamped.subject == subject:
+                self.writes.drop(topic)
+        self.write_epoch += 1
 
     def join_checks(self, timeout: float) -> bool:
         """Wait for the re-checks under way (tests, and a producer that closes); True if none is left."""
-        for thread in list(self._check_threads):
-            thread.join(timeout)
-        return not any(thread.is_alive() for thread in self._check_threads)
+        return self.recheck.join(timeout)
 
     # -- decode ---------------------------------------------------------------------------------
 
