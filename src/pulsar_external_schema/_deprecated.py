@@ -17,6 +17,7 @@ still works and warns) and CHANGELOG.md's "Deprecated" section lists.
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -98,10 +99,23 @@ def renamed_parameters(**renamed: str) -> Callable[[Callee], Callee]:
 
 
 def renamed_key(old: str, new: str, where: str) -> Callable[[], None]:
-    """A function to call whenever config key `old` is read in place of `new` (in `where`)."""
+    """A function to call whenever config key `old` is read in place of `new` (in `where`). Its
+    warning points at the first caller outside the package: a config is read some calls below
+    the user's line, how many depending on the way in."""
     DEPRECATED.append(Deprecation("config key", where, old, new))
 
     def used() -> None:
-        _warn(f"config key {old!r}", repr(new), stacklevel=3)
+        _warn(f"config key {old!r}", repr(new), stacklevel=_outside_the_package())
 
     return used
+
+
+def _outside_the_package() -> int:
+    """How many frames up from `_warn`'s caller the first frame of code outside this package is."""
+    package = __name__.rpartition(".")[0]
+    frame = sys._getframe(2)  # the caller of `used`
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == package:
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

@@ -11,10 +11,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._deprecated import renamed_key
 from ._secrets import mask_urls, masked, shown, split_userinfo
 from .errors import ConfigError
 from .rules.settings import COMPONENT_KEY, RuleSettings, parse_rule_settings
@@ -54,8 +55,7 @@ DEFAULT_REGISTRY_TIMEOUT_MS = 10_000
 DEFAULT_RECHECK_SEC = 60
 
 #: Other spellings of a key, accepted as that key (docs/configuration.md lists them): the keys of
-#: confluent-kafka's `SchemaRegistryClient` config, which a Python user may bring as they are, and
-#: this package's earlier name for one. Giving a key in two spellings is an error.
+#: confluent-kafka's `SchemaRegistryClient` config, which a Python user may bring as they are.
 ALIASES: dict[str, str] = {
     "url": "schema.registry.url",
     "ssl.ca.location": "schema.registry.ssl.ca.location",
@@ -63,8 +63,46 @@ ALIASES: dict[str, str] = {
     "ssl.key.location": "schema.registry.ssl.key.location",
     "ssl.key.password": "schema.registry.ssl.key.password",
     "proxy": "schema.registry.proxy",
-    "latest.cache.ttl.sec": "cache.latest.ttl.sec",
 }
+
+#: This package's earlier names of a key, accepted as that key with a DeprecationWarning for a
+#: minor release (CHANGELOG.md's "Deprecated" lists them).
+RENAMED: dict[str, str] = {
+    "latest.cache.ttl.sec": "cache.latest.ttl.sec",
+    "dead.letter.topic": "dlq.topic",  # a Pulsar Function's user config called it so
+}
+_RENAMED_USED = {old: renamed_key(old, new, "the config") for old, new in RENAMED.items()}
+
+
+def key_named(spelling: str) -> str:
+    """The key a spelling stands for (`ALIASES`, `RENAMED`: an earlier name warns); itself else.
+    Every reader of a key under its other spellings comes here: `from_dict`, and a Pulsar
+    Function's user config (`read_key`)."""
+    if spelling in RENAMED:
+        _RENAMED_USED[spelling]()
+        return RENAMED[spelling]
+    return ALIASES.get(spelling, spelling)
+
+
+def _two_spellings(given: str, key: str) -> ConfigError:
+    return ConfigError(f"config keys {given!r} and {key!r} are the same setting: give one")
+
+
+def read_key(get: Callable[[str], Any], key: str) -> Any:
+    """`key`'s value as `get(spelling)` gives it under any of its spellings (None or "": not
+    given), for a config read key by key (a Pulsar Function's user config); one setting under
+    two spellings is an error, as in `from_dict`."""
+    found: tuple[str, Any] | None = None
+    for spelling in (key, *(s for s, k in (*ALIASES.items(), *RENAMED.items()) if k == key)):
+        value = get(spelling)
+        if value is None or value == "":
+            continue
+        if found is not None:
+            raise _two_spellings(spelling, found[0])
+        key_named(spelling)
+        found = (spelling, value)
+    return None if found is None else found[1]
+
 
 #: confluent-kafka's `timeout` (seconds, for every phase of a request), taken as both of ours.
 _CONFLUENT_TIMEOUT = "timeout"
@@ -75,9 +113,9 @@ def _canonical(conf: Mapping[str, Any]) -> dict[str, Any]:
     """`conf` with every alias (and confluent-kafka's `timeout`) under this package's key."""
     out: dict[str, Any] = {}
     for key, value in conf.items():
-        name = ALIASES.get(key, key) if isinstance(key, str) else key
+        name = key_named(key) if isinstance(key, str) else key
         if name in out or (name != key and name in conf):
-            raise ConfigError(f"config keys {key!r} and {name!r} are the same setting: give one")
+            raise _two_spellings(key, name)
         if key == _CONFLUENT_TIMEOUT:
             given = [k for k in _TIMEOUT_KEYS if k in conf]
             if given:
@@ -552,7 +590,13 @@ ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
 
 def is_config_key(key: str) -> bool:
     """True for a key this package's config takes (to pick them out of a larger map)."""
-    return key in KEYS or key in ALIASES or key == _CONFLUENT_TIMEOUT or bool(COMPONENT_KEY.match(key))
+    return (
+        key in KEYS
+        or key in ALIASES
+        or key in RENAMED
+        or key == _CONFLUENT_TIMEOUT
+        or bool(COMPONENT_KEY.match(key))
+    )
 
 
 def as_config(conf: ConfigLike) -> ExternalSchemaConfig:

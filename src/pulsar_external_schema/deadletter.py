@@ -30,9 +30,8 @@ from typing import Any
 import pulsar
 
 from . import _pulsar_client
-from ._deprecated import renamed_key
+from .config import read_key
 from .errors import (
-    ConfigError,
     DeadLetteredError,
     ExternalSchemaError,
     RegistryUnavailableError,
@@ -55,26 +54,15 @@ RULE_EXCEPTION = "__rule.exception"
 RULE_PATH = "__rule.path"
 
 
-#: The config key of the dead-letter topic (Confluent's), and the alias functions took before.
+#: The config key of the dead-letter topic (Confluent's; `dead.letter.topic` is its earlier name,
+#: `config.RENAMED`).
 DLQ_TOPIC_KEY = "dlq.topic"
-DLQ_TOPIC_ALIAS = "dead.letter.topic"
-
-
-_dlq_topic_alias_used = renamed_key(DLQ_TOPIC_ALIAS, DLQ_TOPIC_KEY, "a Pulsar Function's user config")
 
 
 def configured_dead_letter_topic(get: Callable[[str], Any]) -> str | None:
-    """The dead-letter topic `get(key)` names under `dlq.topic` (or its alias
-    `dead.letter.topic`); None when neither is set. Both set, and different: `ConfigError`."""
-    topic, alias = get(DLQ_TOPIC_KEY) or None, get(DLQ_TOPIC_ALIAS) or None
-    if alias:
-        _dlq_topic_alias_used()
-    if topic and alias and str(topic) != str(alias):
-        raise ConfigError(
-            f"{DLQ_TOPIC_KEY!r} ({topic}) and its alias {DLQ_TOPIC_ALIAS!r} ({alias}) name different "
-            f"topics; keep {DLQ_TOPIC_KEY!r}"
-        )
-    found = topic or alias
+    """The dead-letter topic `get(key)` names under `dlq.topic` (or an earlier spelling of it,
+    `config.read_key`); None when none is set."""
+    found = read_key(get, DLQ_TOPIC_KEY)
     return str(found) if found else None
 
 

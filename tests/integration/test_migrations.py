@@ -77,7 +77,7 @@ def register_three_majors(registry: SchemaRegistryClient, subject: str) -> None:
 
 
 def pinned(major: int, **conf: Any) -> dict[str, Any]:
-    return {"use.latest.with.metadata": f"{MAJOR}={major}", "latest.cache.ttl.sec": 300, **conf}
+    return {"use.latest.with.metadata": f"{MAJOR}={major}", "cache.latest.ttl.sec": 300, **conf}
 
 
 def test_producers_and_consumers_on_three_major_versions_each_read_in_their_own(
@@ -147,7 +147,7 @@ def test_upgrade_and_downgrade_of_confluents_ssn_example(
 def test_a_pinned_consumer_picks_up_a_new_version_of_its_major_after_the_cache_ttl(
     make_factory: Any, registry_client: SchemaRegistryClient, pulsar_client: Any, topic: str
 ) -> None:
-    schema = make_factory(**pinned(1, **{"latest.cache.ttl.sec": 1})).avro(json.dumps(person("ssn")))
+    schema = make_factory(**pinned(1, **{"cache.latest.ttl.sec": 1})).avro(json.dumps(person("ssn")))
     subject = schema.subject(topic)
     set_major(registry_client, subject, 1)
     registry_client.register_schema(subject, contract(person("ssn")))

@@ -140,7 +140,7 @@ def test_a_compatible_version_and_a_new_major_version_reach_a_running_consumer_o
 
     # The consumer of the trusted topic: the default config, pinned to major version 1.
     conf = {"schema.registry.url": services.registry_url, "use.latest.with.metadata": f"{MAJOR}={1}"}
-    app_factory = SchemaRegistrySchemaFactory({**conf, "latest.cache.ttl.sec": CACHE_TTL_S})
+    app_factory = SchemaRegistrySchemaFactory({**conf, "cache.latest.ttl.sec": CACHE_TTL_S})
     app = pulsar_client.subscribe(valid, "app", schema=app_factory.avro(json.dumps(ORDER)))
 
     job = ValidationJob(

@@ -16,7 +16,9 @@ import pytest
 import pulsar_external_schema
 import pulsar_external_schema.evolution
 from pulsar_external_schema import _deprecated
+from pulsar_external_schema.config import ExternalSchemaConfig
 from pulsar_external_schema.deadletter import configured_dead_letter_topic
+from pulsar_external_schema.errors import ConfigError
 from pulsar_external_schema.spark.pipeline import ValidationJob
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,10 @@ def _validation_job_with_dlq() -> Any:
 
 def _function_user_config_with_the_old_key() -> Any:
     return configured_dead_letter_topic({"dead.letter.topic": DLQ}.get)
+
+
+def _config_with_the_old_cache_key() -> Any:
+    return ExternalSchemaConfig.from_dict({"schema.registry.url": "http://x", "latest.cache.ttl.sec": 5})
 
 
 def _imported(module: Any, name: str) -> Callable[[], Any]:
@@ -68,6 +74,13 @@ CASES: list[tuple[str, str, str, Callable[[], Any], Any]] = [
     ),
     ("parameter", "dlq", "dead_letter_topic", _validation_job_with_dlq, DLQ),
     ("config key", "dead.letter.topic", "dlq.topic", _function_user_config_with_the_old_key, DLQ),
+    (
+        "config key",
+        "latest.cache.ttl.sec",
+        "cache.latest.ttl.sec",
+        lambda: _config_with_the_old_cache_key().registry["cache.latest.ttl.sec"],
+        5,
+    ),
 ]
 
 
@@ -106,6 +119,22 @@ def test_old_and_new_spelling_together_is_an_error() -> None:
             checkpoint="/tmp/c",
             options=OPTIONS,
         )
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda conf: configured_dead_letter_topic(conf.get),  # a Function's user config, key by key
+        lambda conf: ExternalSchemaConfig.from_dict({"schema.registry.url": "http://x", **conf}),
+    ],
+    ids=["user config", "from_dict"],
+)
+def test_a_key_and_its_earlier_name_together_are_one_rule_everywhere(read: Callable[[Any], Any]) -> None:
+    both = {"dlq.topic": DLQ, "dead.letter.topic": DLQ}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(ConfigError, match=r"'dead.letter.topic' and 'dlq.topic' are the same setting"):
+            read(both)
 
 
 def test_the_new_spellings_do_not_warn() -> None:

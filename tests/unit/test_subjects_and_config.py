@@ -101,7 +101,7 @@ def test_keys_are_routed_to_the_registry_client_and_the_serdes() -> None:
         {
             **URL,
             "basic.auth.user.info": "u:p",
-            "latest.cache.ttl.sec": "30",
+            "cache.latest.ttl.sec": "30",
             "schema.registry.ssl.ca.location": "/ca.pem",
             "auto.register.schemas": "false",
             "use.latest.with.metadata": "application.major.version=2, owner = bob",
@@ -196,10 +196,15 @@ def test_whether_a_version_is_pinned_is_decided_in_one_place(conf: dict[str, Any
 
 
 def test_confluent_kafkas_name_for_the_latest_cache_ttl_and_the_earlier_one() -> None:
-    for key in ("cache.latest.ttl.sec", "latest.cache.ttl.sec"):
-        config = ExternalSchemaConfig.from_dict({**URL, key: 30})
-        assert config.registry["cache.latest.ttl.sec"] == 30
-    with pytest.raises(ConfigError, match="are the same setting: give one"):
+    config = ExternalSchemaConfig.from_dict({**URL, "cache.latest.ttl.sec": 30})
+    assert config.registry["cache.latest.ttl.sec"] == 30
+    with pytest.warns(DeprecationWarning, match="cache.latest.ttl.sec"):
+        config = ExternalSchemaConfig.from_dict({**URL, "latest.cache.ttl.sec": 30})
+    assert config.registry["cache.latest.ttl.sec"] == 30
+    with (
+        pytest.warns(DeprecationWarning),
+        pytest.raises(ConfigError, match="are the same setting: give one"),
+    ):
         ExternalSchemaConfig.from_dict({**URL, "cache.latest.ttl.sec": 30, "latest.cache.ttl.sec": 60})
 
 
