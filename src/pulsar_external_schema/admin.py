@@ -20,7 +20,7 @@ import certifi
 import httpx
 
 from . import subjects
-from .config import ExternalSchemaConfig
+from .config import ADMIN_TOKEN_KEY, ExternalSchemaConfig, token_given_as
 from .errors import ConfigError, PulsarAdminError
 from .subjects import TopicName
 
@@ -53,7 +53,7 @@ class PulsarAdmin:
         url: str,
         *,
         token: str | None = None,
-        token_key: str = "pulsar.admin.token",
+        token_key: str = ADMIN_TOKEN_KEY,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
@@ -177,7 +177,8 @@ def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
     with _DECLARED_LOCK:
         if key in _DECLARED:
             return
-        admin = PulsarAdmin(config.pulsar_admin_url, token=config.pulsar_admin_token)
+        token = config.pulsar_admin_token
+        admin = PulsarAdmin(config.pulsar_admin_url, token=token, token_key=token_given_as(token))
         try:
             admin.declare_external(topic)
         finally:

@@ -54,6 +54,9 @@ DEFAULT_REGISTRY_TIMEOUT_MS = 10_000
 #: for at most about this long (confluent-kafka's serializers keep an id for their life).
 DEFAULT_RECHECK_SEC = 60
 
+#: The config key of the admin API's token.
+ADMIN_TOKEN_KEY = "pulsar.admin.token"
+
 #: Other spellings of a key, accepted as that key (docs/configuration.md lists them): the keys of
 #: confluent-kafka's `SchemaRegistryClient` config, which a Python user may bring as they are.
 ALIASES: dict[str, str] = {
@@ -248,7 +251,7 @@ KEYS: dict[str, _Key] = {
         "Pulsar admin REST URL: `create_producer` then declares the topic's schema EXTERNAL (PIP-420), "
         "so the broker refuses native-schema clients on it (docs/wire-format.md).",
     ),
-    "pulsar.admin.token": _Key("str", "ours", "", "Bearer token for `pulsar.admin.url` (a secret: masked)."),
+    ADMIN_TOKEN_KEY: _Key("str", "ours", "", "Bearer token for `pulsar.admin.url` (a secret: masked)."),
     "schema.id.subject.check": _Key(
         "bool",
         "ours",
@@ -586,6 +589,41 @@ def _unknown_key_message(key: str) -> str:
 
 
 ConfigLike = ExternalSchemaConfig | Mapping[str, Any]
+
+
+class BorrowedToken(str):
+    """The broker's token taken as the admin API's (`with_broker_token`): the token itself, which
+    remembers the option the user gave it with, so that the admin API's refusal names that option
+    (`--auth-token`, the Spark source's `pulsar.auth.token`) rather than a key they never set.
+    Its repr shows no secret."""
+
+    given_as: str
+
+    def __new__(cls, token: str, given_as: str) -> BorrowedToken:
+        borrowed = super().__new__(cls, token)
+        borrowed.given_as = given_as
+        return borrowed
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return str(self), self.given_as  # a Spark source's options travel pickled
+
+    def __repr__(self) -> str:
+        return f"BorrowedToken('***', given_as={self.given_as!r})"
+
+
+def with_broker_token(values: dict[str, Any], token: str | None, given_as: str) -> dict[str, Any]:
+    """`values` with the broker's `token` (given as option `given_as`) as the admin API's too,
+    unless `pulsar.admin.token` is given: where a write declares its topic EXTERNAL, the broker
+    that let the client in wants the same token. The console tools and the Spark source both
+    come here."""
+    if token and ADMIN_TOKEN_KEY not in values:
+        return {**values, ADMIN_TOKEN_KEY: BorrowedToken(token, given_as)}
+    return values
+
+
+def token_given_as(token: str | None) -> str:
+    """The option an admin token was given with: `pulsar.admin.token`, unless borrowed."""
+    return token.given_as if isinstance(token, BorrowedToken) else ADMIN_TOKEN_KEY
 
 
 def is_config_key(key: str) -> bool:

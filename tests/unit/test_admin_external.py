@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import httpx
 import pytest
 
+from pulsar_external_schema import admin as admin_module
 from pulsar_external_schema.admin import PulsarAdmin, PulsarAdminError
+from pulsar_external_schema.config import ExternalSchemaConfig, with_broker_token
+from pulsar_external_schema.spark.options import SourceOptions
 
 SCHEMA_PATH = "/admin/v2/schemas/acme/shop/orders/schema"
 
@@ -75,3 +79,46 @@ def test_an_unreachable_admin_api_is_an_error_naming_it() -> None:
     broken = PulsarAdmin("http://admin:8080", transport=httpx.MockTransport(refuse))
     with pytest.raises(PulsarAdminError, match="cannot reach the Pulsar admin API at http://admin:8080"):
         broken.declare_external("acme/shop/orders")
+
+
+@pytest.mark.parametrize(
+    ("values", "given_as"),
+    [
+        (with_broker_token({}, "sekret", "--auth-token"), "--auth-token"),  # a console tool's
+        (
+            SourceOptions.parse(
+                {
+                    "service.url": "pulsar://x:6650",
+                    "schema.registry.url": "http://r",
+                    "pulsar.auth.token": "sekret",
+                }
+            ).config,
+            "pulsar.auth.token",
+        ),
+        ({"pulsar.admin.token": "sekret"}, "pulsar.admin.token"),
+        (with_broker_token({"pulsar.admin.token": "sekret"}, "other", "--auth-token"), "pulsar.admin.token"),
+    ],
+    ids=["--auth-token", "spark pulsar.auth.token", "pulsar.admin.token", "pulsar.admin.token wins"],
+)
+def test_a_refused_token_is_named_as_the_option_the_user_gave_it_with(
+    monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], given_as: str
+) -> None:
+    """The broker's token borrowed as the admin API's (`config.with_broker_token`) keeps the name
+    of the option it came with, for the 401 of the EXTERNAL declaration; the token is in no error."""
+    real = admin_module.PulsarAdmin
+
+    def refusing(url: str, **kwargs: Any) -> PulsarAdmin:
+        refuse = httpx.MockTransport(
+            lambda _: httpx.Response(401, json={"reason": "Authentication required"})
+        )
+        return real(url, transport=refuse, **kwargs)
+
+    monkeypatch.setattr(admin_module, "PulsarAdmin", refusing)
+    config = ExternalSchemaConfig.from_dict(
+        {"schema.registry.url": "http://registry", "pulsar.admin.url": "http://admin:8080", **values}
+    )
+    with pytest.raises(PulsarAdminError) as raised:
+        admin_module.declare_external(config, "persistent://acme/shop/orders")
+    message = str(raised.value)
+    assert f"HTTP 401 Authentication required (it refused the token given with '{given_as}')" in message
+    assert "sekret" not in message and "sekret" not in repr(config)

@@ -286,11 +286,10 @@ def schema_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     """The package config of a command: the registry URL, `--property` pairs, then `extra`.
     `--auth-token` is the admin API's token too (`-p pulsar.admin.url` declares the topic
     EXTERNAL with it) unless `-p pulsar.admin.token` gives another, as the Spark source does."""
+    from ..config import with_broker_token
+
     config = {"schema.registry.url": args.registry_url, **dict(args.property), **extra}
-    token = auth_token(args)
-    if token and "pulsar.admin.token" not in config:
-        config["pulsar.admin.token"] = token
-    return config
+    return with_broker_token(config, auth_token(args), "--auth-token")
 
 
 def json_argument(text: str | None, flag: str) -> Any:

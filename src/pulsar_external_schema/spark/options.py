@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ExternalSchemaConfig
+from ..config import ExternalSchemaConfig, with_broker_token
 from ..errors import ConfigError
 from .offsets import parse_offsets
 
@@ -96,9 +96,7 @@ class SourceOptions:
         topics = tuple(t.strip() for t in source.get("topics", "").split(",") if t.strip())
         if source.get("topic"):
             topics = (*topics, source["topic"].strip())
-        if source.get("pulsar.auth.token") and "pulsar.admin.token" not in values:
-            # the broker's token is the admin API's too, where a write declares topics EXTERNAL
-            values["pulsar.admin.token"] = source["pulsar.auth.token"]
+        values = with_broker_token(values, source.get("pulsar.auth.token"), "pulsar.auth.token")
         ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
         return cls(
             service_url=service_url,
