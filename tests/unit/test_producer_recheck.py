@@ -17,6 +17,7 @@ from schemas import SHOP_REFUND as REFUND
 from pulsar_external_schema import ConfigError, ExternalSchema, SchemaRegistrySchemaFactory, _confluent
 from pulsar_external_schema import schema as schema_module
 from pulsar_external_schema import schema_id as ids
+from pulsar_external_schema.codec import field as field_module
 from pulsar_external_schema.codec import plans
 from pulsar_external_schema.registry import TRANSPORT_ERRORS
 
@@ -25,14 +26,15 @@ REFUNDS = "persistent://acme/shop/refunds"
 
 
 class Clock:
-    """The plans' clock and the schema's (which checks the expiry of the writers it keeps), moved
-    by hand: both must agree, or a writer kept by the schema never expires on a machine up for
-    less time than the clock's start."""
+    """The plans' clock, the schema's (which checks the expiry of the writers its part keeps) and
+    the part's (the readers'), moved by hand: all must agree, or a writer or reader kept never
+    expires on a machine up for less time than the clock's start."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 1000.0
         monkeypatch.setattr(plans, "monotonic", lambda: self.now)
         monkeypatch.setattr(schema_module, "monotonic", lambda: self.now)
+        monkeypatch.setattr(field_module, "monotonic", lambda: self.now)
 
 
 def _lose_the_store(factory: SchemaRegistrySchemaFactory) -> None:
