@@ -5,8 +5,8 @@
 //!
 //! Why not pulsar-rs's `Consumer`: it splits every batched entry into one message struct each
 //! (its metadata cloned per message, a few moves of ~700 bytes, a channel hop between two
-//! threads, a timer per receive): 1.8-2.2 us of CPU a message here, where this whole reader's
-//! budget is about one. Here an entry stays one buffer, read once, checked once (CRC32C in
+//! threads, a timer per receive): more CPU a message than this whole reader's budget
+//! (docs/spark.md, "What a row costs"). Here an entry stays one buffer, read once, checked once (CRC32C in
 //! hardware), and its messages are read in place.
 //!
 //! Frames (Pulsar's "wire format"): `[total size][command size][BaseCommand]`, and for MESSAGE

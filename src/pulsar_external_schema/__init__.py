@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from .schema_id import SCHEMA_ID_PROPERTY
 
 #: Imported on first use (`_imports.lazy_exports`: why). The errors too: they derive from
-#: confluent-kafka's `SerializationError`, and importing confluent-kafka takes ~45 ms, which a
-#: console tool's `--help` does not need.
+#: confluent-kafka's `SerializationError`, and importing confluent-kafka takes tens of
+#: milliseconds, which a console tool's `--help` does not need.
 _LAZY = {
     **dict.fromkeys(
         [

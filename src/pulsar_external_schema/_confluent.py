@@ -386,8 +386,8 @@ def to_plain_containers(value: Any) -> Any:
 class LazyCelExecutor(_ConfluentCelExecutor):
     """confluent-kafka's CEL executor, its cel-python environment built on first use.
 
-    Its `__init__` builds `celpy.Environment` (`_env`), whose lark LALR parser takes ~0.5 s the
-    first time in a process: that was most of a Spark task's first read, and of every console
+    Its `__init__` builds `celpy.Environment` (`_env`), whose lark LALR parser takes about half a
+    second the first time in a process: that was most of a Spark task's first read, and of every console
     command's, though the compiled engine needs cel-python only for what cel-cpp cannot run. This
     sets what that `__init__` sets but `_env`, and makes `_env` on first use."""
 

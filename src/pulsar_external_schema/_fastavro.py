@@ -2,7 +2,7 @@
 
 fastavro's public `schemaless_reader` / `schemaless_writer` redo their preparation on every call:
 they make named-schema tables, parse the (parsed) schemas again and build their options before
-the work itself, ~0.4 us of the ~2.3-2.5 us a 7-field record costs. Its compiled modules do the
+the work itself, a sizeable share of what a small record costs. Its compiled modules do the
 work in `_read._read_data` and `_write.write_data`, private: `prepared_reader` and
 `prepared_writer` call them with the preparation done once, and only where a probe at first use
 found them answering exactly as the public calls do (a fastavro that changed them gets None,
@@ -30,9 +30,9 @@ def prepared_writer(schema: Any, options: dict[str, bool]) -> Callable[[Any], by
 
 def _writer(schema: Any, options: dict[str, bool]) -> Callable[[Any], bytes]:
     """`schemaless_writer` with its preparation done once: per call it parses the (parsed) schema
-    again into fresh named-schema tables and builds its options before the write, ~0.4 us of a
-    7-field record's ~2.5 us. fastavro's compiled module writes in `write_data`, private: used
-    only where `_writes_work` found it writing as `schemaless_writer` does."""
+    again into fresh named-schema tables and builds its options before the write (module doc).
+    fastavro's compiled module writes in `write_data`, private: used only where `_writes_work` found
+    it writing as `schemaless_writer` does."""
     from fastavro import parse_schema
     from fastavro._write import write_data  # type: ignore[attr-defined]
 
@@ -84,8 +84,8 @@ def prepared_reader(
     writer_schema: Any, reader_schema: Any, record_name: bool
 ) -> Callable[[bytes], Any] | None:
     """`schemaless_reader` with its preparation done once: per call it makes the named-schema
-    tables, parses both (parsed) schemas again and builds its options before the decode itself,
-    ~0.4 us of the ~2.3 us a 7-field record costs. fastavro's compiled module does the decode in
+    tables, parses both (parsed) schemas again and builds its options before the decode itself
+    (module doc). fastavro's compiled module does the decode in
     `_read_data`, private: used only where `_reads_work` found it answering as
     `schemaless_reader` does (a fastavro that changed it gets the public call)."""
     return _reader(writer_schema, reader_schema, record_name) if _reads_work() else None

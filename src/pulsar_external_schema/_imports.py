@@ -7,7 +7,8 @@
 * `lazy_exports(module, {name: ".submodule"})`: a package's public names, imported on first use.
   A Spark worker unpickling the data source imports `pulsar_external_schema.spark.source`, which
   imports the package root first: an eager root would load the consumer, producer, rule engine
-  and CEL in every worker (~0.6 s a process, most of a session's first query). The names stay
+  and CEL in every worker (most of what the package adds to a session's first query:
+  docs/spark.md). The names stay
   importable from the root as before, and type checkers see them through `TYPE_CHECKING` imports.
 
 Old spellings of public names live in `_deprecated.py`.

@@ -41,7 +41,8 @@ def full_topic_name(topic: str) -> str:
 @functools.cache
 def _tls() -> ssl.SSLContext:
     """httpx's default TLS context (certifi's CA bundle), made once a process: loading the bundle
-    took ~35 ms, paid by every admin client (a Spark query made two to plan), for http:// too."""
+    took tens of milliseconds, paid by every admin client (a Spark query made two to plan), for
+    http:// too."""
     return ssl.create_default_context(cafile=certifi.where())
 
 

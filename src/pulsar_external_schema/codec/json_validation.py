@@ -1,13 +1,13 @@
 """JSON Schema validation at native speed: jsonschema-rs decides, jsonschema explains.
 
-confluent-kafka's JSON serdes validate with the `jsonschema` package, ~30 us for a 7-field
-record, ten times the rest of a message's work; jsonschema-rs (Rust) gives the same verdict in
-~1 us. So each serde's validator is a `JsonValidator`: jsonschema-rs says whether a value is
-valid, and only a value it refuses goes to the `jsonschema` validator confluent-kafka built, whose
-error is raised: the words users and tests know ("'amount' is a required property"), with its
-path. Where the two disagree, jsonschema-rs's verdict stands; tests/unit/test_json_differential.py
-holds them together and lists the cases where they part (NaN is not a JSON number; the
-specification agrees).
+confluent-kafka's JSON serdes validate with the `jsonschema` package, which costs many times the
+rest of a message's work; jsonschema-rs (Rust) gives the same verdict in a small fraction of that
+(docs/benchmarks.md measures both). So each serde's validator is a `JsonValidator`: jsonschema-rs
+says whether a value is valid, and only a value it refuses goes to the `jsonschema` validator
+confluent-kafka built, whose error is raised: the words users and tests know ("'amount' is a
+required property"), with its path. Where the two disagree, jsonschema-rs's verdict stands;
+tests/unit/test_json_differential.py holds them together and lists the cases where they part (NaN is
+not a JSON number; the specification agrees).
 
 What is kept from the reference, so that the verdicts are the same:
 * the draft: each library reads `$schema` and takes 2020-12 where there is none;

@@ -13,8 +13,8 @@ package, on every encode path (the compiled plan and confluent-kafka's serialize
   fastavro refuses a wrong string, bytes, fixed or enum value itself. Anything the fast form does
   not accept at once goes to `explain_avro`, which applies the exact rules (numpy integers,
   `datetime.date` for a `date`, a union's branches) and names what is wrong. The fast form costs
-  0.17-0.2 us on the benchmark's 7-field record, less than preparing fastavro's writer once
-  saves (`avro.py`; docs/benchmarks.md).
+  less than preparing fastavro's writer once saves (`avro.py`; docs/benchmarks.md measures the
+  whole encode against fastavro's).
 * `explain_avro(parsed, value)` also explains fastavro's own refusals (a string for an `int`),
   with the field's path instead of fastavro's text, which shows the value.
 * `json_dumps` is confluent-kafka's JSON writer (compact, non-ASCII as is) refusing `NaN` and
@@ -481,7 +481,7 @@ def json_dumps(value: Any) -> bytes:
     """JSON as confluent-kafka writes it (compact, non-ASCII as is), refusing `NaN` and `Infinity`:
     RFC 8259 has no such numbers, and Confluent's Java serializer fails them.
 
-    orjson writes it (~0.5 us for the benchmark's record, against ~3 us for `json`); what orjson
+    orjson writes it (several times faster than `json`: docs/benchmarks.md); what orjson
     does not write as `json` would, `json` writes: integers beyond 64 bits and dict keys that are
     not strings (orjson refuses both), so every value is written, or refused, as before. orjson
     writes NaN and Infinity as `null`, so a text holding `null` is checked for them. Numbers are
@@ -525,8 +525,8 @@ def json_loads(data: bytes | bytearray | str) -> Any:
 
 
 #: Nineteen digits in a row (2**63 has 19): an integer orjson might not read exactly. Found in
-#: the text with its digits turned into `1` and all else into `0` (two C passes: ~0.4 us for the
-#: benchmark's record, where a regular expression took ~1.8 us).
+#: the text with its digits turned into `1` and all else into `0` (two C passes, a fraction of what
+#: a regular expression took).
 _DIGITS = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
 _LONG_NUMBER = b"1" * 19
 

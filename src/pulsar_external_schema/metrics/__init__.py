@@ -156,8 +156,8 @@ class RuleMetrics:
         only = first.calls[0] if isinstance(first, Chain) and len(first.calls) == 1 else None
         if isinstance(first, Chain) and only is not None:  # one rule, then perhaps the writer
             (cell,) = first.cells
-            # The lock's own calls rather than `with`, and no identity writer on reads (~0.1 us
-            # less a message: ~3% of a 3 us decode); nothing between the lock's calls can raise.
+            # The lock's own calls rather than `with`, and no identity writer on reads (a few
+            # percent of a decode); nothing between the lock's calls can raise.
             take, give, then = lock.acquire, lock.release, last
 
             def one(value: Any) -> Any:

@@ -1,8 +1,9 @@
 """CEL and CEL_FIELD rules on a compiled engine, with cel-python as the fallback and reference.
 
 confluent-kafka evaluates CEL with `cel-python`, a tree-walking interpreter that also converts
-the whole message into its own value types on every evaluation: ~150 us for a one-line condition,
-which caps a producer with one rule at a few thousand messages per second. These executors keep
+the whole message into its own value types on every evaluation: a one-line condition costs
+tens of times a message's encode, which caps a producer with one rule at a few thousand messages
+per second (docs/benchmarks.md: the `cel.engine=cel-python` column). These executors keep
 confluent-kafka's vocabulary (rule types, `message` / `value` / `name` / `fullName` / `typeName` /
 `tags` variables, the `guard ; body` form, the write-back of transforms) and evaluate with
 `cel-expr-python`, Google's cel-cpp:
@@ -23,7 +24,7 @@ or rule parameter for one rule) selects cel-python for everything. Both engines 
 but the evaluation, so their results can be compared (tests/unit/test_cel_conformance.py).
 
 The everyday condition (fields compared with literals, `size()`, `&&`, `||`, `!`) is also
-compiled to Python (rules/cel_subset.py): a record it passes skips cel-cpp, ~3 us less a message;
+compiled to Python (rules/cel_subset.py): a record it passes skips cel-cpp, about half a decode;
 any other record still goes to cel-cpp, which decides every failure.
 
 A guard (`typeName == 'STRING' ; value + '!'`) that fails to evaluate counts as false and skips

@@ -1,10 +1,10 @@
 """The everyday CEL condition, evaluated in Python, where it can only say "passes".
 
-A profile of a consumer with one CEL condition (`size(message.name) < 50`) puts cel-cpp's
-evaluation at ~3 us of the ~7 us a decode costs: the Python dict handed over and converted, the
-program run, its result brought back. The condition itself is a length and a comparison, ~0.2 us
-in Python. Most data-contract conditions are of that kind: fields of the record compared with
-literals, `size()`, `&&`, `||`, `!`.
+A profile of a consumer with one CEL condition (`size(message.name) < 50`) puts cel-cpp's evaluation
+at about half of what a decode costs: the Python dict handed over and converted, the program run,
+its result brought back. The condition itself is a length and a comparison, a small fraction of that
+in Python (docs/benchmarks.md measures both). Most data-contract conditions are of that kind: fields
+of the record compared with literals, `size()`, `&&`, `||`, `!`.
 
 `compile_condition(text)` parses that subset and returns a Python function of the decoded record
 (a dict) that returns True or False, or raises `Unsupported`; for anything outside the subset it
@@ -127,7 +127,7 @@ class _Parser:
 
     It writes the condition as one Python expression (`_Node.code`) rather than a tree of
     closures: one call a message instead of one per operator (the rule step of
-    `size(message.name) < 50` went from 0.57 to 0.33 us). Every operation keeps the checks
+    `size(message.name) < 50` took nearly half less). Every operation keeps the checks
     that make it exact; what fails them calls `_unsupported()`, which raises."""
 
     def __init__(self, tokens: list[tuple[str, str]]) -> None:

@@ -2,9 +2,9 @@
 schemas it decodes with (`kept.py`).
 
 Every task used to build its own Pulsar client, factory and schema, and close them at its end.
-The factory alone took 100-250 ms here: each of its registry clients (the schema's, and one per
-encryption executor) loads the system's CA certificates even for an `http://` registry, ~35 ms
-each. Then the schema's plans were fetched from the registry again. For a 100k-row partition
+The factory alone took a tenth of a second or more: each of its registry clients (the schema's,
+and one per encryption executor) loads the system's CA certificates even for an `http://`
+registry. Then the schema's plans were fetched from the registry again. For a 100k-row partition
 that was a fifth of its read; for a streaming micro-batch of a few hundred rows, most of it.
 
 So a worker keeps them, a few of each, for the options and reader schema of a query: a new reader
@@ -88,13 +88,13 @@ class RareCollections:
     restores it.
 
     A batch's rows (a dict per value, tuples, lists of properties) all survive until the batch
-    becomes Arrow, and none is part of a cycle. With the default thresholds the collector runs
-    every ~150 rows and promotes them all, and its older generations then scan every row kept so
-    far: 6 of 15 us per row here (cProfile shows it as fastavro's time, where the allocations
-    are). A young collection every 100,000 allocations instead leaves what cycles there are to be
-    collected a little later. The thresholds go back as they were when the read is done, unless
-    something else changed them meanwhile. (Writing, a row's encode and send cost ten times as
-    much, and the same change measured no difference.)"""
+    becomes Arrow, and none is part of a cycle. With the default thresholds the collector runs every
+    ~150 rows and promotes them all, and its older generations then scan every row kept so far:
+    measured, the largest single cost of a row on the Python path (cProfile shows it as fastavro's
+    time, where the allocations are; docs/spark.md). A young collection every 100,000 allocations
+    instead leaves what cycles there are to be collected a little later. The thresholds go back as
+    they were when the read is done, unless something else changed them meanwhile. (Writing, a row's
+    encode and send cost ten times as much, and the same change measured no difference.)"""
 
     YOUNG = 100_000
 

@@ -131,9 +131,9 @@ class Planner:
         """The ranges in at least `minPartitions` pieces (as Spark's Kafka source divides its
         partitions): each range gets a share of the pieces as large as its share of the entries.
 
-        One reader per topic partition is what Pulsar serves one entry at a time: ~20k entries/s
-        from the standalone broker here, whatever the reader's queue, where two readers of one
-        partition got ~30k and four up to ~78k. And a topic with fewer partitions than the
+        One reader per topic partition is what Pulsar serves one entry at a time, whatever the
+        reader's queue, where two or four readers of one partition are served in parallel
+        (docs/spark.md, "Sizing"). And a topic with fewer partitions than the
         cluster has cores leaves the others idle."""
         wanted = self.options.min_partitions
         if not wanted or len(ranges) >= wanted:

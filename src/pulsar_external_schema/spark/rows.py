@@ -132,8 +132,8 @@ def read_partition(
             batch = mid.batch_index()
             # Before the range's last entry more messages follow for sure (the planner found that
             # entry on the broker), so `has_message_available` is asked only within the last one:
-            # it cost more than `read_next` itself (~3 us against ~2 us per message of a batched
-            # topic here), and was 44% of a partition's read loop.
+            # it cost more than `read_next` itself, and was nearly half of a partition's read loop
+            # on a batched topic.
             ask = position >= last_entry
             if ask or position <= first_entry:  # only in their own entries do the bounds decide
                 if start.covers(*position, batch):

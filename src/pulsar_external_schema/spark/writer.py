@@ -208,7 +208,8 @@ class _TaskWriter:
     def _check(self) -> None:
         """Raise if a send failed. Each send's callback is `results.__setitem__` (`_sent`): a
         builtin, called on a Pulsar client thread without a Python frame. A Python function there
-        cost ~30 us a message (the GIL passed to and fro), most of a forwarding task's time."""
+        cost more than the send itself (the GIL passed to and fro: docs/spark.md), most of a
+        forwarding task's time."""
         failures = self.results.keys() - {self._ok}
         if failures:
             failure = str(next(iter(failures)))
