@@ -32,7 +32,7 @@ from .json_evolution import ConsumerSchemaDeserializer, JsonSchemaEvolution, Pro
 from .protobuf_text import file_descriptor_proto, render_proto
 from .registry import registry_error
 from .rules.referenced import ReferencedRules, walker_for
-from .rules.registry import RuleActions, RuleEngine, RuleExecutors
+from .rules.rule_registry import RuleActions, RuleEngine, RuleExecutors
 from .rules.serdes import (
     ContractAvroDeserializer,
     ContractAvroSerializer,
@@ -59,7 +59,7 @@ class SchemaRegistrySchemaFactory:
     """Builds external schemas from one validated config and one shared registry client.
 
     Data contracts: the schemas run the rule set their registered schema carries, on produce and
-    consume, with the executors and actions of this factory (see `rules/registry.py`).
+    consume, with the executors and actions of this factory (see `rules/rule_registry.py`).
     `client` is the Pulsar client the DLQ action publishes through when a schema has none of its
     own (schemas get one from `create_producer(client, ...)` and `client.subscribe(...)`);
     `rule_executors` / `rule_actions` add custom ones in code, by rule name (a dict) or for their

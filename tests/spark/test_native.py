@@ -194,10 +194,10 @@ def read_both(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from pulsar_external_schema.spark import native, rows
-    from pulsar_external_schema.spark.admin import PulsarAdmin
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import TopicPartitionRange
+    from pulsar_external_schema.spark.topic_metadata import PulsarAdmin
     from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
 
     source = SourceOptions.parse(source_options(services, topic=topic, **options))

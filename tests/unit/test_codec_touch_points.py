@@ -334,7 +334,7 @@ def test_registered_id_asks_the_registry_past_its_caches() -> None:
 def test_the_encryption_executors_parts() -> None:
     from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import FieldEncryptionExecutor
 
-    from pulsar_external_schema.rules.registry import rule_executor
+    from pulsar_external_schema.rules.rule_registry import rule_executor
 
     params = {"encrypt.kek.name": "k", "encrypt.kms.type": "local-kms", "encrypt.kms.key.id": "mykey"}
     enc = rule("e", "TRANSFORM", "ENCRYPT", "WRITE", "", tags=["P"], params=params)

@@ -12,7 +12,7 @@ from contracts import contract, mock_factory, rule
 
 from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.errors import ConfigError, SubjectNotFoundError
-from pulsar_external_schema.registered import ForwardedSchemas
+from pulsar_external_schema.topic_schemas import ForwardedSchemas
 
 SOURCE, TARGET = "persistent://acme/shop/orders", "persistent://acme/trusted/orders"
 ORDER = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}

@@ -72,7 +72,7 @@ with contextlib.redirect_stderr(io.StringIO()):
     main(["subjects", "--registry-url", "http://127.0.0.1:9", "-p", "http.connect.timeout.ms=1"])
 """
     modules = imported_after(code)
-    assert "pulsar_external_schema.cli.registry" in modules
+    assert "pulsar_external_schema.cli.registry_tools" in modules
     assert not {"pulsar_external_schema.cli.console", "pulsar_external_schema.cli.validate"} & modules
 
 

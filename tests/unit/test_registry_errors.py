@@ -7,8 +7,8 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from contracts import mock_factory
 
 from pulsar_external_schema import ConfigError, RegistryUnavailableError, UnknownSchemaIdError
-from pulsar_external_schema.registered import registered_schema
 from pulsar_external_schema.registry import TRANSPORT_ERRORS, failure_kind, registry_error
+from pulsar_external_schema.topic_schemas import registered_schema
 
 
 @pytest.mark.parametrize(

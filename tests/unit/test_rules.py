@@ -104,7 +104,7 @@ def test_a_bare_dlq_topic_lives_in_the_namespace_of_the_failing_topic(
 
 
 def test_kms_drivers_local_always_cloud_ones_with_their_extra() -> None:
-    from pulsar_external_schema.rules.registry import register_kms_drivers
+    from pulsar_external_schema.rules.rule_registry import register_kms_drivers
 
     drivers = register_kms_drivers()
     assert drivers["LocalKmsDriver"] is None  # registered

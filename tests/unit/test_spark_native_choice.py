@@ -14,9 +14,9 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema.errors import ConfigError
-from pulsar_external_schema.registered import RegisteredSchema
 from pulsar_external_schema.spark import native
 from pulsar_external_schema.spark.values import spark_value_type
+from pulsar_external_schema.topic_schemas import RegisteredSchema
 
 RECORD = {"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]}
 

@@ -13,7 +13,6 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema import ExternalSchemaError
-from pulsar_external_schema.spark.admin import Ledger
 from pulsar_external_schema.spark.offsets import EARLIEST, Bound
 from pulsar_external_schema.spark.planning import (
     Planner,
@@ -22,6 +21,7 @@ from pulsar_external_schema.spark.planning import (
     entries_between,
     split_range,
 )
+from pulsar_external_schema.spark.topic_metadata import Ledger
 
 LEDGERS = [Ledger(3, 4), Ledger(7, 0), Ledger(9, 3)]
 

@@ -3,7 +3,7 @@
 Light on purpose: `--help`, `--version`, a usage error and the completion script import this
 module and nothing heavy (no pulsar-client, confluent-kafka, codec). A command's `run` is
 imported when the command runs (`_later`); what a run needs is imported by its module
-(`console`, `registry`, `validate`). tests/unit/test_imports.py holds this to it.
+(`console`, `registry_tools`, `validate`). tests/unit/test_imports.py holds this to it.
 """
 
 from __future__ import annotations
@@ -422,7 +422,7 @@ def _registry_command(
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_registry_options(parser)
-    parser.set_defaults(run=_later("registry", "run"))  # `registry.run` dispatches on the command
+    parser.set_defaults(run=_later("registry_tools", "run"))  # `registry_tools.run` dispatches on the command
     return parser
 
 

@@ -48,7 +48,7 @@ from ..rules.cel import (
 )
 from ..rules.encryption import CompiledEncryption
 from ..rules.jsonata import JsonataExecutor
-from ..rules.registry import rule_executor
+from ..rules.rule_registry import rule_executor
 from .fields import FieldTransform, FieldWalk, NotCompiled
 
 Step = Callable[[Any], Any]

@@ -39,8 +39,8 @@ from ..deadletter import (
 from ..errors import ConfigError, PublishError
 from ..factory import SchemaRegistrySchemaFactory
 from ..producer import encode_message
-from ..registered import registered_schema, schema_for
 from ..schema import ExternalSchema
+from ..topic_schemas import registered_schema, schema_for
 from .schema import Rejected
 
 log = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from .._pulsar_client import BYTES, raw_client
 from ..deadletter import RULE_TOPIC
 from ..errors import ConfigError, EncodeError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import import_message_class, registered_schema, schema_for, topic_subject
 from ..schema import ExternalSchema
+from ..topic_schemas import import_message_class, registered_schema, schema_for, topic_subject
 
 #: Schema properties that are not package config keys.
 MESSAGE_CLASS_PROPERTY = "protobuf.message.class"

@@ -28,9 +28,9 @@ from typing import Any
 
 from ..deadletter import configured_dead_letter_topic
 from ..errors import ConfigError
-from ..registered import ForwardedSchemas
 from ..rules.actions import InvalidMessageAction
 from ..schema_id import SCHEMA_ID_PROPERTY
+from ..topic_schemas import ForwardedSchemas
 from .base import DEAD_LETTER_TOPIC, ExternalFunction, publish_bytes
 from .schema import FunctionSchema, Rejected
 

@@ -1,4 +1,4 @@
-"""The rule engine's settings: what `rules/registry.py` builds its executors and actions from.
+"""The rule engine's settings: what `rules/rule_registry.py` builds its executors and actions from.
 
 `ExternalSchemaConfig` (config.py) reads every key in its one typed table and hands the rule
 engine's part here: `rule.executors` / `rule.actions` with their `rule.<section>.<name>.class` and

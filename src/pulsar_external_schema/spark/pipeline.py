@@ -33,8 +33,8 @@ from .. import metrics
 from .._deprecated import renamed_parameters
 from ..errors import ConfigError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import ForwardedSchemas
 from ..subjects import is_full_topic_name
+from ..topic_schemas import ForwardedSchemas
 from .options import SourceOptions
 from .source import FORMAT, register
 

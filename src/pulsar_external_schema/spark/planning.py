@@ -17,9 +17,9 @@ from typing import Any
 from pyspark.sql.datasource import InputPartition
 
 from ..errors import ConfigError, ExternalSchemaError
-from .admin import Ledger, PulsarAdmin
 from .offsets import EARLIEST, Bound, user_bound
 from .options import SourceOptions
+from .topic_metadata import Ledger, PulsarAdmin
 
 __all__ = ["Planner", "TopicPartitionRange", "advance", "earlier", "entries_between", "split_range"]
 

@@ -23,11 +23,11 @@ from pyspark.sql.types import DataType
 
 from ..errors import ConfigError
 from . import native
-from .admin import Ledger
 from .offsets import EARLIEST, Bound
 from .options import SourceOptions
 from .planning import Planner, TopicPartitionRange, advance, earlier
 from .rows import read_partition
+from .topic_metadata import Ledger
 from .values import ReaderSchema
 
 __all__ = ["PulsarBatchReader", "PulsarStreamReader"]

@@ -13,15 +13,15 @@ from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import (
+from ..rules.actions import InvalidMessageAction
+from ..schema import ExternalSchema
+from ..topic_schemas import (
     RegisteredSchema,
     import_message_class,
     registered_schema,
     schema_for,
     topic_subject,
 )
-from ..rules.actions import InvalidMessageAction
-from ..schema import ExternalSchema
 from .kept import Kept
 from .options import SourceOptions
 from .types import Converter, avro_type, json_type, protobuf_type

@@ -38,11 +38,11 @@ from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
 from ..factory import SchemaRegistrySchemaFactory
 from ..producer import create_producer
-from ..registered import ForwardedSchemas
 from ..schema_id import SCHEMA_ID_PROPERTY
-from .admin import full_topic_name
+from ..topic_schemas import ForwardedSchemas
 from .executor import pulsar_client
 from .options import SourceOptions
+from .topic_metadata import full_topic_name
 from .values import make_schema, protobuf_class, resolve_reader_schema
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from .. import _confluent
 from .._secrets import masked
 from ..errors import ExternalSchemaError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import topic_subject
 from ..rules.checks import check_metadata, check_rule_set
+from ..topic_schemas import topic_subject
 from .common import (
     EXIT_FAILED,
     EXIT_OK,
