@@ -100,9 +100,9 @@ def read_key(get: Callable[[str], Any], key: str) -> Any:
         value = get(spelling)
         if value is None or value == "":
             continue
+        key_named(spelling)  # an earlier name warns, given alone or beside the key
         if found is not None:
             raise _two_spellings(spelling, found[0])
-        key_named(spelling)
         found = (spelling, value)
     return None if found is None else found[1]
 
