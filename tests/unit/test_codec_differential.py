@@ -731,7 +731,7 @@ def test_plans_expire_with_the_latest_cache_ttl(monkeypatch: pytest.MonkeyPatch)
 
     now = [1000.0]
     monkeypatch.setattr(plans_module, "monotonic", lambda: now[0])
-    both = Both(mock_factory(**{"latest.cache.ttl.sec": 30}).avro(json.dumps(AVRO)))
+    both = Both(mock_factory(**{"cache.latest.ttl.sec": 30}).avro(json.dumps(AVRO)))
     warm(both, _SAMPLE)
     assert type(plans(both)[0]) is WritePlan
     now[0] += 31
