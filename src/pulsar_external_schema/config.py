@@ -539,6 +539,12 @@ class ExternalSchemaConfig:
     # with its default in one place.
 
     @property
+    def cache_latest_ttl_sec(self) -> int | None:
+        """`cache.latest.ttl.sec`: how long a `use.latest.*` lookup is kept (None: until restart)."""
+        value = self.registry.get("cache.latest.ttl.sec")
+        return None if value is None else int(value)
+
+    @property
     def auto_register_schemas(self) -> bool:
         """`auto.register.schemas` (default true)."""
         return bool(self.serde.get("auto.register.schemas", True))

@@ -317,7 +317,7 @@ class SchemaRegistrySchemaFactory:
 
     def _part(self, serializer: Any, deserializer: Any, field: MessageField, schema_type: str) -> FieldSerde:
         walker = walker_for(schema_type)
-        default = bool(self._config.rules.conf.get("rules.referenced", False))
+        default = self._config.rules.referenced
         for serde in (serializer, deserializer):
             if isinstance(serde, ContractSerde):
                 serde.referenced = ReferencedRules(default, walker)
@@ -327,7 +327,7 @@ class SchemaRegistrySchemaFactory:
             deserializer,
             field,
             prefix=self._config.schema_id_location == "prefix",
-            latest_ttl=self._config.registry.get("cache.latest.ttl.sec"),
+            latest_ttl=self._config.cache_latest_ttl_sec,
             limits=DecodeLimits(self._config.decode_max_bytes, self._config.decode_max_depth),
             check_subject=self._config.schema_id_subject_check,
             recheck=self._config.schema_id_recheck_sec,

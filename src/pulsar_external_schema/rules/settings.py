@@ -56,6 +56,11 @@ class RuleSettings:
     """What every executor and action is configured with: `dlq.*`, `cel.*`, `jsonata.*` keys and
     `_default_` params."""
 
+    @property
+    def referenced(self) -> bool:
+        """`rules.referenced`: whether the domain rules of referenced schemas run by default."""
+        return bool(self.conf.get("rules.referenced", False))
+
     def __repr__(self) -> str:
         conf = masked(self.conf)
         return f"RuleSettings(executors={self.executors!r}, actions={self.actions!r}, conf={conf!r})"
