@@ -352,7 +352,7 @@ def test_a_schema_the_registry_refuses_stops_once_before_the_first_line(
 
     assert refused.returncode == 1
     [line] = refused.stderr.splitlines()  # once, not once per line
-    assert "registering the schema under" in line and "answered 409" in line
+    assert "registering the schema under" in line and "(HTTP 409, error 409" in line
     assert "f1: type mismatch: reader has int, writer has string" in line
     assert records(read_all(services, topic)) == [{"f1": "a"}]
 

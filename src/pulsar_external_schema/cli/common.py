@@ -341,8 +341,7 @@ def registry_failure(error: Exception, url: str, doing: str) -> CommandError:
     if not_a_registry(error):
         return CommandError(f"{doing}: {url}: {describe(error)}")
     if isinstance(error, SchemaRegistryError) and error.http_status_code > 0:
-        status, code, message = error.http_status_code, error.error_code, error.error_message or str(error)
-        return CommandError(f"{doing}: the registry at {url} answered {status} (error {code}): {message}")
+        return CommandError(f"{doing}: the registry at {url} answered: {describe(error)}")
     reason = str(error) or type(error).__name__
     return CommandError(f"{doing}: cannot reach the schema registry at {url}: {reason}")
 
