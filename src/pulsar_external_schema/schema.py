@@ -29,7 +29,7 @@ from confluent_kafka.serialization import MessageField
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
 from .codec import FALLBACK, Columnar, LimitExceeded, PayloadError
-from .codec.field import NO_DIRECT, Deserializer, FieldSerde, Serializer
+from .codec.field import NO_DIRECT, FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError
@@ -37,13 +37,10 @@ from .registry import new_client
 from .rules.context import MessageContext
 
 __all__ = [
-    "Deserializer",
     "EncodeData",
     "ExternalSchema",
-    "FieldSerde",
     "KeyValue",
     "KeyValueExternalSchema",
-    "Serializer",
     "SharedRegistryClient",
     "check_external_schema",
 ]
