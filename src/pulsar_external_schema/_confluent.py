@@ -27,7 +27,7 @@ from typing import Any
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
 from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
 from confluent_kafka.schema_registry._sync.protobuf import _resolve_named_schema
-from confluent_kafka.schema_registry.common.avro import get_inline_tags
+from confluent_kafka.schema_registry.common.avro import get_inline_tags, parse_schema_with_repo
 from confluent_kafka.schema_registry.common.protobuf import (
     _init_pool,
     _is_repeated,
@@ -203,6 +203,14 @@ def migrations(serde: Any, subject: str, writer: Schema, reader: RegisteredSchem
 def parsed(serde: Any, schema: Schema) -> Any:
     """The serde's parsed form of a registered schema (fastavro dict, (JSON, refs), (fd, pool))."""
     return serde._get_parsed_schema(schema)
+
+
+def parse_avro(schema_str: str, named_schemas: dict[str, Any]) -> Any:
+    """An Avro schema parsed as confluent-kafka's serdes parse a registered one (`parsed`): its
+    referenced named types (`named_schemas`, by reference name, the references' own included) are
+    written out at their first use, as fastavro's `load_schema` does, so the driver of a Spark
+    query and its executors' deserializers see one parsed form."""
+    return parse_schema_with_repo(schema_str, named_schemas)
 
 
 def local_schema(serializer: Any) -> tuple[Schema | None, Any]:
@@ -525,11 +533,6 @@ def dlq_redact_rule_types(action: Any) -> list[str]:
 def registry_client(serde: Any) -> Any:
     """The registry client a serde looks schemas up with."""
     return serde._registry
-
-
-def parsed_avro(serde: Any, schema: Schema) -> Any:
-    """An Avro serde's parsed form of `schema` (its references resolved, cached by the serde)."""
-    return serde._get_parsed_schema(schema)
 
 
 def rule_inputs(serde: Any, schema: Schema, value: Any) -> tuple[Any, Any]:

@@ -43,7 +43,8 @@ class RegisteredSchema:
     schema_id: int
     version: int | None
     references: tuple[tuple[str, str], ...] = ()
-    """(name, schema text) of each schema reference, for Avro and JSON Schema."""
+    """(name, schema text) of each schema reference, for Avro and JSON Schema, the references'
+    own included (each once, after those it references), as the serdes resolve them."""
     registry_references: tuple[tuple[str, str, int], ...] = ()
     """(name, subject, version) of each schema reference, as the registry names them."""
 
@@ -90,10 +91,7 @@ def registered_schema(
             else:
                 latest = client.get_latest_version(subject)
             schema, schema_id, version = latest.schema, latest.schema_id, latest.version
-        references = tuple(
-            (ref.name, client.get_version(ref.subject, ref.version).schema.schema_str)
-            for ref in schema.references or []
-        )
+        references = referenced_texts(client, schema)
         registry_references = tuple(
             (ref.name or "", ref.subject or "", int(ref.version or 0)) for ref in schema.references or []
         )
@@ -143,6 +141,27 @@ def registered_schema(
         references,
         registry_references,
     )
+
+
+def referenced_texts(client: Any, schema: Schema) -> tuple[tuple[str, str], ...]:
+    """(name, schema text) of the versions `schema` references, and of those they reference, each
+    once, a version after the ones it needs (confluent-kafka's `_resolve_named_schema` walks them
+    so). A cycle is refused when the version is registered, and `seen` ends the walk regardless."""
+    texts: dict[str, str] = {}
+    seen: set[tuple[str, int]] = set()
+
+    def walk(current: Schema) -> None:
+        for ref in current.references or []:
+            key = (ref.subject or "", int(ref.version or 0))
+            if key in seen:
+                continue
+            seen.add(key)
+            referenced = client.get_version(ref.subject, ref.version).schema
+            walk(referenced)
+            texts.setdefault(ref.name or "", referenced.schema_str or "")
+
+    walk(schema)
+    return tuple(texts.items())
 
 
 def registry_message_class(

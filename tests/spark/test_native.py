@@ -387,6 +387,88 @@ def test_read_conditions(
         assert sum(python_rows) == 300
 
 
+def test_schemas_with_references_of_references_and_two_versions_of_a_referenced_type(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root (`Order`) referencing `Address`, which references `Kind`: writer v1 of the root
+    references Address v1, v2 references Address v2 (a field added with a default) and adds its
+    own; rows of both, in batched entries, are read natively into v2 as the Python path reads them."""
+    from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
+
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    ns = unique("shared").replace("-", "_")
+    kind = {"type": "enum", "name": "Kind", "namespace": ns, "symbols": ["HOME", "WORK"]}
+    address_v1 = {
+        "type": "record",
+        "name": "Address",
+        "namespace": ns,
+        "fields": [{"name": "street", "type": "string"}, {"name": "kind", "type": f"{ns}.Kind"}],
+    }
+    address_v2 = {
+        **address_v1,
+        "fields": [*address_v1["fields"], {"name": "zip", "type": "string", "default": "-"}],
+    }
+    order_v1 = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "app.orders",
+        "fields": [
+            {"name": "id", "type": "long"},
+            {"name": "home", "type": f"{ns}.Address"},
+            {"name": "work", "type": ["null", f"{ns}.Address"], "default": None},
+            {"name": "past", "type": {"type": "array", "items": f"{ns}.Address"}},
+            {"name": "kinds", "type": {"type": "map", "values": f"{ns}.Kind"}},
+        ],
+    }
+    order_v2 = {
+        **order_v1,
+        "fields": [*order_v1["fields"], {"name": "note", "type": "string", "default": "n"}],
+    }
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    registry.register_schema(f"{ns}.Kind", Schema(json.dumps(kind), "AVRO"))
+    kind_ref = SchemaReference(f"{ns}.Kind", f"{ns}.Kind", 1)
+    for address in (address_v1, address_v2):
+        registry.register_schema(f"{ns}.Address", Schema(json.dumps(address), "AVRO", [kind_ref]))
+    topic = f"persistent://public/default/{unique('native-references')}"
+    create_partitioned_topic(services, topic, 1)
+
+    def order(i: int, version: int) -> dict[str, Any]:
+        def address(j: int) -> dict[str, Any]:
+            return {"street": f"street {j}", "kind": "HOME" if j % 2 else "WORK"} | (
+                {"zip": f"z{j}"} if version == 2 else {}
+            )
+
+        value = {
+            "id": i,
+            "home": address(i),
+            "work": None if i % 3 == 0 else address(i + 1),
+            "past": [address(i + j) for j in range(i % 3)],
+            "kinds": {f"k{j}": "HOME" for j in range(i % 2)},
+        }
+        return value | ({"note": f"note {i}"} if version == 2 else {})
+
+    with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
+        for version, body in ((1, order_v1), (2, order_v2)):
+            reference = SchemaReference(f"{ns}.Address", f"{ns}.Address", version)
+            writer = factory.avro(Schema(json.dumps(body), "AVRO", [reference]))
+            producer = create_producer(
+                pulsar_client, topic, writer, batching_enabled=True, batching_max_messages=8
+            )
+            for i in range(40):
+                producer.send_async(order(version * 100 + i, version), lambda *_: None)
+            producer.flush()
+            producer.close()
+            writer.close()
+    spy = Spy(monkeypatch)
+    native_table, python_table = read_both(services, topic, f"{topic}-partition-0")
+    assert python_table.num_rows == 80 and valid(python_table) == 80
+    assert_same(native_table, python_table)
+    assert spy.native_rows == 80  # every row decoded natively, v1's resolved into v2
+    first = python_table.column("value").to_pylist()[0]
+    assert first["home"]["zip"] == "-" and first["note"] == "n"  # the defaults of both versions
+
+
 # -- generated schemas ----------------------------------------------------------------------------
 
 

@@ -381,19 +381,45 @@ def _rule(mode: str) -> Any:
     return Rule.from_dict(rule("r", "CONDITION", "CEL", mode, "true"))
 
 
-def test_registry_client_parsed_avro_rule_inputs_and_run_domain_rules() -> None:
+def test_registry_client_parsed_rule_inputs_and_run_domain_rules() -> None:
     schema, _ = _avro()
     serializer = schema._part.serializer
     assert _confluent.registry_client(serializer) is schema._part.serializer._registry
     rewrite = rule("f", "TRANSFORM", "CEL_FIELD", "WRITE", "true ; 'z'")
     registered = contract(RECORD, ruleSet={"domainRules": [rewrite]})
-    assert _confluent.parsed_avro(serializer, registered)["name"] == "R"
+    assert _confluent.parsed(serializer, registered)["name"] == "R"
     tags, transformer = _confluent.rule_inputs(serializer, registered, {"a": "x"})
     assert isinstance(tags, dict) and callable(transformer)
     out = _confluent.run_domain_rules(
         serializer, CTX, SUBJECT, RuleMode.WRITE, registered, {"a": "x"}, tags, transformer, {"a": "x"}
     )
     assert out == {"a": "z"}
+
+
+def test_parse_avro_writes_referenced_named_types_out_at_their_first_use() -> None:
+    """The driver's parse of a registered schema with references is the serdes' own: named types
+    of the references (and of theirs) inlined once, under their full names."""
+    kind = {"type": "enum", "name": "Kind", "namespace": "shared", "symbols": ["A"]}
+    address = {
+        "type": "record",
+        "name": "Address",
+        "namespace": "shared",
+        "fields": [{"name": "k", "type": "shared.Kind"}],
+    }
+    root = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "app",
+        "fields": [
+            {"name": "home", "type": "shared.Address"},
+            {"name": "work", "type": ["null", "shared.Address"]},
+        ],
+    }
+    parsed = _confluent.parse_avro(json.dumps(root), {"shared.Kind": kind, "shared.Address": address})
+    assert parsed["name"] == "app.Order"
+    home, work = parsed["fields"][0]["type"], parsed["fields"][1]["type"]
+    assert home["name"] == "shared.Address" and home["fields"][0]["type"]["name"] == "shared.Kind"
+    assert work == ["null", "shared.Address"]
 
 
 def test_lazy_cel_executor_sets_what_confluent_kafkas_init_sets_and_evaluates() -> None:

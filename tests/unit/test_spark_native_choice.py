@@ -42,8 +42,54 @@ def test_what_falls_back_says_why() -> None:
     assert "pulsar://" in (why(reader(), **{"service.url": "pulsar+ssl://x:6651"}) or "")
     union = {**RECORD, "fields": [{"name": "u", "type": ["long", "string"]}]}
     assert "no native reading" in (why(reader(union)) or "")
-    referenced = reader(references=(("B", json.dumps(RECORD)),))
-    assert "references" in (why(referenced) or "")
+    plain = {"type": "record", "name": "P", "namespace": "", "fields": [{"name": "n", "type": "long"}]}
+    mixed = {"type": "record", "name": "A", "namespace": "app", "fields": [{"name": "p", "type": plain}]}
+    assert "null namespace" in (why(reader(mixed)) or "")
+
+
+KIND = {"type": "enum", "name": "Kind", "namespace": "shared", "symbols": ["A", "B"]}
+ADDRESS = {
+    "type": "record",
+    "name": "Address",
+    "namespace": "shared",
+    "fields": [{"name": "street", "type": "string"}, {"name": "kind", "type": "shared.Kind"}],
+}
+ORDER = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "app",
+    "fields": [
+        {"name": "home", "type": "shared.Address"},
+        {"name": "work", "type": ["null", "shared.Address"], "default": None},
+        {"name": "kinds", "type": {"type": "array", "items": "shared.Kind"}},
+    ],
+}
+
+
+def test_a_schema_with_references_is_read_natively_as_one_text() -> None:
+    """References, and references of references, are written into the text the extension takes:
+    each named type at its first use (as a name and its namespace), by its full name after,
+    nothing left to look up."""
+    import fastavro
+
+    referencing = reader(
+        ORDER, references=(("shared.Kind", json.dumps(KIND)), ("shared.Address", json.dumps(ADDRESS)))
+    )
+    assert why(referencing) is None
+    text = native.reader_json(referencing)
+    assert text is not None
+    standalone = json.loads(text)
+    fastavro.parse_schema(standalone)  # no named_schemas: it defines what it uses
+    home = standalone["fields"][0]["type"]
+    kind = home["fields"][1]["type"]
+    assert (home["name"], home["namespace"], kind["name"], kind["namespace"]) == (
+        "Address",
+        "shared",
+        "Kind",
+        "shared",
+    )
+    assert standalone["fields"][1]["type"] == ["null", "shared.Address"]
+    assert standalone["fields"][2]["type"]["items"] == "shared.Kind"
 
 
 def test_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:

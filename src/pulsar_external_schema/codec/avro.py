@@ -9,6 +9,7 @@ bytes and values are the same; what is left out is what the serde recomputes per
 from __future__ import annotations
 
 import io
+import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -106,15 +107,56 @@ def columnar_schemas(
 ) -> tuple[str, str] | None:
     """(writer, reader) as the Avro JSON a columnar decoder takes (the Spark source's native
     reader, arrow-avro), where its values are the ones `reader` gives: not where fastavro returns
-    record names with union branches (`return_record_name`), and not yet for schemas with
-    references (their named types would have to be written into the JSON)."""
+    record names with union branches (`return_record_name`). Each is written from the serde's
+    parsed form (`standalone`), so a schema with references carries their named types."""
     if _confluent.avro_options(deserializer)["return_record_name"]:
-        return None
-    if writer_schema.references or reader_schema.references:
         return None
     if writer_schema.schema_str is None or reader_schema.schema_str is None:
         return None
-    return writer_schema.schema_str, reader_schema.schema_str
+    writer_json = standalone(_confluent.parsed(deserializer, writer_schema))
+    reader_json = standalone(_confluent.parsed(deserializer, reader_schema))
+    if writer_json is None or reader_json is None:
+        return None
+    return writer_json, reader_json
+
+
+#: What fastavro adds to a parsed schema's top (no Avro attributes).
+_FASTAVRO_KEYS = ("__fastavro_parsed", "__named_schemas")
+#: The Avro types that define a name.
+_NAMED = frozenset({"record", "error", "enum", "fixed"})
+
+
+def standalone(parsed: Any) -> str | None:
+    """A parsed schema (fastavro's, as `_confluent.parsed` / `_confluent.parse_avro` give it) as
+    one self-contained Avro JSON text, for decoders that take no named types from elsewhere: in the
+    parsed form every named type, the references' included, is written out at its first use under
+    its full name, and named by it after. The definitions are written back as a name and its
+    namespace (arrow-avro files a dotted `name` under the enclosing namespace, where the full
+    name's uses do not find it). None where full names cannot say which type is meant: a type of
+    the null namespace beside namespaced ones (a name without a dot is resolved in the enclosing
+    namespace, so `Plain` inside `app.Order` would read as `app.Plain`)."""
+    names: list[str] = []
+
+    def written(node: Any) -> Any:
+        if isinstance(node, list):
+            return [written(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: value if key == "default" else written(value) for key, value in node.items()}
+        kind, name = node.get("type"), node.get("name")
+        if isinstance(kind, str) and kind in _NAMED and isinstance(name, str):
+            names.append(name)
+            namespace, _, short = name.rpartition(".")
+            if namespace:
+                out["name"], out["namespace"] = short, namespace
+        return out
+
+    if isinstance(parsed, dict):
+        parsed = {key: value for key, value in parsed.items() if key not in _FASTAVRO_KEYS}
+    text = json.dumps(written(parsed))
+    if len({"." in name for name in names}) > 1:
+        return None
+    return text
 
 
 def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:

@@ -328,7 +328,7 @@ def _setter(container: Any, key: Any) -> Callable[[Any], None]:
 
 def avro_walker(serde: Any, root: Schema) -> Walk:
     """The parts of an Avro value whose type is a referenced named type."""
-    parsed = _confluent.parsed_avro(serde, root)
+    parsed = _confluent.parsed(serde, root)
     named: dict[str, Any] = parsed.get("__named_schemas", {}) if isinstance(parsed, dict) else {}
 
     def walk(value: Any, graph: dict[str, Referenced]) -> Iterator[Part]:

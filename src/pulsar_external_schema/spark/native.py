@@ -20,19 +20,18 @@ Pulsar-encrypted message) is read on by the Python path from where it stopped.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-import fastavro
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
 from pyspark.sql.types import DataType
 
 from ..codec import Columnar
+from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError
 from ..subjects import partition_of
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions
@@ -42,7 +41,7 @@ from .options import SourceOptions
 from .planning import TopicPartitionRange
 from .rows import ROWS_PER_BATCH, Rows, read_schema
 from .rows import read_partition as read_partition_in_python
-from .values import ReaderSchema, spark_value_type
+from .values import ReaderSchema, avro_parsed, spark_value_type
 
 __all__ = ["READERS", "choose", "extension", "read_partition"]
 
@@ -90,12 +89,23 @@ def why_not(options: SourceOptions, reader: ReaderSchema, value_type: DataType) 
         return f"the native reader reads Avro, and the subject holds {reader.schema_type} schemas"
     if not options.service_url.startswith("pulsar://"):
         return "the native reader connects to pulsar:// service URLs only (TLS is read on the Python path)"
-    if reader.references:
-        return "the schema references other schemas, which the native reader does not resolve yet"
-    problem = module.check_reader(reader.schema_str, to_arrow_type(value_type, timezone="UTC"))
+    text = reader_json(reader)
+    if text is None:
+        return (
+            "the schema has named types in the null namespace beside namespaced ones, which one "
+            "Avro text cannot name apart"
+        )
+    problem = module.check_reader(text, to_arrow_type(value_type, timezone="UTC"))
     if problem is not None:
         return f"a type of the schema has no native reading into its Spark column ({problem})"
     return None
+
+
+def reader_json(reader: ReaderSchema) -> str | None:
+    """The query's reader schema as the extension takes it, one Avro text with the references'
+    named types in it, written as the executors' plans write theirs (`Columnar.reader`), so the
+    two compare equal where a plan reads into the query's version."""
+    return standalone(avro_parsed(reader))
 
 
 def read_partition(
@@ -119,7 +129,7 @@ def read_partition(
             None if start.is_earliest else (start.ledger, start.entry, start.batch, start.inclusive),
             (end.ledger, end.entry, end.batch, end.inclusive),
             finisher.arrow_schema,
-            reader_schema.schema_str,
+            finisher.reader_json,
             finisher.writer,
             rows_per_batch=ROWS_PER_BATCH,
             read_timeout_ms=options.read_timeout_ms,
@@ -160,6 +170,7 @@ class Finisher:
     ) -> None:
         self.options = options
         self.reader_schema = reader_schema
+        self.reader_json = reader_json(reader_schema)
         self.partition_topic = partition.partition_topic
         self.topic, self.index = partition_of(partition.partition_topic)
         self.arrow_schema = to_arrow_schema(read_schema(value_type, options.include_data), timezone="UTC")
@@ -176,7 +187,7 @@ class Finisher:
         the longest payload it may decode unchecked), or None. A registry that cannot be reached
         raises; the extension then leaves the rows to the Python path, which fails the task."""
         columnar = self.external.columnar(self.partition_topic, schema_id)
-        if columnar is not None and columnar.reader != self.reader_schema.schema_str:
+        if columnar is not None and columnar.reader != self.reader_json:
             columnar = None  # read into another version than the query's: the Python path says how
         self.plans[schema_id] = columnar
         return None if columnar is None else (columnar.writer, columnar.longest)
@@ -219,7 +230,7 @@ class Finisher:
     def _evaluation(self, texts: tuple[str, ...]) -> Evaluation | None:
         if texts not in self._evaluations:
             if self._kinds is None:
-                self._kinds = avro_kinds(fastavro.parse_schema(json.loads(self.reader_schema.schema_str)))
+                self._kinds = avro_kinds(avro_parsed(self.reader_schema))
             self._evaluations[texts] = compile_conditions(texts, self._kinds)
         return self._evaluations[texts]
 

@@ -3,10 +3,10 @@ each executor: message -> Spark row values, with the data contract applied."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
-import fastavro
 from pyspark.sql.types import DataType
 
 from .. import _confluent
@@ -44,13 +44,18 @@ def resolve_reader_schema(options: SourceOptions, topic: str) -> ReaderSchema:
     return registered_schema(factory, topic)
 
 
+@functools.lru_cache(maxsize=16)
+def avro_parsed(reader: ReaderSchema) -> Any:
+    """An Avro reader schema parsed as its executors' deserializers parse it, referenced named
+    types written out at their first use (`_confluent.parse_avro`); shared, not to be changed."""
+    named = {name: json.loads(text) for name, text in reader.references}
+    return _confluent.parse_avro(reader.schema_str, named)
+
+
 def spark_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[DataType, Converter]:
     """The Spark type of the value column, and the converter of decoded values to it."""
     if reader.schema_type == "AVRO":
-        named: dict[str, Any] = {}
-        for _, text in reader.references:
-            fastavro.parse_schema(json.loads(text), named_schemas=named)
-        return avro_type(fastavro.parse_schema(json.loads(reader.schema_str), named_schemas=named))
+        return avro_type(avro_parsed(reader))
     if reader.schema_type == "JSON":
         return json_type(reader.schema_str, {name: json.loads(text) for name, text in reader.references})
     if reader.schema_type == "PROTOBUF":
