@@ -29,7 +29,7 @@ from confluent_kafka.serialization import MessageField
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
 from .codec import FALLBACK, Columnar, LimitExceeded, PayloadError
-from .codec.field import NO_DIRECT, FieldSerde
+from .codec.field import DECLINED, NO_DIRECT, FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError
@@ -246,14 +246,15 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Decode `data` of `topic`; `schema_id` with or without its PIP-420 magic byte, or None
         for a payload in the Confluent prefix form. `context`: the message's properties for the
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
+        value = FALLBACK
         if context is None and type(schema_id) is bytes and not self._closed:
             value = self._part.direct_value((topic, schema_id), data)  # the usual message
-            if value is not FALLBACK:
+            if value is not FALLBACK and value is not DECLINED:
                 return value
         self._check_open()
         _check_decode_arguments(topic, data, schema_id)
         id_bytes = self._part.metadata_id(topic, schema_id)
-        if context is None and id_bytes and type(schema_id) is bytes:
+        if context is None and id_bytes and type(schema_id) is bytes and value is not DECLINED:
             value = self._part.decode_compiled(topic, data, id_bytes, kept_as=(schema_id,))
             if value is not FALLBACK:
                 return value
@@ -326,11 +327,12 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = self._read_as or properties.get(RULE_TOPIC) or msg.topic_name()
         raw = properties.get(ids.SCHEMA_ID_PROPERTY)  # the usual message: no second look
+        value = FALLBACK
         if raw is not None and RULE_NAME not in properties and not self._closed:
             # The usual message: the direct reader kept for its (topic, property as it came), past
             # the property's parsing (hex checks that give the same answer every time).
             value = self._part.direct_value((topic, raw), msg.data())
-            if value is not FALLBACK:
+            if value is not FALLBACK and value is not DECLINED:
                 return value
         try:
             if raw is None:
@@ -340,7 +342,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             raise SchemaIdError(
                 f"message {msg.message_id()}: {error.reason}", topic=topic, subject=self.subject(topic)
             ) from None
-        if schema_id and not self.is_key_value and RULE_NAME not in properties:
+        if schema_id and not self.is_key_value and RULE_NAME not in properties and value is not DECLINED:
             # The compiled path reads nothing else of the message: no context unless it falls back.
             self._check_open()
             id_bytes = self._part.metadata_id(topic, schema_id)

@@ -509,6 +509,70 @@ def test_the_dlq_copy_is_the_same_both_ways() -> None:
     assert copy["key"] == "k1"
 
 
+#: READ rules a record of `amount` 5000 fails, where every step is a condition: the outcome of
+#: the failure is the rule engine's, run on the value decoded once (`ReadPlan.rules`).
+READ_FAILURES: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {
+    "ERROR": ([rule("r", "CONDITION", "CEL", "READ", CHEAP)], {}),
+    "WRITEREAD, described": ([rule("r", "CONDITION", "CEL", "READ", CHEAP, doc="too dear")], {}),
+    "DLQ": ([rule("q", "CONDITION", "CEL", "READ", CHEAP, onFailure="DLQ", params={"dlq.topic": "bad"})], {}),
+    "NONE": ([rule("n", "CONDITION", "CEL", "READ", CHEAP, onFailure="NONE")], {}),
+    "the second of two": (
+        [
+            rule("a", "CONDITION", "CEL", "READ", "size(message.name) < 100"),
+            rule("b", "CONDITION", "CEL", "READ", CHEAP, onFailure="NONE,ERROR"),
+        ],
+        {},
+    ),
+    "a guard that holds": ([rule("g", "CONDITION", "CEL", "READ", f"true ; {CHEAP}")], {}),
+    "Spark's invalid-message action": (
+        [rule("q", "CONDITION", "CEL", "READ", CHEAP, onFailure="DLQ", params={"dlq.topic": "bad"})],
+        {"rule_actions": "invalid"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(READ_FAILURES))
+@given(record=avro_records)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_failed_read_condition_gets_the_engines_outcome_without_a_second_decode(
+    case: str, record: dict[str, Any]
+) -> None:
+    """With rule metrics off (plans of conditions alone), a record a READ condition fails is
+    decoded once: its error, DLQ copy and properties are those the reference path gives, and the
+    reference deserializer is not called."""
+    from pulsar_external_schema.rules.actions import InvalidMessageAction
+
+    rules, args = READ_FAILURES[case]
+    metrics.disable_rule_metrics()
+    try:
+        factory_args = {"rule_actions": [InvalidMessageAction()]} if args else {}
+        both = once(
+            f"read failure {case}",
+            lambda: Both(mock_factory(factory_args).avro(contract(AVRO, ruleSet={"domainRules": rules}))),
+        )
+        both.schema.encode_for(TOPIC, _SAMPLE)  # the first message resolves the writer
+
+        def decoded(data: bytes, schema_id: Any, properties: dict[str, str]) -> tuple[Any, ...]:
+            before = len(both.client.sent)
+            try:
+                context = both.schema.message_context(TOPIC, dict(properties), partition_key="k1")
+                result: tuple[Any, ...] = ("ok", both.schema.decode(TOPIC, data, schema_id, context))
+            except ExternalSchemaError as error:
+                result = ("error", type(error).__name__, str(error), vars(error))
+            return (*result, both.client.sent[before:])
+
+        for value in (record, {**record, "amount": 5000.0}):
+            data, schema_id = both.schema.encode_for(TOPIC, value)
+            with both.reference():
+                expected = decoded(data, schema_id, {"trace": "t1"})
+            calls = both.reference_calls()
+            assert decoded(data, schema_id, {"trace": "t1"}) == expected
+            assert both.reference_calls() == calls, "the reference deserializer decoded the message again"
+            assert type(plans(both)[1]) is ReadPlan and plans(both)[1].rules is not None
+    finally:
+        metrics.enable_rule_metrics()
+
+
 # -- writer and reader versions, prefix mode, key/value ------------------------------------------------
 
 

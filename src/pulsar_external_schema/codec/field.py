@@ -50,6 +50,7 @@ from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE
 
 __all__ = [
+    "DECLINED",
     "NO_DIRECT",
     "Deserializer",
     "FieldSerde",
@@ -66,6 +67,8 @@ Deserializer = Callable[[bytes | None, SerializationContext], Any]
 Direct = tuple[Callable[[Any], Any] | None, float]
 #: The caches' answer for a key they keep nothing for.
 NO_DIRECT: tuple[None, float] = (None, 0.0)
+#: `direct_value`: the kept reader did not take the payload.
+DECLINED: Any = object()
 
 
 def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
@@ -287,15 +290,18 @@ class FieldSerde:
 
     def direct_value(self, key: tuple[str, bytes | str], data: bytes) -> Any:
         """The value from the direct reader kept under `key` (topic, schema id as it came);
-        FALLBACK when none is kept, it expired, or it does not take the payload (the long way
-        says why). The usual message is this one lookup and the format library's call."""
+        FALLBACK when none is kept or it expired; DECLINED when it does not take the payload (a
+        condition it does not pass, bytes it cannot read: the compiled plan, the same reader,
+        would not either, so the caller goes the long way, which says why). The usual message is
+        this one lookup and the format library's call."""
         direct, expires = self.readers.get(key, NO_DIRECT)
         if direct is None or (expires and expires <= monotonic()):
             return FALLBACK
         try:
-            return direct(data)
+            value = direct(data)
         except Exception:
-            return FALLBACK
+            return DECLINED
+        return DECLINED if value is FALLBACK else value
 
     def compiled_reader(self, topic: str, id_bytes: bytes | None) -> Callable[[bytes], Any] | None:
         """The codec's direct reader of (topic, Confluent id) where it has a plan, for a caller

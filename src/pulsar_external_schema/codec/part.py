@@ -32,7 +32,7 @@ from .. import schema_id as ids
 from .._signal import InternalSignal
 from ..deadletter import RULE_NAME
 from ..registry import failure_kind
-from ..rules.cel import CompiledCondition
+from ..rules.cel import CompiledCondition, ConditionNotMet
 from ..rules.context import MessageContext
 from . import avro, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
@@ -340,6 +340,15 @@ class PartCodec:
         try:
             for step in plan.steps:
                 value = step(value)
+        except ConditionNotMet:
+            if plan.rules is None or context is None:
+                return FALLBACK
+            # The engine decides: the value passes after all (an action NONE), or its action
+            # raises (the error, the dead letter) as on the reference path.
+            value = plan.rules(SerializationContext(topic, self._field, context), value, id_bytes + payload)  # type: ignore[arg-type]
+        except Exception:
+            return FALLBACK
+        try:
             if self._from_dict is not None:
                 value = self._from_dict(value, SerializationContext(topic, self._field, context))  # type: ignore[arg-type]
         except Exception:
@@ -469,9 +478,12 @@ class PartCodec:
         # rules turn the value into the reader's shape, and its READ rules run on that.
         read = self._format.reader(deserializer, writer, writer if migrating else reader)
         steps = _metered_read((*migrating, *steps))
+        rules = None
         if steps and not all(isinstance(step, CompiledCondition) for step in steps):
-            columnar = None  # metered
-        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard, columnar)
+            columnar = None  # metered, or steps that change the value
+        elif steps and not migrating and self._format is avro and not self._key:
+            rules = _rules_alone(deserializer, subject, reader)
+        return ReadPlan(subject, steps, read, expires, self._format.FINAL_ERRORS, guard, columnar, rules)
 
     def columnar(self, topic: str, id_bytes: bytes) -> Columnar | None:
         """How a columnar decoder reads messages of (topic, id) into the values `decode` gives
@@ -512,6 +524,23 @@ def _columnar(
     if schemas is None:
         return None
     return Columnar(schemas[0], schemas[1], guard.longest, tuple(c for c in conditions if c is not None))
+
+
+def _rules_alone(
+    deserializer: Any, subject: str, reader: Any
+) -> Callable[[SerializationContext, Any, bytes], Any]:
+    """`ReadPlan.rules`: the READ domain rules of `reader` (the registered version the reference
+    path reads into) on a decoded Avro value, with the inline tags and field transformer the Avro
+    deserializer builds for it (made once here, where the reference makes them per message), and
+    the framed message as the original, as the deserializer passes it."""
+    tags, transformer = _confluent.rule_inputs(deserializer, reader, None)
+
+    def run(ser_ctx: SerializationContext, value: Any, original: bytes) -> Any:
+        return _confluent.run_domain_rules(
+            deserializer, ser_ctx, subject, RuleMode.READ, reader, value, tags, transformer, original
+        )
+
+    return run
 
 
 def _metered_write(steps: Steps, write: Callable[[Any], bytes]) -> tuple[Steps, Callable[[Any], bytes]]:

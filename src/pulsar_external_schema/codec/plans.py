@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Any, Generic, TypeVar
 
+from confluent_kafka.serialization import SerializationContext
+
 from .limits import Guard
 from .steps import Steps
 
@@ -88,6 +90,12 @@ class ReadPlan:
     columnar: Columnar | None = None
     """How a columnar decoder reads the same values; None where none can (another format, rules
     outside the subset, migrations, rule metrics on)."""
+    rules: Callable[[SerializationContext, Any, bytes], Any] | None = None
+    """Where every step is a READ condition (pure: a value passes or not, unchanged): the plan's
+    READ rules run by the rule engine on a value decoded here, as the reference path runs them on
+    the value it decodes, given (context, value, the framed message). A value a condition does
+    not pass gets its outcome (action, error, `__rule.*` words) from the engine itself, without
+    the message decoded again. None: such a value takes the reference path."""
 
 
 @dataclass(frozen=True, slots=True)
