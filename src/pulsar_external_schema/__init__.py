@@ -5,11 +5,13 @@ The public API is re-exported here; everything else is internal (plumbing such a
 here still works for one release, with a `DeprecationWarning`).
 """
 
-from typing import TYPE_CHECKING
-
 from ._deprecated import deprecated_names
 from ._imports import lazy_exports
 from ._version import VERSION
+
+#: `typing.TYPE_CHECKING`, which type checkers read as true, without importing `typing`: the
+#: console tools start from this module, and a Ctrl-C is theirs to handle once they run.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .config import ExternalSchemaConfig

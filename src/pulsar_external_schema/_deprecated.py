@@ -19,23 +19,31 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from ._imports import import_object
+
+# The package root imports this module, and the console tools start from the root: `typing` and
+# `dataclasses` (with `inspect`) are imported only by type checkers here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, TypeVar
+
+    Callee = TypeVar("Callee", bound=Callable[..., Any])
 
 __all__ = ["DEPRECATED", "Deprecation", "deprecated_names", "renamed_key", "renamed_parameters"]
 
 
-@dataclass(frozen=True)
 class Deprecation:
     """One old spelling: its kind ("name", "parameter", "config key"), where it is, old and new."""
 
-    kind: str
-    where: str
-    old: str
-    new: str
+    __slots__ = ("kind", "new", "old", "where")
+
+    def __init__(self, kind: str, where: str, old: str, new: str) -> None:
+        self.kind, self.where, self.old, self.new = kind, where, old, new
+
+    def __repr__(self) -> str:
+        return f"Deprecation({self.kind!r}, {self.where!r}, {self.old!r}, {self.new!r})"
 
 
 #: Every old spelling the package still takes, as each registers itself at import.
@@ -64,9 +72,6 @@ def deprecated_names(module: str, moved: Mapping[str, str], *, wrapped: bool = F
         return import_object(path)
 
     return __getattr__
-
-
-Callee = TypeVar("Callee", bound=Callable[..., Any])
 
 
 def renamed_parameters(**renamed: str) -> Callable[[Callee], Callee]:

@@ -21,6 +21,7 @@ through it (a console tool's one-line message reads the same `failure_kind` and 
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -64,6 +65,8 @@ def failure_kind(error: BaseException) -> FailureKind | None:
         if status in (-1, 408, 429) or status >= 500:
             return "unavailable"
         return "rejected"
+    if not_a_registry(error):
+        return "rejected"
     if isinstance(error, TRANSPORT_ERRORS):
         return "unavailable"
     return None
@@ -79,25 +82,41 @@ _NOT_JSON = "Unknown Schema Registry Error: "
 
 
 def not_a_registry(error: BaseException) -> bool:
-    """A server answered, but not as a schema registry does (its body is no registry's JSON error):
-    a URL of something else (a web server, another API), or a proxy's own error page."""
-    return (
-        isinstance(error, SchemaRegistryError)
-        and error.http_status_code > 0
-        and error.error_code == -1
-        and str(error.error_message).startswith(_NOT_JSON)
-    )
+    """A server answered, but not as a schema registry does: an error whose body is no registry's
+    JSON error, or a success whose body is not JSON at all (confluent-kafka's client lets the JSON
+    parser's error through): a URL of something else (a web server, a single-page app), or a
+    proxy's own page."""
+    if isinstance(error, SchemaRegistryError):
+        return (
+            error.http_status_code > 0
+            and error.error_code == -1
+            and str(error.error_message).startswith(_NOT_JSON)
+        )
+    return isinstance(error, json.JSONDecodeError) and _raised_by_the_registry_client(error)
+
+
+def _raised_by_the_registry_client(error: BaseException) -> bool:
+    """Whether `error` went through confluent-kafka's registry client (not our parsing of a text)."""
+    frame = error.__traceback__
+    while frame is not None:
+        if str(frame.tb_frame.f_globals.get("__name__", "")).startswith("confluent_kafka.schema_registry"):
+            return True
+        frame = frame.tb_next
+    return False
 
 
 def describe(error: BaseException) -> str:
     """The registry's own words for an error (its message, status and code), or the error's text;
     for an answer no registry gives, what it was (the page itself would span a screen)."""
     if not_a_registry(error):
-        assert isinstance(error, SchemaRegistryError)
+        answer = (
+            f"HTTP {error.http_status_code} with a body that is not a schema registry's JSON"
+            if isinstance(error, SchemaRegistryError)
+            else "a success status and a body that is not JSON"
+        )
         return (
-            f"the server answered HTTP {error.http_status_code} with a body that is not a schema "
-            "registry's JSON: is this the URL of a Confluent-compatible schema registry (or of a "
-            "proxy before one)?"
+            f"the server answered {answer}: is this the URL of a Confluent-compatible schema "
+            "registry (or of a proxy before one)?"
         )
     if isinstance(error, SchemaRegistryError):
         return f"{error.error_message} (HTTP {error.http_status_code}, error {error.error_code})"

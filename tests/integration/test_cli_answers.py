@@ -89,6 +89,51 @@ def test_a_server_that_is_not_a_registry_is_called_so(
     assert "<" not in line  # not the page itself
 
 
+class _PageForEveryPath(http.server.BaseHTTPRequestHandler):
+    """A single-page app's server (or nginx's welcome page): 200 and HTML for any request."""
+
+    def _page(self) -> None:
+        body = b"<!doctype html><html><body>Welcome</body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = _page
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("subjects",),
+        ("describe", "--topic", "orders"),
+        ("produce", "orders", "--value-schema", SCHEMA, "-m", "{}"),
+    ],
+    ids=["subjects", "describe", "produce"],
+)
+def test_a_server_that_answers_every_request_with_a_page_is_not_a_registry(
+    services: Services, args: tuple[str, ...]
+) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageForEveryPath)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        result = cli(services, *args, registry_url=url)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert result.returncode == 1, result.stderr
+    [line] = result.stderr.splitlines()
+    assert "the server answered a success status and a body that is not JSON" in line, line
+    assert "is this the URL of a Confluent-compatible schema registry" in line
+    assert "cannot reach" not in line and "Expecting value" not in line
+
+
 def test_a_pinned_schema_id_the_registry_lacks_is_named_as_such(services: Services, topic: str) -> None:
     produced = cli(services, "produce", "--topic", topic, "--value-schema", SCHEMA, "-m", '{"a": 1}')
     assert produced.returncode == 0, produced.stderr

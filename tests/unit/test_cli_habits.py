@@ -59,6 +59,8 @@ def test_pulsar_client_habits_on_consume() -> None:
         (("produce", "t", "-p", "print.key=true"), True, "a setting of the console consumer"),
         (("produce", "t", "--key", "k", "--parse-key"), True, "give one"),
         (("produce", "t", "--message-property", "novalue"), True, "--message-property takes NAME=VALUE"),
+        (("produce", "t", "-p", "value.shema={}"), True, "unknown property; did you mean 'value.schema'"),
+        (("consume", "t", "-p", "print.kye=true"), False, "unknown property; did you mean 'print.key'"),
     ],
 )
 def test_habits_that_do_not_fit_are_usage_errors(
@@ -67,6 +69,12 @@ def test_habits_that_do_not_fit_are_usage_errors(
     with pytest.raises(UsageError, match=expected) as raised:
         settle(parsed(*argv), producing=producing)
     assert raised.value.exit_code == 2
+
+
+def test_a_config_key_or_its_near_miss_is_the_configs_to_answer() -> None:
+    args = parsed("produce", "t", "-p", "auto.register.schema=true", "-p", "use.schema.id=3")
+    settle(args, producing=True)  # the config says "did you mean 'auto.register.schemas'"
+    assert args.property == [("auto.register.schema", "true"), ("use.schema.id", "3")]
 
 
 def test_a_usage_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+from typing import Any
 
 import pytest
 
@@ -48,9 +49,11 @@ def test_the_handlers_before_come_back_and_an_ignored_signal_stays_ignored() -> 
 
 
 def run_main(monkeypatch: pytest.MonkeyPatch, run: object) -> int:
-    parser = cli.build_parser()
+    from pulsar_external_schema.cli import parsers
+
+    parser = parsers.build_parser()
     monkeypatch.setattr(
-        cli, "build_parser", lambda: _Parsed(parser, argparse.Namespace(command="subjects", run=run))
+        parsers, "build_parser", lambda: _Parsed(parser, argparse.Namespace(command="subjects", run=run))
     )
     return cli.main([])
 
@@ -107,3 +110,19 @@ def test_an_error_without_a_signal_is_not_taken_for_one(monkeypatch: pytest.Monk
 
     with pytest.raises(RuntimeError, match="a bug"):
         run_main(monkeypatch, broken)
+
+
+def test_a_signal_before_the_command_is_known_ends_the_tool_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C while the tool still imports its command lines: the status, and the tool's name
+    without a command (it had none yet)."""
+    from pulsar_external_schema.cli import parsers
+
+    def interrupted() -> Any:
+        os.kill(os.getpid(), signal.SIGINT)
+        raise AssertionError("not reached")
+
+    monkeypatch.setattr(parsers, "build_parser", interrupted)
+    assert cli.main(["subjects"]) == 130
+    assert capsys.readouterr().err == "pulsar-external-schema: stopped by SIGINT\n"

@@ -13,22 +13,33 @@ worked, 1 when something failed, 2 on a bad command line.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from . import signals
-from .common import EXIT_OK, fail
-from .parsers import build_parser
 
-__all__ = ["build_parser", "main"]
+TYPE_CHECKING = False  # `typing`'s, not imported before the signals are handled (`main`)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    from .parsers import build_parser
+
+__all__ = ["PROG", "build_parser", "main"]
+
+#: The tools' name, as their lines on stderr begin.
+PROG = "pulsar-external-schema"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs a command; ends it on SIGINT, SIGTERM or a closed stdout as `signals` says, with one
-    line on stderr at most and never a traceback."""
+    line on stderr at most and never a traceback. The command lines' module is imported once the
+    signals are handled: a Ctrl-C while the tool starts ends it as one during its command."""
     with signals.handled():
-        command = "?"
+        command: str | None = None
         try:
-            args = build_parser().parse_args(argv)
+            from . import parsers
+            from .common import EXIT_OK, fail
+
+            args = parsers.build_parser().parse_args(argv)
             command = args.command
             result: int = args.run(args)
             sys.stdout.flush()
@@ -38,9 +49,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BaseException as error:
             if signals.received() is None or isinstance(error, SystemExit):
                 raise
-            result = fail(command, error)
+            result = signals.stopped(PROG) if command is None else fail(command, error)
         stopped = signals.status()
     return result if stopped is None else stopped
+
+
+def __getattr__(name: str) -> Any:
+    if name == "build_parser":
+        from .parsers import build_parser
+
+        return build_parser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

@@ -17,15 +17,12 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from .._signal import InternalSignal
-from . import signals
+from . import PROG, signals
 
-PROG = "pulsar-external-schema"
 #: `--format`'s values, and the registry's name for each.
 SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
 EXIT_OK = 0
 EXIT_FAILED = 1
-
-
 EXIT_USAGE = 2
 
 

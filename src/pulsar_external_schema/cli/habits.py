@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 from typing import Any
 
 from .common import UsageError, topic_name
@@ -104,12 +105,28 @@ def settle(args: argparse.Namespace, *, producing: bool) -> None:
             other = "consume" if producing else "produce"
             raise UsageError(f"-p {name}: a setting of the console {other}r, not of this command")
         else:
+            _near_a_console_property(name, bridged)
             kept.append((name, value))
     args.property = kept
     if producing:
         args.message_property = [_pair(text) for text in args.message_property]
         if args.key is not None and args.parse_key:
             raise UsageError("--key gives every message one key, --parse-key reads one per line: give one")
+
+
+def _near_a_console_property(name: str, bridged: dict[str, tuple[str, str]]) -> None:
+    """A `-p` key that is neither a config key nor one of Confluent's console properties, but
+    nearest one of the latter (`value.shema`): "did you mean" that property. Other unknown keys
+    are the config's to answer, with its own suggestion."""
+    from ..config import ALIASES, KEYS, RENAMED
+
+    config_keys = [*KEYS, *ALIASES, *RENAMED]
+    if name in config_keys:
+        return
+    properties = [*bridged, *_CONFIG_ALIASES]
+    close = difflib.get_close_matches(name, [*properties, *config_keys], n=1)
+    if close and close[0] in properties:
+        raise UsageError(f"-p {name}: unknown property; did you mean {close[0]!r}?")
 
 
 def _set(args: argparse.Namespace, name: str, value: str, dest: str, flag: str) -> None:

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import VERSION
+from . import PROG
 from .common import (
-    PROG,
     SCHEMA_TYPES,
     Parser,
     add_metrics_option,

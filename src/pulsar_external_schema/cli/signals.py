@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 
-__all__ = ["handled", "hold", "received", "release", "silence_stdout", "status"]
+__all__ = ["handled", "hold", "received", "release", "silence_stdout", "status", "stopped"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -86,6 +86,13 @@ def release() -> None:
     if _state.pending:
         _state.pending = False
         raise KeyboardInterrupt
+
+
+def stopped(prog: str) -> int:
+    """A tool stopped before it knew its command (while it started): one line, and the status."""
+    assert _state.received is not None
+    print(f"{prog}: stopped by {_state.received.name}", file=sys.stderr, flush=True)
+    return 128 + _state.received
 
 
 def silence_stdout() -> None:

@@ -10,8 +10,8 @@ import sys
 from typing import Any
 
 from ..errors import ExternalSchemaError
+from . import PROG
 from .common import (
-    PROG,
     CommandError,
     auth_token,
     connect_address,
