@@ -53,6 +53,18 @@ def test_consume_of_an_empty_topic_without_a_subject_waits_no_longer_than_asked(
     assert took < 6, took  # it waited --connect-timeout (10 s) for a first message that never came
 
 
+#: Commands that ask the registry first: a listing, a lookup, a registration.
+REGISTRY_COMMANDS = pytest.mark.parametrize(
+    "args",
+    [
+        ("subjects",),
+        ("describe", "--topic", "orders"),
+        ("produce", "orders", "--value-schema", SCHEMA, "-m", "{}"),
+    ],
+    ids=["subjects", "describe", "produce"],
+)
+
+
 @pytest.fixture
 def web_server(tmp_path: Path) -> Iterator[str]:
     """An HTTP file server: it answers every request, with HTML pages, and is not a registry."""
@@ -68,15 +80,7 @@ def web_server(tmp_path: Path) -> Iterator[str]:
         server.server_close()
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("subjects",),
-        ("describe", "--topic", "orders"),
-        ("produce", "orders", "--value-schema", SCHEMA, "-m", "{}"),
-    ],
-    ids=["subjects", "describe", "produce"],
-)
+@REGISTRY_COMMANDS
 def test_a_server_that_is_not_a_registry_is_called_so(
     services: Services, web_server: str, args: tuple[str, ...]
 ) -> None:
@@ -106,15 +110,7 @@ class _PageForEveryPath(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("subjects",),
-        ("describe", "--topic", "orders"),
-        ("produce", "orders", "--value-schema", SCHEMA, "-m", "{}"),
-    ],
-    ids=["subjects", "describe", "produce"],
-)
+@REGISTRY_COMMANDS
 def test_a_server_that_answers_every_request_with_a_page_is_not_a_registry(
     services: Services, args: tuple[str, ...]
 ) -> None:
