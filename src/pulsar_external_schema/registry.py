@@ -96,10 +96,11 @@ def not_a_registry(error: BaseException) -> bool:
 
 
 def _raised_by_the_registry_client(error: BaseException) -> bool:
-    """Whether `error` went through confluent-kafka's registry client (not our parsing of a text)."""
+    """Whether `error` came out of confluent-kafka's registry client, reading an answer (not out
+    of a serde parsing a schema's text, nor of our own parsing)."""
     frame = error.__traceback__
     while frame is not None:
-        if str(frame.tb_frame.f_globals.get("__name__", "")).startswith("confluent_kafka.schema_registry"):
+        if str(frame.tb_frame.f_globals.get("__name__", "")).endswith(".schema_registry_client"):
             return True
         frame = frame.tb_next
     return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from contracts import mock_factory
@@ -98,3 +100,27 @@ def test_json_schema_evolution_reports_a_registry_outage_as_the_packages_error(
         RegistryUnavailableError, match=r"acme-value: the registry at mock://evolution failed"
     ):
         evolution.ensure_producer_schema("acme-value", schema)
+
+
+def _raised_in(module: str, text: str) -> BaseException:
+    """The JSON parser's error on `text`, raised from code of the module named `module`."""
+    scope: dict[str, Any] = {"__name__": module, "json": __import__("json")}
+    exec("def parse(text):\n    return json.loads(text)", scope)  # a frame of that module
+    try:
+        scope["parse"](text)
+    except ValueError as error:
+        return error
+    raise AssertionError("parsed")
+
+
+def test_a_page_the_registry_client_could_not_read_is_not_a_registry() -> None:
+    """A success answer whose body is not JSON (the client's `response.json()` failed) is "not a
+    registry"; the same parser's error out of a serde reading a schema's text is not the
+    registry's at all."""
+    from pulsar_external_schema.registry import describe, not_a_registry
+
+    page = _raised_in("confluent_kafka.schema_registry._sync.schema_registry_client", "<html>")
+    assert not_a_registry(page) and failure_kind(page) == "rejected"
+    assert "a success status and a body that is not JSON" in describe(page)
+    schema_text = _raised_in("confluent_kafka.schema_registry.common.json_schema", "{not json")
+    assert not not_a_registry(schema_text) and failure_kind(schema_text) is None
