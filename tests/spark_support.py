@@ -82,7 +82,8 @@ def offline_options(**extra: str) -> Any:
     )
 
 
-#: The source's `reader` option in the tests that read (`reader_path`); auto elsewhere.
+#: The source's `reader` option (and the sink's `writer`) in the tests that read (`reader_path`);
+#: auto elsewhere.
 READER = {"path": "auto"}
 
 
@@ -90,10 +91,14 @@ READER = {"path": "auto"}
 def reader_path(request: pytest.FixtureRequest) -> Iterator[str]:
     """Runs a test that reads once on each path: `reader=auto` (the native reader for Avro
     subjects; tests/spark/test_native.py fails where the extension is missing, never skips) and
-    `reader=python`."""
+    `reader=python`; its sinks' `data` rows are sent on the same path (`writer`)."""
     READER["path"] = request.param
     yield request.param
     READER["path"] = "auto"
+
+
+def _paths() -> list[str]:
+    return ["-p", f"reader={READER['path']}", "-p", f"writer={READER['path']}"]
 
 
 def source_options(services: Services, **extra: str) -> dict[str, str]:
@@ -102,6 +107,7 @@ def source_options(services: Services, **extra: str) -> dict[str, str]:
         "admin.url": services.admin_url,
         "schema.registry.url": services.registry_url,
         "reader": READER["path"],
+        "writer": READER["path"],
         **extra,
     }
 
@@ -260,7 +266,7 @@ def validate(services: Services, *args: str, **popen: Any) -> subprocess.Popen[s
         "SCHEMA_REGISTRY_URL": services.registry_url,
     }
     return subprocess.Popen(
-        [str(COMMAND), "validate", "--master", "local[2]", "-p", f"reader={READER['path']}", *args],
+        [str(COMMAND), "validate", "--master", "local[2]", *_paths(), *args],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

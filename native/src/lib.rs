@@ -12,13 +12,20 @@
 //! Client(service_url, *, auth_token=None, operation_timeout_ms=30000, connection_timeout_ms=10000)
 //! Client.read(topic, start, end, schema, reader_schema, writer, *, rows_per_batch, read_timeout_ms)
 //!     -> RangeReader, an iterator of pyarrow.RecordBatch; .handover; .native_ids; .close()
+//! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
+//!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
 //! ```
+//!
+//! The producer (`send.rs`) is the Spark sink's for forwarded messages: it sends the rows of an
+//! Arrow batch (`data`, and optionally `key`, `properties`, `event_time`) in batched entries cut
+//! as pulsar-client cuts them.
 
 mod bounds;
 mod columns;
 mod conform;
 mod decode;
 mod receive;
+mod send;
 mod wire;
 
 use std::sync::{Arc, Mutex};
@@ -82,6 +89,26 @@ impl Client {
                 operation_timeout: Duration::from_millis(operation_timeout_ms),
             }),
         })
+    }
+
+    /// A producer on `topic` (one partition or a topic without partitions), named
+    /// `producer_name` (None: the broker names it), closing batches by count and size only.
+    #[pyo3(signature = (topic, producer_name=None, *, batching_max_messages=1000, batching_max_bytes=131_072))]
+    fn producer(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        producer_name: Option<String>,
+        batching_max_messages: usize,
+        batching_max_bytes: usize,
+    ) -> PyResult<Producer> {
+        let options = self.options.clone();
+        let batching = send::Batching { max_messages: batching_max_messages.max(1), max_bytes: batching_max_bytes };
+        let producer = py
+            .detach(|| send::Producer::open(&options, &topic, producer_name.as_deref(), batching))
+            .map_err(error)?;
+        let next_sequence_id = (producer.last_sequence_id + 1).max(0) as u64;
+        Ok(Producer { state: Mutex::new(Some(producer)), next_sequence_id: Mutex::new(next_sequence_id) })
     }
 
     /// Receives every message of `topic` and drops it (the receive cost alone, for benchmarks).
@@ -256,6 +283,126 @@ impl RangeReader {
     }
 }
 
+/// A producer of forwarded messages (`Client.producer`).
+#[pyclass(module = "_pulsar_external_schema_native")]
+struct Producer {
+    state: Mutex<Option<send::Producer>>,
+    /// The sequence id of the next message when the caller gives none.
+    next_sequence_id: Mutex<u64>,
+}
+
+#[pymethods]
+impl Producer {
+    /// Sends the rows of `batch` (columns `data`: binary; optional `key`: string, `properties`:
+    /// map<string, string>, `event_time`: int64 milliseconds), the row i with sequence id
+    /// `first_sequence_id + i` (None: the ids that follow the broker's last for this name).
+    /// Batches are sent as they fill; `flush` sends the last and waits for every receipt.
+    #[pyo3(signature = (batch, first_sequence_id=None))]
+    fn send(&self, py: Python<'_>, batch: PyArrowType<RecordBatch>, first_sequence_id: Option<u64>) -> PyResult<()> {
+        let batch = batch.0;
+        let rows = Rows::of(&batch).map_err(error)?;
+        let mut guard = self.state.lock().map_err(|_| error("the producer failed before"))?;
+        let producer = guard.as_mut().ok_or_else(|| error("the producer is closed"))?;
+        let mut next = self.next_sequence_id.lock().map_err(|_| error("the producer failed before"))?;
+        let first = first_sequence_id.unwrap_or(*next);
+        py.detach(|| rows.send(producer, first)).map_err(error)?;
+        *next = first + batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Sends the open batch and waits for the broker's receipt of every batch sent; the number
+    /// of messages it acknowledged.
+    fn flush(&self, py: Python<'_>) -> PyResult<usize> {
+        let mut guard = self.state.lock().map_err(|_| error("the producer failed before"))?;
+        let producer = guard.as_mut().ok_or_else(|| error("the producer is closed"))?;
+        py.detach(|| producer.flush()).map_err(error)
+    }
+
+    /// The producer's name (the broker's, where none was given).
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.state.lock().ok().and_then(|g| g.as_ref().map(|p| p.name.clone()))
+    }
+
+    fn close(&self, py: Python<'_>) {
+        let state = self.state.lock().ok().and_then(|mut g| g.take());
+        if let Some(mut producer) = state {
+            py.detach(|| producer.close());
+        }
+    }
+}
+
+/// The columns of a batch to send, as `Producer.send` takes them.
+struct Rows<'a> {
+    data: &'a arrow::array::BinaryArray,
+    key: Option<&'a arrow::array::StringArray>,
+    properties: Option<&'a arrow::array::MapArray>,
+    event_time: Option<&'a arrow::array::Int64Array>,
+}
+
+impl<'a> Rows<'a> {
+    fn of(batch: &'a RecordBatch) -> Result<Self, String> {
+        use arrow::array::AsArray;
+        use arrow::datatypes::Int64Type;
+        let column = |name: &str| batch.column_by_name(name);
+        let data = column("data")
+            .ok_or("a batch to send has no `data` column")?
+            .as_binary_opt::<i32>()
+            .ok_or("`data` must be binary")?;
+        let key = column("key").map(|c| c.as_string_opt::<i32>().ok_or("`key` must be a string")).transpose()?;
+        let properties = column("properties")
+            .map(|c| c.as_map_opt().ok_or("`properties` must be a map<string, string>"))
+            .transpose()?;
+        if let Some(map) = properties {
+            if map.keys().as_string_opt::<i32>().is_none() || map.values().as_string_opt::<i32>().is_none() {
+                return Err("`properties` must be a map<string, string>".into());
+            }
+        }
+        let event_time = column("event_time")
+            .map(|c| c.as_primitive_opt::<Int64Type>().ok_or("`event_time` must be int64 milliseconds"))
+            .transpose()?;
+        Ok(Self { data, key, properties, event_time })
+    }
+
+    fn send(&self, producer: &mut send::Producer, first_sequence_id: u64) -> Result<(), String> {
+        use arrow::array::{Array, AsArray};
+        for row in 0..self.data.len() {
+            if self.data.is_null(row) {
+                return Err(format!("row {row} of the batch has no data (a null `data`)"));
+            }
+            let key = self.key.filter(|k| k.is_valid(row)).map(|k| k.value(row));
+            let mut properties = Vec::new();
+            if let Some(map) = self.properties.filter(|m| m.is_valid(row)) {
+                let (keys, values) = (map.keys().as_string::<i32>(), map.values().as_string::<i32>());
+                let offsets = map.value_offsets();
+                for i in offsets[row] as usize..offsets[row + 1] as usize {
+                    if values.is_null(i) {
+                        return Err(format!("row {row}: the property {:?} has no value (null)", keys.value(i)));
+                    }
+                    properties.push((keys.value(i), values.value(i)));
+                }
+                // as a Python dict, then pulsar-client's std::map: sorted, the last value of a key
+                properties.reverse();
+                properties.sort_by(|a, b| a.0.cmp(b.0));
+                properties.dedup_by(|later, earlier| later.0 == earlier.0);
+            }
+            let event_time = match self.event_time.filter(|e| e.is_valid(row)).map(|e| e.value(row)) {
+                Some(ms) if ms < 0 => return Err(format!("row {row}: an event time before 1970 ({ms} ms)")),
+                other => other.map(|ms| ms as u64),
+            };
+            let message = send::Outgoing {
+                data: self.data.value(row),
+                key,
+                properties,
+                event_time,
+                sequence_id: first_sequence_id + row as u64,
+            };
+            producer.add(&message)?;
+        }
+        Ok(())
+    }
+}
+
 /// Why values of the Avro `reader_schema` cannot be decoded here into a column of `value_type`
 /// (a union of several types, say); None where they can.
 #[pyfunction]
@@ -268,6 +415,7 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_reader, m)?)?;
     m.add_class::<Client>()?;
     m.add_class::<RangeReader>()?;
+    m.add_class::<Producer>()?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,4 +1,4 @@
-//! A consumer's side of Pulsar's binary protocol, over one blocking TCP connection: connect (with
+//! A client's side of Pulsar's binary protocol, over one blocking TCP connection: connect (with
 //! a token), look the topic up, subscribe, ask for the last message id, give flow permits,
 //! receive entries, answer pings. The commands are pulsar-rs's (`pulsar::proto`, generated from
 //! Pulsar's `PulsarApi.proto`); the consumer around them is ours.
@@ -27,6 +27,10 @@ const PROTOCOL_VERSION: i32 = 19;
 pub const MAX_FRAME: usize = 128 << 20;
 const CLIENT_VERSION: &str = concat!("pulsar-external-schema-native/", env!("CARGO_PKG_VERSION"));
 const MAX_REDIRECTS: usize = 8;
+/// A broker's maximum message size when it does not say (Pulsar's default, 5 MiB).
+const DEFAULT_MAX_MESSAGE_SIZE: usize = 5 << 20;
+/// Pulsar's magic number before a message's CRC32C checksum.
+const CHECKSUM_MAGIC: [u8; 2] = [0x0e, 0x01];
 
 pub struct Options {
     pub service_url: String,
@@ -49,6 +53,8 @@ pub struct Connection {
     request_id: u64,
     token: Option<String>,
     pub server_version: String,
+    /// The largest frame the broker takes (`CommandConnected.max_message_size`).
+    pub max_message_size: usize,
 }
 
 /// `pulsar://host:port` as (host, port); other schemes are refused (TLS is the Python path's).
@@ -92,6 +98,7 @@ impl Connection {
             request_id: 0,
             token: options.auth_token.clone(),
             server_version: String::new(),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         };
         connection.set_timeout(options.operation_timeout)?;
         let connect = proto::CommandConnect {
@@ -107,6 +114,9 @@ impl Connection {
             let command = connection.read_command(url)?;
             if let Some(connected) = command.connected {
                 connection.server_version = connected.server_version;
+                if let Some(size) = connected.max_message_size.filter(|s| *s > 0) {
+                    connection.max_message_size = size as usize;
+                }
                 return Ok(connection);
             }
             if let Some(error) = command.error {
@@ -135,6 +145,33 @@ impl Connection {
         out.extend_from_slice(&(size as u32).to_be_bytes());
         command.encode(&mut out).map_err(|e| e.to_string())?;
         self.stream.write_all(&out).map_err(|e| format!("cannot write to the broker: {e}"))
+    }
+
+    /// Sends a message frame: `send`, then `metadata` and `payload` behind Pulsar's checksum
+    /// (CRC32C of the metadata's size, the metadata and the payload), as the Java and C++
+    /// clients write it.
+    pub fn send_message(
+        &mut self,
+        send: proto::CommandSend,
+        metadata: &proto::MessageMetadata,
+        payload: &[u8],
+    ) -> Result<(), String> {
+        let command = BaseCommand { r#type: Type::Send as i32, send: Some(send), ..Default::default() };
+        let command_size = command.encoded_len();
+        let metadata_size = metadata.encoded_len();
+        let total = 4 + command_size + 2 + 4 + 4 + metadata_size + payload.len();
+        let mut out = Vec::with_capacity(4 + total - payload.len());
+        out.extend_from_slice(&(total as u32).to_be_bytes());
+        out.extend_from_slice(&(command_size as u32).to_be_bytes());
+        command.encode(&mut out).map_err(|e| e.to_string())?;
+        out.extend_from_slice(&CHECKSUM_MAGIC);
+        let checksum_at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&(metadata_size as u32).to_be_bytes());
+        metadata.encode(&mut out).map_err(|e| e.to_string())?;
+        let checksum = crc32c::crc32c_append(crc32c::crc32c(&out[checksum_at + 4..]), payload);
+        out[checksum_at..checksum_at + 4].copy_from_slice(&checksum.to_be_bytes());
+        self.stream.write_all(&out).and_then(|()| self.stream.write_all(payload)).map_err(|e| format!("cannot write to the broker: {e}"))
     }
 
     /// Reads the next frame into the frame buffer; returns its command and where its payload
@@ -172,7 +209,7 @@ impl Connection {
 
     /// The next command that is not a ping (answered) or an auth challenge (answered with the
     /// token again).
-    fn read_command(&mut self, what: &str) -> Result<BaseCommand, String> {
+    pub fn read_command(&mut self, what: &str) -> Result<BaseCommand, String> {
         loop {
             let (command, _) = self.read_frame(what)?;
             if !self.answered(&command)? {
@@ -262,7 +299,7 @@ impl Connection {
             let size = u32::from_be_bytes(frame.get(at + 2..at + 6).ok_or_else(short)?.try_into().unwrap());
             at += 6 + size as usize;
         }
-        if frame.get(at..at + 2) != Some(&[0x0e, 0x01]) {
+        if frame.get(at..at + 2) != Some(&CHECKSUM_MAGIC) {
             return Err(format!("{what}: a message frame without Pulsar's checksum magic"));
         }
         let checksum = u32::from_be_bytes(frame.get(at + 2..at + 6).ok_or_else(short)?.try_into().unwrap());
@@ -348,6 +385,9 @@ fn describe(error: &proto::CommandError) -> String {
 
 fn request_id_of(command: &BaseCommand) -> Option<u64> {
     if let Some(c) = &command.success {
+        return Some(c.request_id);
+    }
+    if let Some(c) = &command.producer_success {
         return Some(c.request_id);
     }
     if let Some(c) = &command.lookup_topic_response {

@@ -171,13 +171,19 @@ def test_a_send_the_broker_refuses_fails_the_write_naming_the_topic(
     assert target in str(failure.value)
 
 
+#: (the first run's producer, the second's): `data` rows are sent by the native extension or by
+#: pulsar-client (the option `writer`), and a task may run again on an executor with the other.
+RUNS = [("python", "python"), ("native", "native"), ("python", "native"), ("native", "python")]
+
+
+@pytest.mark.parametrize(("first_writer", "second_writer"), RUNS, ids=["-then-".join(run) for run in RUNS])
 def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_batches(
-    services: Services, pulsar_client: Any
+    services: Services, pulsar_client: Any, first_writer: str, second_writer: str
 ) -> None:
     # A task that names its producer sends batches closed by count and size, never by time
     # (writer.DETERMINISTIC_BATCHES): run again, it groups its rows as the first run did, so the
-    # broker drops the batches it persisted (by their first and last sequence ids) and takes the
-    # rest. Here the first run got one full batch of 1,000 through before its crash.
+    # broker drops the batches it persisted (by their first sequence ids) and takes the rest.
+    # Here the first run got one full batch of 1,000 through before its crash.
     import httpx
     import pyarrow as pa
     from spark_support import deduplicated_namespace
@@ -186,9 +192,13 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     from pulsar_external_schema.spark.writer import DETERMINISTIC_BATCHES, _TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('rerun')}"
-    options = SourceOptions.parse(
-        source_options(services, topic=topic, producerName=unique("rerun"), sequenceBase="7")
-    )
+    name = unique("rerun")
+    options = {
+        writer: SourceOptions.parse(
+            source_options(services, topic=topic, producerName=name, sequenceBase="7", writer=writer)
+        )
+        for writer in ("python", "native")
+    }
     count = 2_500
     rows = pa.RecordBatch.from_pydict(
         {
@@ -197,12 +207,13 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
             "properties": pa.array([[]] * count, pa.map_(pa.string(), pa.string())),
         }
     )
-    first = _TaskWriter(options, 7, 0)
+    first = _TaskWriter(options[first_writer], 7, 0)
     first.write(rows.slice(0, DETERMINISTIC_BATCHES["batching_max_messages"]))
     first.finish()
-    again = _TaskWriter(options, 7, 0)
+    again = _TaskWriter(options[second_writer], 7, 0)
     again.write(rows)
     assert again.finish().sent == count  # sent: the broker acknowledges what it drops as a duplicate
+    assert (next(iter(again.native.values()), None) is not None) == (second_writer == "native")
 
     consumer = subscribe(pulsar_client, topic, name=unique("check"))
     keys = [m.partition_key() for m in drain(consumer)]
@@ -211,6 +222,66 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     path = topic.removeprefix("persistent://")
     stats = httpx.get(f"{services.admin_url}/admin/v2/persistent/{path}/internalStats", timeout=30).json()
     assert stats["numberOfEntries"] == 3  # in bulk: 1,000 + 1,000 + 500 messages an entry
+
+
+def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_does(
+    services: Services, pulsar_client: Any
+) -> None:
+    # Deduplication of a task run again holds across the two producers only if both cut the rows
+    # into the same entries: the same rows, sent by each to a topic of its own, must give the same
+    # message ids (entry, batch index) and the same messages (payload, key, properties, event
+    # time; the sequence ids are the rerun tests' to hold). Sizes cross the 128 KiB limit of a
+    # batch in every way: a row that fills it, one larger than it, rows that end exactly at it.
+    import datetime as dt
+
+    import pyarrow as pa
+    from spark_support import deduplicated_namespace
+
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.writer import _TaskWriter
+
+    namespace = deduplicated_namespace(services)
+    sizes = [10] * 1_500 + [131_072, 5, 200_000, 7] + [65_536, 65_536, 3] + [1_000] * 300 + [131_071, 1, 1]
+    count = len(sizes)
+    start = dt.datetime(2026, 11, 26, 12, 0, 0, 123_000, tzinfo=dt.UTC)
+    rows = pa.RecordBatch.from_pydict(
+        {
+            "key": [None if i % 7 == 0 else f"k{i}" for i in range(count)],
+            "data": [bytes([i % 251]) * size for i, size in enumerate(sizes)],
+            "properties": pa.array(
+                [None if i % 5 == 0 else [("z", str(i)), ("a", "x"), ("z", "last")] for i in range(count)],
+                pa.map_(pa.string(), pa.string()),
+            ),
+            "eventTime": pa.array(
+                [None if i % 3 == 0 else start + dt.timedelta(microseconds=1_001 * i) for i in range(count)],
+                pa.timestamp("us", tz="UTC"),
+            ),
+        }
+    )
+    seen = {}
+    for writer in ("python", "native"):
+        topic = f"{namespace}/{unique(writer)}"
+        options = SourceOptions.parse(
+            source_options(services, topic=topic, producerName=unique("cut"), sequenceBase="3", writer=writer)
+        )
+        task = _TaskWriter(options, 3, 1)
+        task.write(rows.slice(0, 1_000))
+        task.write(rows.slice(1_000))  # a task's rows come in several Arrow batches
+        task.finish()
+        consumer = subscribe(pulsar_client, topic, name=unique("check"))
+        seen[writer] = [
+            (
+                (m.message_id().entry_id(), m.message_id().batch_index()),
+                m.data(),
+                m.partition_key(),
+                m.properties(),
+                m.event_timestamp(),
+            )
+            for m in drain(consumer)
+        ]
+        consumer.close()
+    assert len(seen["native"]) == count
+    assert seen["native"] == seen["python"]
 
 
 def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(

@@ -111,3 +111,77 @@ def test_the_reader_option(caplog: pytest.LogCaptureFixture) -> None:
     assert native.choose(offline_options(), avro, avro_type) is True
     with pytest.raises(ConfigError, match="option 'reader' takes auto, native, python"):
         offline_options(reader="fast")
+
+
+#: The columns the validation job forwards (`pipeline._FORWARDED_COLUMNS`, less the ones it drops).
+FORWARDED: dict[str, Any] = {
+    "key": "string",
+    "data": "binary",
+    "properties": ("map", "string", "string"),
+    "eventTime": "timestamp",
+}
+TYPES = {"string": "string", "binary": "binary", "int": "int32", "timestamp": None}
+
+
+def sink_why(
+    monkeypatch: pytest.MonkeyPatch, columns: dict[str, Any] = FORWARDED, **options: str
+) -> str | None:
+    """Why the sink's task would send `data` rows with pulsar-client (`writer._TaskWriter`), for a
+    topic without partitions."""
+    import pyarrow as pa
+
+    from pulsar_external_schema.spark import writer
+
+    def arrow(kind: Any) -> pa.DataType:  # as Spark gives its columns
+        if isinstance(kind, tuple):
+            return pa.map_(arrow(kind[1]), arrow(kind[2]))
+        return pa.timestamp("us", tz="UTC") if kind == "timestamp" else pa.type_for_alias(TYPES[kind])
+
+    monkeypatch.setattr(writer._TaskWriter, "_partitioned", lambda self, topic: False)
+    task = writer._TaskWriter(offline_options(topic="t", **options), 1, 0)
+    schema = pa.schema([(name, arrow(kind)) for name, kind in columns.items()])
+    try:
+        return task._why_not_native("persistent://public/default/t", schema)
+    finally:
+        task.close()
+
+
+def test_the_sinks_data_rows_are_sent_natively_where_they_can_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sink_why(monkeypatch) is None
+    assert sink_why(monkeypatch, {"data": "binary"}) is None
+    assert sink_why(monkeypatch, writer="python") == "option writer=python"
+    assert "pulsar:// service URLs only" in (
+        sink_why(monkeypatch, FORWARDED, **{"service.url": "pulsar+ssl://x:6651"}) or ""
+    )
+    assert "key column is int32" in (sink_why(monkeypatch, {**FORWARDED, "key": "int"}) or "")
+    assert "not map<string, string>" in (
+        sink_why(monkeypatch, {**FORWARDED, "properties": ("map", "string", "int")}) or ""
+    )
+    monkeypatch.setattr("pulsar_external_schema.spark.writer.extension", lambda: None)
+    assert "not installed" in (sink_why(monkeypatch) or "")
+
+
+def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import pyarrow as pa
+
+    from pulsar_external_schema.spark import writer
+
+    schema = pa.schema([("data", pa.binary())])
+    for given, expected in (("native", "ConfigError"), ("auto", None), ("python", None)):
+        task = writer._TaskWriter(
+            offline_options(topic="t", writer=given, **{"service.url": "pulsar+ssl://x:1"}), 1, 0
+        )
+        try:
+            with caplog.at_level(logging.INFO, logger=writer.__name__):
+                if expected:
+                    with pytest.raises(
+                        ConfigError, match="option writer=native: the native producer connects"
+                    ):
+                        task._native_producer("persistent://public/default/t", schema)
+                else:
+                    assert task._native_producer("persistent://public/default/t", schema) is None
+        finally:
+            task.close()
+    assert caplog.text.count("are sent by pulsar-client") == 1  # auto says why; python was asked for
+    with pytest.raises(ConfigError, match="option 'writer' takes auto, native, python"):
+        offline_options(writer="fast")

@@ -51,6 +51,8 @@ SOURCE_OPTIONS = {
     "native: the native reader or an error; python: the Python path",
     "producername": "writer: producer name prefix; enables deduplicated, exactly-once writes",
     "sequencebase": "writer: the batch number of a batch write; added to the micro-batch id of a stream",
+    "writer": "writer: auto (default): `data` rows sent by the native extension where it can send them, "
+    "else by pulsar-client; native: the native extension or an error; python: pulsar-client",
     "registerforwarded": "writer: true (default): register the writer version of each `data` row's "
     "`__schema_id` under the topic's subject, so its readers' subject check passes",
 }
@@ -81,6 +83,8 @@ class SourceOptions:
     register_forwarded: bool = True
     reader: str = "auto"
     """Which reader reads: auto, native or python (`native.py`)."""
+    writer: str = "auto"
+    """Which producer sends a sink's `data` rows: auto, native or python (`native.py`)."""
     config: dict[str, Any] = field(default_factory=dict)
     """This package's configuration keys (the registry, serdes and rules)."""
 
@@ -117,6 +121,7 @@ class SourceOptions:
             sequence_base=_int(source, "sequencebase"),
             register_forwarded=_bool(source, "registerforwarded", True),
             reader=_choice(source, "reader", ("auto", "native", "python"), "auto"),
+            writer=_choice(source, "writer", ("auto", "native", "python"), "auto"),
             config=values,
         )
 

@@ -15,6 +15,11 @@ with sequence id `(batch << 32) + row`, where batch is the micro-batch id (or `s
 batches closed by count and size only (`DETERMINISTIC_BATCHES`). With deduplication enabled on the
 namespace, the broker drops what a retried task or a restarted query sends again. Without it,
 delivery is at least once.
+
+`data` rows (forwarded) are sent by the native extension where it is installed and can send them
+(the option `writer`, `auto` by default): a task's Arrow batch in one call, cut into the batched
+entries pulsar-client would cut, with the same producer name and sequence ids, so that a task run
+again on either path is deduplicated against the first run (`native/src/send.rs`).
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
@@ -40,7 +46,8 @@ from ..factory import SchemaRegistrySchemaFactory
 from ..producer import create_producer
 from ..schema_id import SCHEMA_ID_PROPERTY
 from ..topic_schemas import ForwardedSchemas
-from .executor import pulsar_client
+from .executor import native_client, pulsar_client
+from .native import extension
 from .options import SourceOptions
 from .topic_metadata import full_topic_name
 from .values import make_schema, protobuf_class, resolve_reader_schema
@@ -78,6 +85,8 @@ class _TaskWriter:
         self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
         self.sequence_base = sequence_base
         self.producers: dict[tuple[str, bool, bool], Any] = {}
+        self.native: dict[str, Any] = {}
+        """Each topic's native producer of `data` rows, or None where pulsar-client sends them."""
         self.partitions: dict[str, bool] = {}
         self.converters: dict[str, Any] = {}
         self.encoders: dict[str, Any] = {}
@@ -135,8 +144,16 @@ class _TaskWriter:
                 f"writing to Pulsar needs a 'value' column (encoded with the schema) or a binary 'data' "
                 f"column (sent as it is); the columns are {', '.join(batch.schema.names)}"
             )
-        columns = {name: batch.column(name).to_pylist() for name in names}
+        if raw and "topic" not in names:
+            target = full_topic_name(self._default_topic())
+            producer = self._native_producer(target, batch.schema)
+            if producer is not None:
+                self._send_natively(producer, target, batch)
+                return
+        columns = {name: batch.column(name).to_pylist() for name in names - {"eventTime"}}
         absent: list[Any] = [None] * batch.num_rows  # a column the batch does not have
+        if "eventTime" in names:
+            columns["eventTime"] = event_millis(batch.column("eventTime")).to_pylist()
         topics, keys, events = (columns.get(name, absent) for name in ("topic", "key", "eventTime"))
         given_properties = columns.get("properties", absent)
         full_names: dict[str | None, str] = {}  # a batch names a few topics, if any
@@ -152,7 +169,7 @@ class _TaskWriter:
                 kwargs["partition_key"] = str(key)
             event = events[i]
             if event is not None:
-                kwargs["event_timestamp"] = int(event.timestamp() * 1000)
+                kwargs["event_timestamp"] = event
             if self.producer_name is not None:
                 kwargs["sequence_id"] = ((self.sequence_base or 0) << 32) + self.row
             self.row += 1
@@ -179,6 +196,94 @@ class _TaskWriter:
                     f"written to {topic}: {error}"
                 ) from None
             self._check()
+
+    def _native_producer(self, topic: str, schema: pa.Schema) -> Any:
+        """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
+        pulsar-client sends them (the option `writer`; with `auto`, the log says why)."""
+        if topic not in self.native:
+            reason = self._why_not_native(topic, schema)
+            if reason is None:
+                # as `producer` does for pulsar-client's: declared EXTERNAL first, with pulsar.admin.url
+                declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
+                client = native_client(self.options, extension())
+                self.native[topic] = self._natively(
+                    topic,
+                    lambda: client.producer(
+                        topic,
+                        self.producer_name,
+                        batching_max_messages=DETERMINISTIC_BATCHES["batching_max_messages"],
+                        batching_max_bytes=DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
+                    ),
+                )
+            elif self.options.writer == "native":
+                raise ConfigError(f"option writer=native: {reason}; use writer=auto or writer=python")
+            else:
+                self.native[topic] = None
+                if self.options.writer == "auto":
+                    log.info("pulsar-external: rows to %s are sent by pulsar-client: %s", topic, reason)
+        return self.native[topic]
+
+    def _why_not_native(self, topic: str, schema: pa.Schema) -> str | None:
+        """Why the native extension cannot send this task's `data` rows to `topic` (None: it can)."""
+        if self.options.writer == "python":
+            return "option writer=python"
+        if extension() is None:
+            return "the native extension is not installed (pip install 'pulsar-external-schema[native]')"
+        if not self.options.service_url.startswith("pulsar://"):
+            return "the native producer connects to pulsar:// service URLs only (TLS is pulsar-client's)"
+        types = {name: schema.field(name).type for name in schema.names}
+        if not pa.types.is_binary(types["data"]) and not pa.types.is_large_binary(types["data"]):
+            return f"the data column is {types['data']}, not binary"
+        key = types.get("key")
+        if key is not None and not (pa.types.is_string(key) or pa.types.is_large_string(key)):
+            return f"the key column is {key}, not a string"
+        given = types.get("properties")
+        if given is not None and not (
+            pa.types.is_map(given) and all(pa.types.is_string(t) for t in (given.key_type, given.item_type))
+        ):
+            return f"the properties column is {given}, not map<string, string>"
+        if "eventTime" in types and not pa.types.is_timestamp(types["eventTime"]):
+            return f"the eventTime column is {types['eventTime']}, not a timestamp"
+        if self._partitioned(topic):
+            return (
+                "the topic is partitioned, and a keyed row's partition is pulsar-client's hash of its key, "
+                "which the native producer does not compute"
+            )
+        return None
+
+    def _send_natively(self, producer: Any, topic: str, batch: pa.RecordBatch) -> None:
+        """The batch's rows in one call (`native/src/send.rs`): the rows' writer versions registered
+        first, as `write` does row by row."""
+        names = batch.schema.names
+        properties = batch.column("properties") if "properties" in names else None
+        if self.options.register_forwarded and properties is not None:
+            for schema_id in pc.unique(pc.map_lookup(properties, SCHEMA_ID_PROPERTY, "first")).to_pylist():
+                self._forwarding().forward(topic, schema_id)
+        columns: dict[str, pa.Array] = {"data": batch.column("data")}
+        if "key" in names:
+            columns["key"] = batch.column("key")
+        if properties is not None:
+            columns["properties"] = properties
+        if "eventTime" in names:
+            columns["event_time"] = event_millis(batch.column("eventTime"))
+        first = ((self.sequence_base or 0) << 32) + self.row if self.producer_name is not None else None
+        self.row += batch.num_rows
+        self._natively(topic, lambda: producer.send(pa.RecordBatch.from_pydict(columns), first))
+        self.submitted += batch.num_rows
+
+    def _natively(self, topic: str, call: Callable[[], Any]) -> Any:
+        """A call of the native extension for `topic`, its NativeError raised as an
+        ExternalSchemaError that names the topic and the producer."""
+        module = extension()
+        assert module is not None  # `_why_not_native` checked
+        try:
+            return call()
+        except module.NativeError as error:
+            who = self._as_producer()
+            raise ExternalSchemaError(f"messages to {topic} could not be sent{who}: {error}") from None
+
+    def _as_producer(self) -> str:
+        return f" as producer {self.producer_name}" if self.producer_name else ""
 
     def _partitioned(self, topic: str) -> bool:
         if topic not in self.partitions:
@@ -214,19 +319,26 @@ class _TaskWriter:
         if failures:
             failure = str(next(iter(failures)))
             topics = ", ".join(sorted({topic for topic, *_ in self.producers}))
-            who = f" as producer {self.producer_name}" if self.producer_name else ""
-            raise ExternalSchemaError(f"a message to {topics} could not be sent{who}: {failure}")
+            raise ExternalSchemaError(
+                f"a message to {topics} could not be sent{self._as_producer()}: {failure}"
+            )
 
     def finish(self) -> WriteResult:
         try:
             for producer in self.producers.values():
                 producer.flush()
             self._check()  # every send has its result once flush returns
+            for topic, native in self.native.items():
+                if native is not None:
+                    self._natively(topic, native.flush)
             return WriteResult(self.submitted, self.dead_lettered)
         finally:
             self.close()
 
     def close(self) -> None:
+        for native in self.native.values():
+            if native is not None:
+                native.close()
         for producer in self.producers.values():
             try:
                 producer.close()
@@ -235,6 +347,13 @@ class _TaskWriter:
         for owned in self.schemas:
             owned.close()
         # The client is the worker's (`executor.py`): its next task sends through it too.
+
+
+def event_millis(column: pa.Array) -> pa.Array:
+    """An `eventTime` column (timestamps) as Pulsar's event times: whole milliseconds since the
+    epoch, exact (a float's product could be a millisecond off)."""
+    micros = column.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64())
+    return pc.divide(micros, 1000)
 
 
 def _plain(value: Any) -> Any:

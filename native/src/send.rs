@@ -1,0 +1,272 @@
+//! A producer's side of Pulsar's binary protocol, for the Spark sink's forwarded messages: one
+//! blocking connection, one producer, messages grouped into batched entries exactly as
+//! pulsar-client's C++ producer groups them when batches are closed by count and size only
+//! (`ProducerImpl::sendAsync`, `BatchMessageContainer`), and each batch's frame written as its
+//! `Commands::newSend` writes it.
+//!
+//! Why the grouping must be pulsar-client's: with deduplication, the broker drops a batched entry
+//! whose first sequence id is at most the last it persisted for the producer name. A task run
+//! again (on this path or, on an executor without the extension, on the Python path) must
+//! therefore cut its messages into the same batches as the first run, or a batch of the re-run
+//! that starts inside one the first run persisted would be written again.
+//!
+//! Sends are pipelined: up to `MAX_PENDING` batches wait for their receipts, which the broker
+//! gives in order; a send error, or a receipt for another batch than the oldest, fails the
+//! producer (the task fails, and Spark runs it again: the broker drops what was persisted).
+
+use std::collections::VecDeque;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use prost::Message as _;
+use pulsar::proto::{self, base_command::Type};
+
+use crate::wire::{connect_for, Connection, Options};
+
+/// Batches sent and not yet acknowledged, at most.
+const MAX_PENDING: usize = 64;
+
+/// When a batch is closed: pulsar-client's `batching_max_messages` and
+/// `batching_max_allowed_size_in_bytes` (the sink's `DETERMINISTIC_BATCHES`).
+#[derive(Clone, Copy)]
+pub struct Batching {
+    pub max_messages: usize,
+    pub max_bytes: usize,
+}
+
+/// One message to send.
+pub struct Outgoing<'a> {
+    pub data: &'a [u8],
+    pub key: Option<&'a str>,
+    /// Sorted by key, each key once (as pulsar-client's `std::map` gives them).
+    pub properties: Vec<(&'a str, &'a str)>,
+    pub event_time: Option<u64>,
+    pub sequence_id: u64,
+}
+
+/// The batch being filled: its messages already written in the batch payload's format
+/// (`[SingleMessageMetadata size][SingleMessageMetadata][payload]` each).
+struct Open {
+    payload: Vec<u8>,
+    messages: usize,
+    /// The messages' payload bytes (what pulsar-client counts against the size limit).
+    bytes: usize,
+    first_sequence_id: u64,
+    partition_key: Option<String>,
+}
+
+pub struct Producer {
+    connection: Connection,
+    topic: String,
+    producer_id: u64,
+    pub name: String,
+    /// The last sequence id the broker has for this producer name (-1: none).
+    pub last_sequence_id: i64,
+    batching: Batching,
+    max_message_size: usize,
+    open: Open,
+    /// (first sequence id, messages) of each batch sent and not yet acknowledged.
+    pending: VecDeque<(u64, usize)>,
+    pub acknowledged: usize,
+    failed: Option<String>,
+}
+
+impl Producer {
+    /// Connects to the broker of `topic` and creates a producer there, named `name` (None: the
+    /// broker names it).
+    pub fn open(options: &Options, topic: &str, name: Option<&str>, batching: Batching) -> Result<Self, String> {
+        let mut connection = connect_for(topic, options)?;
+        let producer_id = 1;
+        let what = format!("creating a producer on {topic}");
+        let mut answer = connection.request(&what, Type::Producer, |c, id| {
+            c.producer = Some(proto::CommandProducer {
+                topic: topic.to_string(),
+                producer_id,
+                request_id: id,
+                producer_name: name.map(str::to_string),
+                user_provided_producer_name: Some(name.is_some()),
+                ..Default::default()
+            })
+        })?;
+        let success = loop {
+            let success = answer
+                .producer_success
+                .take()
+                .ok_or_else(|| format!("{what}: an answer that is not the producer's"))?;
+            if success.producer_ready.unwrap_or(true) {
+                break success;
+            }
+            // waiting for exclusive access (not asked for here): the broker says again when ready
+            answer = connection.read_command(&what)?;
+        };
+        let max_message_size = connection.max_message_size;
+        Ok(Self {
+            connection,
+            topic: topic.to_string(),
+            producer_id,
+            name: success.producer_name,
+            last_sequence_id: success.last_sequence_id.unwrap_or(-1),
+            batching,
+            max_message_size,
+            open: Open { payload: Vec::new(), messages: 0, bytes: 0, first_sequence_id: 0, partition_key: None },
+            pending: VecDeque::new(),
+            acknowledged: 0,
+            failed: None,
+        })
+    }
+
+    /// Adds a message to the open batch, sending batches as pulsar-client would: the open batch
+    /// first if the message does not fit in it, then the batch with the message if it is full.
+    pub fn add(&mut self, message: &Outgoing<'_>) -> Result<(), String> {
+        self.check()?;
+        let fits = self.open.messages < self.batching.max_messages
+            && self.open.bytes + message.data.len() <= self.batching.max_bytes;
+        if !fits {
+            self.send_open()?;
+        }
+        self.append(message);
+        if self.open.messages >= self.batching.max_messages || self.open.bytes >= self.batching.max_bytes {
+            self.send_open()?;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, message: &Outgoing<'_>) {
+        let open = &mut self.open;
+        if open.messages == 0 {
+            open.first_sequence_id = message.sequence_id;
+            open.partition_key = message.key.map(str::to_string);
+        }
+        let single = proto::SingleMessageMetadata {
+            properties: message
+                .properties
+                .iter()
+                .map(|(k, v)| proto::KeyValue { key: k.to_string(), value: v.to_string() })
+                .collect(),
+            partition_key: message.key.map(str::to_string),
+            payload_size: message.data.len() as i32,
+            event_time: message.event_time,
+            sequence_id: Some(message.sequence_id),
+            ..Default::default()
+        };
+        open.payload.extend_from_slice(&(single.encoded_len() as u32).to_be_bytes());
+        single.encode(&mut open.payload).expect("a Vec grows");
+        open.payload.extend_from_slice(message.data);
+        open.messages += 1;
+        open.bytes += message.data.len();
+    }
+
+    /// Sends the open batch (if any) as one entry.
+    fn send_open(&mut self) -> Result<(), String> {
+        if self.open.messages == 0 {
+            return Ok(());
+        }
+        let publish_time = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let metadata = proto::MessageMetadata {
+            producer_name: self.name.clone(),
+            sequence_id: self.open.first_sequence_id,
+            publish_time,
+            partition_key: self.open.partition_key.take(),
+            num_messages_in_batch: Some(self.open.messages as i32),
+            ..Default::default()
+        };
+        if self.open.payload.len() > self.max_message_size {
+            return Err(self.fail(format!(
+                "a batch of {} bytes, above the broker's maximum message size of {} bytes",
+                self.open.payload.len(),
+                self.max_message_size
+            )));
+        }
+        let send = proto::CommandSend {
+            producer_id: self.producer_id,
+            sequence_id: self.open.first_sequence_id,
+            num_messages: Some(self.open.messages as i32),
+            ..Default::default()
+        };
+        let sent = self.connection.send_message(send, &metadata, &self.open.payload);
+        if let Err(e) = sent {
+            return Err(self.fail(e));
+        }
+        self.pending.push_back((self.open.first_sequence_id, self.open.messages));
+        self.open.payload.clear();
+        self.open.messages = 0;
+        self.open.bytes = 0;
+        while self.pending.len() > MAX_PENDING {
+            self.receive_receipt()?;
+        }
+        Ok(())
+    }
+
+    /// Reads the broker's answer to the oldest pending batch.
+    fn receive_receipt(&mut self) -> Result<(), String> {
+        let what = format!("sending to {} as producer {}", self.topic, self.name);
+        loop {
+            let command = match self.connection.read_command(&what) {
+                Ok(command) => command,
+                Err(e) => return Err(self.fail(e)),
+            };
+            if let Some(receipt) = command.send_receipt {
+                if receipt.producer_id != self.producer_id {
+                    continue;
+                }
+                let Some((first, messages)) = self.pending.pop_front() else {
+                    return Err(self.fail(format!("{what}: a receipt for a batch not sent")));
+                };
+                if receipt.sequence_id != first {
+                    return Err(self.fail(format!(
+                        "{what}: a receipt for sequence id {}, where {first} was the oldest sent",
+                        receipt.sequence_id
+                    )));
+                }
+                self.acknowledged += messages;
+                return Ok(());
+            }
+            if let Some(error) = command.send_error {
+                let kind = proto::ServerError::try_from(error.error)
+                    .map(|e| format!("{e:?}"))
+                    .unwrap_or_else(|_| error.error.to_string());
+                return Err(self.fail(format!(
+                    "{what}: the broker refused the batch from sequence id {}: {kind}: {}",
+                    error.sequence_id, error.message
+                )));
+            }
+            if command.close_producer.is_some() {
+                return Err(self.fail(format!("{what}: the broker closed the producer (topic unloaded or moved)")));
+            }
+        }
+    }
+
+    /// Sends the open batch and waits for every receipt; the messages acknowledged so far.
+    pub fn flush(&mut self) -> Result<usize, String> {
+        self.check()?;
+        self.send_open()?;
+        while !self.pending.is_empty() {
+            self.receive_receipt()?;
+        }
+        Ok(self.acknowledged)
+    }
+
+    /// Closes the producer on the broker (when nothing failed) and the connection.
+    pub fn close(&mut self) {
+        if self.failed.is_none() {
+            let producer_id = self.producer_id;
+            let _ = self.connection.request("closing the producer", Type::CloseProducer, |c, id| {
+                c.close_producer = Some(proto::CommandCloseProducer { producer_id, request_id: id })
+            });
+        }
+        self.failed.get_or_insert_with(|| "the producer is closed".to_string());
+        self.connection.close();
+    }
+
+    fn check(&self) -> Result<(), String> {
+        match &self.failed {
+            Some(reason) => Err(reason.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Marks the producer failed (nothing more is sent on it) and gives the reason back.
+    fn fail(&mut self, reason: String) -> String {
+        self.failed = Some(reason.clone());
+        reason
+    }
+}
