@@ -256,3 +256,33 @@ def test_an_on_batch_that_raises_stops_the_job_with_its_error(
     with pytest.raises(Refused, match="batch 0"):
         job.run(spark)
     assert not [q for q in spark.streams.active if q.name == f"validate {orders.topic}"]
+
+
+def test_a_batch_with_nothing_to_dead_letter_writes_no_dead_letter_topic(
+    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each write of a batch is a Spark job of its own: a batch with no invalid message runs no
+    # DLQ write (and one with no valid message no forwarding). With a classic session the batch
+    # function runs here, so the sinks it opens are seen.
+    from pulsar_external_schema.spark.pipeline import BatchWriter
+
+    topic = f"persistent://public/default/{unique('all-valid')}"
+    orders = produce_orders(services, pulsar_client, topic, 1, 9, 1)  # ids 1-9: all named
+    assert not orders.rule_failures
+    opened: list[str] = []
+    sink = BatchWriter._sink
+
+    def recorded(self: BatchWriter, batch: Any, target: str, role: str, batch_id: int) -> dict[str, str]:
+        opened.append(role)
+        return sink(self, batch, target, role, batch_id)
+
+    monkeypatch.setattr(BatchWriter, "_sink", recorded)
+    namespace = deduplicated_namespace(services)
+    valid, dlq = f"{namespace}/orders", f"{namespace}/orders-dlq"
+    counts: list[Any] = []
+    ValidationJob(
+        topic, valid, dlq, str(tmp_path / "checkpoint"), source_options(services), on_batch=counts.append
+    ).run(spark)
+    assert [(c.valid, c.invalid) for c in counts] == [(9, 0)]
+    assert opened == ["valid"]
+    assert set(raw_messages(pulsar_client, valid)) == {str(i) for i in range(1, 10)}

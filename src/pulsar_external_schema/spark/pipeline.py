@@ -218,7 +218,10 @@ class BatchWriter:
                 sum(row["count"] for row in groups if row["_valid"]),
                 sum(row["count"] for row in groups if not row["_valid"]),
             )
-            if is_topic(self.valid):
+            # A topic with no rows of the batch is not written to: each write is a Spark job of
+            # its own (a task per partition, a producer per task), most of a quiet batch's time.
+            # (A Parquet batch is written even when empty: its directory says the batch ran.)
+            if is_topic(self.valid) and counts.valid:
                 self._register_forwarded(row["schemaId"] for row in groups if row["_valid"])
                 (
                     valid.select("key", "data", "properties", "eventTime")
@@ -227,22 +230,23 @@ class BatchWriter:
                     .mode("append")
                     .save()
                 )
-            else:
+            elif not is_topic(self.valid):
                 (
                     valid.drop("data", "_valid", "_error", "_rule", "_failure")
                     .write.mode("overwrite")
                     .parquet(f"{self.valid.rstrip('/')}/batch={batch_id}")
                 )
-            properties = F.map_concat(
-                F.map_filter("properties", lambda k, _: ~k.startswith("__rule.")), F.col("_failure")
-            )
-            (
-                invalid.select("key", "data", properties.alias("properties"), "eventTime")
-                .write.format(FORMAT)
-                .options(**self._sink(batch, self.dead_letter_topic, "dlq", batch_id))
-                .mode("append")
-                .save()
-            )
+            if counts.invalid:
+                properties = F.map_concat(
+                    F.map_filter("properties", lambda k, _: ~k.startswith("__rule.")), F.col("_failure")
+                )
+                (
+                    invalid.select("key", "data", properties.alias("properties"), "eventTime")
+                    .write.format(FORMAT)
+                    .options(**self._sink(batch, self.dead_letter_topic, "dlq", batch_id))
+                    .mode("append")
+                    .save()
+                )
             self._count_verdicts(counts, invalid)
         finally:
             batch.unpersist()
