@@ -37,7 +37,7 @@ from ..subjects import partition_of
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions
 from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
-from .options import SourceOptions
+from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange
 from .rows import ROWS_PER_BATCH, Rows, read_schema
 from .rows import read_partition as read_partition_in_python
@@ -47,8 +47,8 @@ __all__ = ["READERS", "choose", "extension", "read_partition"]
 
 log = logging.getLogger(__name__)
 
-#: The values of the option `reader`.
-READERS = ("auto", "native", "python")
+#: The values of the option `reader` (and of the sink's `writer`).
+READERS = PATHS
 
 _MODULE = "_pulsar_external_schema_native"
 _VERDICTS = ("_valid", "_error", "_rule", "_failure")

@@ -58,6 +58,10 @@ SOURCE_OPTIONS = {
 }
 
 
+#: The values of the options `reader` and `writer`: the native extension where it can (`auto`),
+#: always (`native`), or never (`python`).
+PATHS = ("auto", "native", "python")
+
 #: Options Spark itself passes to every source and sink.
 SPARK_OPTIONS = frozenset({"path", "checkpointlocation", "queryname"})
 
@@ -120,8 +124,8 @@ class SourceOptions:
             producer_name=source.get("producername"),
             sequence_base=_int(source, "sequencebase"),
             register_forwarded=_bool(source, "registerforwarded", True),
-            reader=_choice(source, "reader", ("auto", "native", "python"), "auto"),
-            writer=_choice(source, "writer", ("auto", "native", "python"), "auto"),
+            reader=_choice(source, "reader", PATHS, "auto"),
+            writer=_choice(source, "writer", PATHS, "auto"),
             config=values,
         )
 
