@@ -185,3 +185,17 @@ def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCa
     assert caplog.text.count("are sent by pulsar-client") == 1  # auto says why; python was asked for
     with pytest.raises(ConfigError, match="option 'writer' takes auto, native, python"):
         offline_options(writer="fast")
+
+
+def test_writer_native_refuses_rows_that_name_their_topics() -> None:
+    import pyarrow as pa
+
+    from pulsar_external_schema.spark import writer
+
+    task = writer._TaskWriter(offline_options(topic="t", writer="native"), 1, 0)
+    rows = pa.RecordBatch.from_pydict({"topic": ["a"], "data": [b"x"]})
+    try:
+        with pytest.raises(ConfigError, match="writer=native: the rows have a 'topic' column"):
+            task.write(rows)
+    finally:
+        task.close()

@@ -144,6 +144,11 @@ class _TaskWriter:
                 f"writing to Pulsar needs a 'value' column (encoded with the schema) or a binary 'data' "
                 f"column (sent as it is); the columns are {', '.join(batch.schema.names)}"
             )
+        if raw and "topic" in names and self.options.writer == "native":
+            raise ConfigError(
+                "option writer=native: the rows have a 'topic' column, and the native producer sends a "
+                "task's rows to one topic; use writer=auto or writer=python"
+            )
         if raw and "topic" not in names:
             target = full_topic_name(self._default_topic())
             producer = self._native_producer(target, batch.schema)
@@ -255,15 +260,18 @@ class _TaskWriter:
         """The batch's rows in one call (`native/src/send.rs`): the rows' writer versions registered
         first, as `write` does row by row."""
         names = batch.schema.names
-        properties = batch.column("properties") if "properties" in names else None
-        if self.options.register_forwarded and properties is not None:
-            for schema_id in pc.unique(pc.map_lookup(properties, SCHEMA_ID_PROPERTY, "first")).to_pylist():
-                self._forwarding().forward(topic, schema_id)
-        columns: dict[str, pa.Array] = {"data": batch.column("data")}
+        # the types the extension reads (a cast to the same type copies nothing)
+        columns: dict[str, pa.Array] = {"data": batch.column("data").cast(pa.binary())}
         if "key" in names:
-            columns["key"] = batch.column("key")
-        if properties is not None:
-            columns["properties"] = properties
+            columns["key"] = batch.column("key").cast(pa.string())
+        if "properties" in names:
+            properties = columns["properties"] = batch.column("properties").cast(
+                pa.map_(pa.string(), pa.string())
+            )
+            if self.options.register_forwarded:
+                # a key given twice: its last value, as `dict` keeps it on the row-by-row path
+                for schema_id in pc.unique(pc.map_lookup(properties, SCHEMA_ID_PROPERTY, "last")).to_pylist():
+                    self._forwarding().forward(topic, schema_id)
         if "eventTime" in names:
             columns["event_time"] = event_millis(batch.column("eventTime"))
         first = ((self.sequence_base or 0) << 32) + self.row if self.producer_name is not None else None
