@@ -14,6 +14,7 @@
 //!     -> RangeReader, an iterator of pyarrow.RecordBatch; .handover; .native_ids; .close()
 //! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
 //!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
+//! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
 //! ```
 //!
 //! The producer (`send.rs`) is the Spark sink's for forwarded messages: it sends the rows of an
@@ -294,8 +295,9 @@ struct Producer {
 #[pymethods]
 impl Producer {
     /// Sends the rows of `batch` (columns `data`: binary; optional `key`: string, `properties`:
-    /// map<string, string>, `event_time`: int64 milliseconds), the row i with sequence id
-    /// `first_sequence_id + i` (None: the ids that follow the broker's last for this name).
+    /// map<string, string>, `event_time`: int64 milliseconds, `sequence_id`: int64), the row i
+    /// with its `sequence_id`, else `first_sequence_id + i` (None: the ids that follow the
+    /// broker's last for this name).
     /// Batches are sent as they fill; `flush` sends the last and waits for every receipt.
     #[pyo3(signature = (batch, first_sequence_id=None))]
     fn send(&self, py: Python<'_>, batch: PyArrowType<RecordBatch>, first_sequence_id: Option<u64>) -> PyResult<()> {
@@ -338,6 +340,8 @@ struct Rows<'a> {
     key: Option<&'a arrow::array::StringArray>,
     properties: Option<&'a arrow::array::MapArray>,
     event_time: Option<&'a arrow::array::Int64Array>,
+    /// Each row's sequence id, where the rows are not consecutive (a partition's share).
+    sequence_id: Option<&'a arrow::array::Int64Array>,
 }
 
 impl<'a> Rows<'a> {
@@ -361,7 +365,13 @@ impl<'a> Rows<'a> {
         let event_time = column("event_time")
             .map(|c| c.as_primitive_opt::<Int64Type>().ok_or("`event_time` must be int64 milliseconds"))
             .transpose()?;
-        Ok(Self { data, key, properties, event_time })
+        let sequence_id = column("sequence_id")
+            .map(|c| c.as_primitive_opt::<Int64Type>().ok_or("`sequence_id` must be int64"))
+            .transpose()?;
+        if sequence_id.is_some_and(|s| arrow::array::Array::null_count(s) > 0) {
+            return Err("`sequence_id` has nulls".into());
+        }
+        Ok(Self { data, key, properties, event_time, sequence_id })
     }
 
     fn send(&self, producer: &mut send::Producer, first_sequence_id: u64) -> Result<(), String> {
@@ -370,7 +380,8 @@ impl<'a> Rows<'a> {
             if self.data.is_null(row) {
                 return Err(format!("row {row} of the batch has no data (a null `data`)"));
             }
-            let key = self.key.filter(|k| k.is_valid(row)).map(|k| k.value(row));
+            // an empty key is no key, as pulsar-client's Python API takes it
+            let key = self.key.filter(|k| k.is_valid(row)).map(|k| k.value(row)).filter(|k| !k.is_empty());
             let mut properties = Vec::new();
             if let Some(map) = self.properties.filter(|m| m.is_valid(row)) {
                 let (keys, values) = (map.keys().as_string::<i32>(), map.values().as_string::<i32>());
@@ -395,12 +406,37 @@ impl<'a> Rows<'a> {
                 key,
                 properties,
                 event_time,
-                sequence_id: first_sequence_id + row as u64,
+                sequence_id: match self.sequence_id {
+                    Some(ids) => ids.value(row) as u64,
+                    None => first_sequence_id + row as u64,
+                },
             };
             producer.add(&message)?;
         }
         Ok(())
     }
+}
+
+/// The partition of each key among `partitions`, as pulsar-client routes a keyed message by
+/// default (`HashingScheme.BoostHash`: boost's `hash<std::string>`, 31 bits, modulo the count);
+/// null for a null or empty key (no key).
+#[pyfunction]
+fn key_partitions(
+    py: Python<'_>,
+    keys: PyArrowType<arrow::array::ArrayData>,
+    partitions: u32,
+) -> PyResult<Bound<'_, PyAny>> {
+    use arrow::array::{Array, AsArray, Int32Array, StringArray};
+    let keys = arrow::array::make_array(keys.0);
+    let keys: &StringArray = keys.as_string_opt::<i32>().ok_or_else(|| error("keys must be strings"))?;
+    if partitions == 0 {
+        return Err(error("a topic of no partitions"));
+    }
+    let routed: Int32Array = keys
+        .iter()
+        .map(|key| key.filter(|k| !k.is_empty()).map(|k| ((send::boost_hash(k.as_bytes()) & 0x7fff_ffff) % partitions as u64) as i32))
+        .collect();
+    routed.into_data().to_pyarrow(py)
 }
 
 /// Why values of the Avro `reader_schema` cannot be decoded here into a column of `value_type`
@@ -413,6 +449,7 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(key_partitions, m)?)?;
     m.add_class::<Client>()?;
     m.add_class::<RangeReader>()?;
     m.add_class::<Producer>()?;

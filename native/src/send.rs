@@ -270,3 +270,60 @@ impl Producer {
         reason
     }
 }
+
+/// boost's `hash<std::string>` on 64-bit platforms (`boost::hash_range` over chars, boost 1.81 and
+/// later, in `boost/container_hash/detail/hash_range.hpp`): what pulsar-client's `BoostHash`
+/// routes keyed messages by. Checked against the routing of pulsar-client's own producer by
+/// `tests/spark/test_write.py`.
+pub fn boost_hash(key: &[u8]) -> u64 {
+    const Q: u64 = 0x9e37_79b9_7f4a_7c15;
+    const K: u64 = 0xdf44_2d22_ce48_59b9; // Q * Q
+    fn mulx(x: u64, y: u64) -> u64 {
+        let r = (x as u128) * (y as u128);
+        (r as u64) ^ ((r >> 64) as u64)
+    }
+    fn le32(p: &[u8]) -> u64 {
+        u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as u64
+    }
+    let mut n = key.len();
+    let mut p = key;
+    let mut w = mulx(Q, K); // the seed is 0
+    let mut h = w ^ n as u64;
+    while n >= 8 {
+        let v = u64::from_le_bytes(p[..8].try_into().expect("8 bytes"));
+        w = w.wrapping_add(Q);
+        h ^= mulx(v.wrapping_add(w), K);
+        p = &p[8..];
+        n -= 8;
+    }
+    let v = if n >= 4 {
+        (le32(&p[n - 4..]) << ((n - 4) * 8)) | le32(p)
+    } else if n >= 1 {
+        let (x1, x2) = ((n - 1) & 2, n >> 1);
+        ((p[x1] as u64) << (x1 * 8)) | ((p[x2] as u64) << (x2 * 8)) | p[0] as u64
+    } else {
+        0
+    };
+    w = w.wrapping_add(Q);
+    h ^= mulx(v.wrapping_add(w), K);
+    mulx(h.wrapping_add(w), K)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::boost_hash;
+
+    #[test]
+    fn boost_hash_routes_as_pulsar_client() {
+        // partitions of 7 that pulsar-client 3.x's producer chose for these keys (see
+        // tests/spark/test_write.py, which checks many more on the broker)
+        let partition = |k: &str| (boost_hash(k.as_bytes()) & 0x7fff_ffff) % 7;
+        let routed: Vec<u64> = ["k0", "a", "hello world", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"]
+            .iter()
+            .map(|k| partition(k))
+            .collect();
+        assert_eq!(routed, EXPECTED.to_vec());
+    }
+
+    const EXPECTED: [u64; 4] = [3, 4, 3, 5];
+}

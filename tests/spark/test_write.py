@@ -224,14 +224,17 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     assert stats["numberOfEntries"] == 3  # in bulk: 1,000 + 1,000 + 500 messages an entry
 
 
+@pytest.mark.parametrize("partitions", [0, 3], ids=["unpartitioned", "3-partitions"])
 def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_does(
-    services: Services, pulsar_client: Any
+    services: Services, pulsar_client: Any, partitions: int
 ) -> None:
     # Deduplication of a task run again holds across the two producers only if both cut the rows
     # into the same entries: the same rows, sent by each to a topic of its own, must give the same
     # message ids (entry, batch index) and the same messages (payload, key, properties, event
     # time; the sequence ids are the rerun tests' to hold). Sizes cross the 128 KiB limit of a
     # batch in every way: a row that fills it, one larger than it, rows that end exactly at it.
+    # On a partitioned topic each row must also reach the same partition: a keyed row the one of
+    # pulsar-client's BoostHash of its key, a keyless (or empty) key the task's.
     import datetime as dt
 
     import pyarrow as pa
@@ -246,7 +249,7 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
     start = dt.datetime(2026, 11, 26, 12, 0, 0, 123_000, tzinfo=dt.UTC)
     rows = pa.RecordBatch.from_pydict(
         {
-            "key": [None if i % 7 == 0 else f"k{i}" for i in range(count)],
+            "key": [None if i % 7 == 0 else "" if i % 11 == 0 else f"k{i}" for i in range(count)],
             "data": [bytes([i % 251]) * size for i, size in enumerate(sizes)],
             "properties": pa.array(
                 [None if i % 5 == 0 else [("z", str(i)), ("a", "x"), ("z", "last")] for i in range(count)],
@@ -258,9 +261,11 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
             ),
         }
     )
-    seen = {}
+    seen: dict[str, list[Any]] = {}
     for writer in ("python", "native"):
         topic = f"{namespace}/{unique(writer)}"
+        if partitions:
+            create_partitioned_topic(services, topic, partitions)
         options = SourceOptions.parse(
             source_options(services, topic=topic, producerName=unique("cut"), sequenceBase="3", writer=writer)
         )
@@ -276,23 +281,26 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
         task.write(given.slice(1_000))  # a task's rows come in several Arrow batches
         task.finish()
         consumer = subscribe(pulsar_client, topic, name=unique("check"))
-        seen[writer] = [
-            (
-                (m.message_id().entry_id(), m.message_id().batch_index()),
-                m.data(),
-                m.partition_key(),
-                m.properties(),
-                m.event_timestamp(),
+        # each entry as its partition and its messages in order: two producers of a partition
+        # (keyed rows and the task's keyless ones) interleave their entries as they are sent,
+        # so entry ids are not compared, only what each entry holds
+        entries: dict[tuple[int, int], list[Any]] = {}
+        for m in drain(consumer):
+            place = m.message_id()
+            entries.setdefault((place.partition(), place.entry_id()), []).append(
+                (place.batch_index(), m.data(), m.partition_key(), m.properties(), m.event_timestamp())
             )
-            for m in drain(consumer)
-        ]
         consumer.close()
-    assert len(seen["native"]) == count
+        seen[writer] = sorted((partition, sorted(held)) for (partition, _), held in entries.items())
+    assert sum(len(held) for _, held in seen["native"]) == count
     assert seen["native"] == seen["python"]
+    if partitions:  # the rows went to every partition
+        assert {partition for partition, _ in seen["native"]} == set(range(partitions))
 
 
+@pytest.mark.parametrize(("first_writer", "second_writer"), RUNS, ids=["-then-".join(run) for run in RUNS])
 def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
-    services: Services, pulsar_client: Any
+    services: Services, pulsar_client: Any, first_writer: str, second_writer: str
 ) -> None:
     # pulsar-client's round robin starts at a random partition: a task run again would send its
     # keyless rows to another partition, where the broker has not seen their sequence ids.
@@ -304,9 +312,13 @@ def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
 
     topic = f"{deduplicated_namespace(services)}/{unique('keyless')}"
     create_partitioned_topic(services, topic, 3)
-    options = SourceOptions.parse(
-        source_options(services, topic=topic, producerName=unique("keyless"), sequenceBase="2")
-    )
+    name = unique("keyless")
+    options = {
+        writer: SourceOptions.parse(
+            source_options(services, topic=topic, producerName=name, sequenceBase="2", writer=writer)
+        )
+        for writer in ("python", "native")
+    }
     count = 2_500
     rows = pa.RecordBatch.from_pydict(
         {
@@ -316,10 +328,10 @@ def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
     )
     for _ in range(3):  # a first run that got 1,000 rows through, and two more runs of the task
         time.sleep(1.1)  # pulsar-client seeds its round robin's start with the time in seconds
-        first = _TaskWriter(options, 2, 4)
+        first = _TaskWriter(options[first_writer], 2, 4)
         first.write(rows.slice(0, 1_000))
         first.finish()
-        again = _TaskWriter(options, 2, 4)
+        again = _TaskWriter(options[second_writer], 2, 4)
         again.write(rows)
         again.finish()
 

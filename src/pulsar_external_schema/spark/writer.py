@@ -87,7 +87,7 @@ class _TaskWriter:
         self.producers: dict[tuple[str, bool, bool], Any] = {}
         self.native: dict[str, Any] = {}
         """Each topic's native producer of `data` rows, or None where pulsar-client sends them."""
-        self.partitions: dict[str, bool] = {}
+        self.partitions: dict[str, list[str]] = {}
         self.converters: dict[str, Any] = {}
         self.encoders: dict[str, Any] = {}
         self.schemas: list[Any] = []
@@ -178,7 +178,8 @@ class _TaskWriter:
             if self.producer_name is not None:
                 kwargs["sequence_id"] = ((self.sequence_base or 0) << 32) + self.row
             self.row += 1
-            producer = self.producer(topic, raw, key is None)
+            # an empty key is no key (pulsar-client's Python API sets none): routed as keyless
+            producer = self.producer(topic, raw, key is None or key == "")
             if raw:
                 if self.options.register_forwarded:
                     self._forwarding().forward(topic, properties.get(SCHEMA_ID_PROPERTY))
@@ -210,15 +211,11 @@ class _TaskWriter:
             if reason is None:
                 # as `producer` does for pulsar-client's: declared EXTERNAL first, with pulsar.admin.url
                 declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
-                client = native_client(self.options, extension())
-                self.native[topic] = self._natively(
-                    topic,
-                    lambda: client.producer(
-                        topic,
-                        self.producer_name,
-                        batching_max_messages=DETERMINISTIC_BATCHES["batching_max_messages"],
-                        batching_max_bytes=DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
-                    ),
+                self.native[topic] = _NativeTopic(
+                    native_client(self.options, extension()),
+                    self._partition_topics(topic),
+                    self.producer_name,
+                    self.task,
                 )
             elif self.options.writer == "native":
                 raise ConfigError(f"option writer=native: {reason}; use writer=auto or writer=python")
@@ -249,11 +246,6 @@ class _TaskWriter:
             return f"the properties column is {given}, not map<string, string>"
         if "eventTime" in types and not pa.types.is_timestamp(types["eventTime"]):
             return f"the eventTime column is {types['eventTime']}, not a timestamp"
-        if self._partitioned(topic):
-            return (
-                "the topic is partitioned, and a keyed row's partition is pulsar-client's hash of its key, "
-                "which the native producer does not compute"
-            )
         return None
 
     def _send_natively(self, producer: Any, topic: str, batch: pa.RecordBatch) -> None:
@@ -294,8 +286,12 @@ class _TaskWriter:
         return f" as producer {self.producer_name}" if self.producer_name else ""
 
     def _partitioned(self, topic: str) -> bool:
+        return len(self._partition_topics(topic)) > 1
+
+    def _partition_topics(self, topic: str) -> list[str]:
+        """The topic's partitions in order (`[topic]` for a topic without partitions)."""
         if topic not in self.partitions:
-            self.partitions[topic] = len(self.client.get_topic_partitions(topic)) > 1
+            self.partitions[topic] = self.client.get_topic_partitions(topic)
         return self.partitions[topic]
 
     def _keyless_route(self, message: Any, partitions: int) -> int:
@@ -355,6 +351,63 @@ class _TaskWriter:
         for owned in self.schemas:
             owned.close()
         # The client is the worker's (`executor.py`): its next task sends through it too.
+
+
+class _NativeTopic:
+    """A task's native producers of one topic's `data` rows, routed as the Python path's
+    pulsar-client producers route them, so that a task run again on either path sends each row
+    to the partition, producer name and sequence id of the first run: on a partitioned topic, a
+    keyed row to the partition of its key's BoostHash (pulsar-client's default hashing, computed
+    by the extension), a keyless one to the task's partition (`_TaskWriter._keyless_route`, with
+    the producer name's `-keyless` producer). Each partition's producer cuts its own batches, as
+    each partition's producer of pulsar-client does."""
+
+    def __init__(self, client: Any, partitions: list[str], producer_name: str | None, task: int) -> None:
+        self.client = client
+        self.partitions = partitions
+        self.producer_name = producer_name
+        self.task = task
+        self.producers: dict[tuple[int, bool], Any] = {}
+
+    def _producer(self, partition: int, keyless: bool) -> Any:
+        key = (partition, keyless)
+        if key not in self.producers:
+            name = self.producer_name
+            if keyless and name is not None:
+                name = f"{name}-keyless"
+            self.producers[key] = self.client.producer(
+                self.partitions[partition],
+                name,
+                batching_max_messages=DETERMINISTIC_BATCHES["batching_max_messages"],
+                batching_max_bytes=DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
+            )
+        return self.producers[key]
+
+    def send(self, batch: pa.RecordBatch, first: int | None) -> None:
+        count = len(self.partitions)
+        if count == 1:
+            self._producer(0, False).send(batch, first)
+            return
+        if first is not None:  # each partition gets a share of the rows: their ids go along
+            ids = pa.array(range(first, first + batch.num_rows), pa.int64())
+            batch = pa.RecordBatch.from_arrays([*batch.columns, ids], [*batch.schema.names, "sequence_id"])
+        module = extension()
+        assert module is not None
+        keys = batch.column("key") if "key" in batch.schema.names else pa.nulls(batch.num_rows, pa.string())
+        routed = module.key_partitions(keys, count)
+        for partition in pc.unique(routed.drop_null()).to_pylist():
+            self._producer(partition, False).send(batch.filter(pc.equal(routed, partition)), first)
+        keyless = pc.is_null(routed)
+        if pc.any(keyless).as_py():
+            self._producer(self.task % count, True).send(batch.filter(keyless), first)
+
+    def flush(self) -> None:
+        for producer in self.producers.values():
+            producer.flush()
+
+    def close(self) -> None:
+        for producer in self.producers.values():
+            producer.close()
 
 
 def event_millis(column: pa.Array) -> pa.Array:
