@@ -108,8 +108,7 @@ impl Client {
         let producer = py
             .detach(|| send::Producer::open(&options, &topic, producer_name.as_deref(), batching))
             .map_err(error)?;
-        let next_sequence_id = (producer.last_sequence_id + 1).max(0) as u64;
-        Ok(Producer { state: Mutex::new(Some(producer)), next_sequence_id: Mutex::new(next_sequence_id) })
+        Ok(Producer { state: Mutex::new(Some(producer)) })
     }
 
     /// Receives every message of `topic` and drops it (the receive cost alone, for benchmarks).
@@ -288,8 +287,6 @@ impl RangeReader {
 #[pyclass(module = "_pulsar_external_schema_native")]
 struct Producer {
     state: Mutex<Option<send::Producer>>,
-    /// The sequence id of the next message when the caller gives none.
-    next_sequence_id: Mutex<u64>,
 }
 
 #[pymethods]
@@ -305,11 +302,8 @@ impl Producer {
         let rows = Rows::of(&batch).map_err(error)?;
         let mut guard = self.state.lock().map_err(|_| error("the producer failed before"))?;
         let producer = guard.as_mut().ok_or_else(|| error("the producer is closed"))?;
-        let mut next = self.next_sequence_id.lock().map_err(|_| error("the producer failed before"))?;
-        let first = first_sequence_id.unwrap_or(*next);
-        py.detach(|| rows.send(producer, first)).map_err(error)?;
-        *next = first + batch.num_rows() as u64;
-        Ok(())
+        let first = first_sequence_id.unwrap_or(producer.next_sequence_id);
+        py.detach(|| rows.send(producer, first)).map_err(error)
     }
 
     /// Sends the open batch and waits for the broker's receipt of every batch sent; the number

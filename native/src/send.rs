@@ -59,8 +59,9 @@ pub struct Producer {
     topic: String,
     producer_id: u64,
     pub name: String,
-    /// The last sequence id the broker has for this producer name (-1: none).
-    pub last_sequence_id: i64,
+    /// The sequence id after the last one added (at first, after the broker's last for this
+    /// name): a message's when the caller gives none.
+    pub next_sequence_id: u64,
     batching: Batching,
     max_message_size: usize,
     open: Open,
@@ -104,7 +105,7 @@ impl Producer {
             topic: topic.to_string(),
             producer_id,
             name: success.producer_name,
-            last_sequence_id: success.last_sequence_id.unwrap_or(-1),
+            next_sequence_id: (success.last_sequence_id.unwrap_or(-1) + 1).max(0) as u64,
             batching,
             max_message_size,
             open: Open { payload: Vec::new(), messages: 0, bytes: 0, first_sequence_id: 0, partition_key: None },
@@ -124,6 +125,7 @@ impl Producer {
             self.send_open()?;
         }
         self.append(message);
+        self.next_sequence_id = message.sequence_id + 1;
         if self.open.messages >= self.batching.max_messages || self.open.bytes >= self.batching.max_bytes {
             self.send_open()?;
         }

@@ -126,8 +126,7 @@ TYPES = {"string": "string", "binary": "binary", "int": "int32", "timestamp": No
 def sink_why(
     monkeypatch: pytest.MonkeyPatch, columns: dict[str, Any] = FORWARDED, **options: str
 ) -> str | None:
-    """Why the sink's task would send `data` rows with pulsar-client (`writer._TaskWriter`), for a
-    topic without partitions."""
+    """Why the sink's task would send `data` rows with pulsar-client (`writer._TaskWriter`)."""
     import pyarrow as pa
 
     from pulsar_external_schema.spark import writer
@@ -137,11 +136,10 @@ def sink_why(
             return pa.map_(arrow(kind[1]), arrow(kind[2]))
         return pa.timestamp("us", tz="UTC") if kind == "timestamp" else pa.type_for_alias(TYPES[kind])
 
-    monkeypatch.setattr(writer._TaskWriter, "_partitioned", lambda self, topic: False)
     task = writer._TaskWriter(offline_options(topic="t", **options), 1, 0)
     schema = pa.schema([(name, arrow(kind)) for name, kind in columns.items()])
     try:
-        return task._why_not_native("persistent://public/default/t", schema)
+        return task._why_not_native(schema)
     finally:
         task.close()
 

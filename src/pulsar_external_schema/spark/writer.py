@@ -112,8 +112,10 @@ class _TaskWriter:
             args: dict[str, Any] = {"block_if_queue_full": True, "batching_enabled": True}
             if self.producer_name:
                 args.update(producer_name=self.producer_name, **DETERMINISTIC_BATCHES)
-            if keyless:
-                args.update(producer_name=f"{self.producer_name}-keyless", message_router=self._keyless_route)
+            if keyless and self.producer_name:  # (keyless is set only with a name: above)
+                args.update(
+                    producer_name=keyless_name(self.producer_name), message_router=self._keyless_route
+                )
             if raw:
                 # as create_producer does for `value` rows: with pulsar.admin.url, the topic is
                 # declared EXTERNAL, so Java PIP-420 consumers are let in
@@ -207,7 +209,7 @@ class _TaskWriter:
         """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
         pulsar-client sends them (the option `writer`; with `auto`, the log says why)."""
         if topic not in self.native:
-            reason = self._why_not_native(topic, schema)
+            reason = self._why_not_native(schema)
             if reason is None:
                 # as `producer` does for pulsar-client's: declared EXTERNAL first, with pulsar.admin.url
                 declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
@@ -225,8 +227,8 @@ class _TaskWriter:
                     log.info("pulsar-external: rows to %s are sent by pulsar-client: %s", topic, reason)
         return self.native[topic]
 
-    def _why_not_native(self, topic: str, schema: pa.Schema) -> str | None:
-        """Why the native extension cannot send this task's `data` rows to `topic` (None: it can)."""
+    def _why_not_native(self, schema: pa.Schema) -> str | None:
+        """Why the native extension cannot send this task's `data` rows (None: it can)."""
         if self.options.writer == "python":
             return "option writer=python"
         if extension() is None:
@@ -298,7 +300,7 @@ class _TaskWriter:
         """Where a deduplicated task's keyless rows go: one partition a task, the same in every run.
         pulsar-client's round robin starts at a random partition, so a task run again would send
         them where the broker has not seen their sequence ids, and they would be written twice."""
-        return self.task % partitions
+        return keyless_partition(self.task, partitions)
 
     def _forwarding(self) -> ForwardedSchemas:
         """Where the writer versions of forwarded `data` rows are registered under their topic's
@@ -353,14 +355,25 @@ class _TaskWriter:
         # The client is the worker's (`executor.py`): its next task sends through it too.
 
 
+def keyless_name(producer_name: str) -> str:
+    """The name a deduplicated task's keyless rows of a partitioned topic are sent under: a
+    producer of their own, beside the keyed rows' producer on the same partition."""
+    return f"{producer_name}-keyless"
+
+
+def keyless_partition(task: int, partitions: int) -> int:
+    """The partition a deduplicated task's keyless rows go to: one a task, the same in every run."""
+    return task % partitions
+
+
 class _NativeTopic:
     """A task's native producers of one topic's `data` rows, routed as the Python path's
     pulsar-client producers route them, so that a task run again on either path sends each row
     to the partition, producer name and sequence id of the first run: on a partitioned topic, a
     keyed row to the partition of its key's BoostHash (pulsar-client's default hashing, computed
-    by the extension), a keyless one to the task's partition (`_TaskWriter._keyless_route`, with
-    the producer name's `-keyless` producer). Each partition's producer cuts its own batches, as
-    each partition's producer of pulsar-client does."""
+    by the extension), a keyless one to the task's partition (`keyless_partition`) under the
+    producer name's `keyless_name`, as `_TaskWriter.producer` sends them. Each partition's
+    producer cuts its own batches, as each partition's producer of pulsar-client does."""
 
     def __init__(self, client: Any, partitions: list[str], producer_name: str | None, task: int) -> None:
         self.client = client
@@ -374,7 +387,7 @@ class _NativeTopic:
         if key not in self.producers:
             name = self.producer_name
             if keyless and name is not None:
-                name = f"{name}-keyless"
+                name = keyless_name(name)
             self.producers[key] = self.client.producer(
                 self.partitions[partition],
                 name,
@@ -399,7 +412,7 @@ class _NativeTopic:
             self._producer(partition, False).send(batch.filter(pc.equal(routed, partition)), first)
         keyless = pc.is_null(routed)
         if pc.any(keyless).as_py():
-            self._producer(self.task % count, True).send(batch.filter(keyless), first)
+            self._producer(keyless_partition(self.task, count), True).send(batch.filter(keyless), first)
 
     def flush(self) -> None:
         for producer in self.producers.values():
