@@ -169,11 +169,12 @@ def cost_split(
     (best of three): the parts timed one by one, and the whole read (`read_partition`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    from pulsar_external_schema.spark.columns import read_schema
     from pulsar_external_schema.spark.executor import RareCollections, decoding_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.spark.rows import ROWS_PER_BATCH, Rows, read_partition, read_schema
+    from pulsar_external_schema.spark.rows import ROWS_PER_BATCH, Rows, read_partition
     from pulsar_external_schema.spark.values import spark_value_type
 
     source = SourceOptions.parse(options)

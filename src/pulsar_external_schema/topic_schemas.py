@@ -9,10 +9,9 @@ is registered under that topic's subject (`ForwardedSchemas`).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka.schema_registry import Schema, SchemaReference
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _confluent
@@ -28,36 +27,9 @@ from .errors import (
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
+from .registered import RegisteredSchema
 from .registry import describe, failure_kind, is_conflict, registry_error
 from .schema import ExternalSchema
-
-
-@dataclass(frozen=True)
-class RegisteredSchema:
-    """One registered version of a subject."""
-
-    subject: str
-    schema_type: str
-    """AVRO, JSON or PROTOBUF."""
-    schema_str: str
-    schema_id: int
-    version: int | None
-    references: tuple[tuple[str, str], ...] = ()
-    """(name, schema text) of each schema reference, for Avro and JSON Schema, the references'
-    own included (each once, after those it references), as the serdes resolve them."""
-    registry_references: tuple[tuple[str, str, int], ...] = ()
-    """(name, subject, version) of each schema reference, as the registry names them."""
-
-    def for_factory(self) -> str | Schema:
-        """What a factory makes the version's schema from: its text, or, where it references other
-        versions, confluent-kafka's `Schema` with the references, which the serdes resolve (the
-        text alone names types it does not define)."""
-        if not self.registry_references:
-            return self.schema_str
-        references = [
-            SchemaReference(name, subject, version) for name, subject, version in self.registry_references
-        ]
-        return Schema(self.schema_str, self.schema_type, references)
 
 
 def topic_subject(

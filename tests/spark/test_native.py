@@ -194,6 +194,7 @@ def read_both(
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from pulsar_external_schema.spark import native, rows
+    from pulsar_external_schema.spark.columns import read_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import TopicPartitionRange
@@ -209,7 +210,7 @@ def read_both(
         end = admin.last_message(partition_topic)
         admin.close()
     part = TopicPartitionRange(partition_topic, start or EARLIEST, end)
-    schema = to_arrow_schema(rows.read_schema(value_type, source.include_data), timezone="UTC")
+    schema = to_arrow_schema(read_schema(value_type, source.include_data), timezone="UTC")
 
     def table(batches: Iterator[pa.RecordBatch]) -> pa.Table:
         return pa.Table.from_batches(list(batches), schema=schema).combine_chunks()

@@ -17,8 +17,8 @@ def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from pulsar_external_schema import _confluent
+    from pulsar_external_schema.registered import RegisteredSchema
     from pulsar_external_schema.spark import executor
-    from pulsar_external_schema.topic_schemas import RegisteredSchema
 
     def options_of(registry: str) -> SourceOptions:
         return SourceOptions.parse({"service.url": "pulsar://x:6650", "schema.registry.url": registry})

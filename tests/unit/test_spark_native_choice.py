@@ -14,9 +14,9 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema.errors import ConfigError
+from pulsar_external_schema.registered import RegisteredSchema
 from pulsar_external_schema.spark import native
 from pulsar_external_schema.spark.values import spark_value_type
-from pulsar_external_schema.topic_schemas import RegisteredSchema
 
 RECORD = {"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]}
 
@@ -111,6 +111,95 @@ def test_the_reader_option(caplog: pytest.LogCaptureFixture) -> None:
     assert native.choose(offline_options(), avro, avro_type) is True
     with pytest.raises(ConfigError, match="option 'reader' takes auto, native, python"):
         offline_options(reader="fast")
+
+
+def _planned_source(monkeypatch: pytest.MonkeyPatch, schema: RegisteredSchema, **options: str) -> Any:
+    """The data source as Spark pickles it once it has asked its schema (`create_data_source`),
+    its reader schema resolved offline."""
+    from pulsar_external_schema.spark import source, values
+
+    monkeypatch.setattr(values, "resolve_reader_schema", lambda *_: schema)
+    monkeypatch.setattr(source.Planner, "topics", lambda *_: ["persistent://public/default/t"])
+    planned = source.PulsarExternalDataSource(
+        {
+            "service.url": "pulsar://x:6650",
+            "admin.url": "http://x:8080",
+            "schema.registry.url": "http://r",
+            "topic": "t",
+            **options,
+        }
+    )
+    planned.schema()
+    return planned
+
+
+#: What a read's executors load and planning never uses: the serdes, the codec, the registry's
+#: client, the extension, pulsar-client.
+EXECUTORS_ONLY = (
+    "pulsar_external_schema.codec",
+    "pulsar_external_schema.factory",
+    "pulsar_external_schema.spark.rows",
+    "pulsar_external_schema.spark.native",
+    "confluent_kafka.schema_registry",
+    "_pulsar_external_schema_native",
+    "fastavro",
+    "pulsar",
+)
+
+
+def test_a_streaming_querys_planner_loads_none_of_the_executors_modules(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """Spark starts a fresh process for each streaming query to plan its offsets
+    (`python_streaming_source_runner`): it unpickles the data source and makes the stream reader.
+    The executors' modules cost that process ~0.4 s of imports a query, which planning never
+    uses."""
+    import subprocess
+    import sys
+
+    from pyspark import cloudpickle
+
+    planned = _planned_source(monkeypatch, reader())
+    (tmp_path / "source.pickle").write_bytes(cloudpickle.dumps(planned))
+    (tmp_path / "schema.json").write_text(planned.schema().json())
+    runner = f"""
+import sys
+import pyspark.sql.datasource
+from pyspark.serializers import CloudPickleSerializer
+from pyspark.sql.types import _parse_datatype_json_string
+source = CloudPickleSerializer().loads(open({str(tmp_path / "source.pickle")!r}, "rb").read())
+reader = source.streamReader(_parse_datatype_json_string(open({str(tmp_path / "schema.json")!r}).read()))
+reader.getDefaultReadLimit()
+print(sorted(m for m in sys.modules if m.split(".")[0] in {{"pulsar_external_schema", "confluent_kafka",
+      "_pulsar_external_schema_native", "fastavro", "pulsar"}}))
+"""
+    done = subprocess.run([sys.executable, "-c", runner], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = eval(done.stdout)  # a printed list of module names
+    assert "pulsar_external_schema.spark.reader" in loaded
+    assert [m for m in loaded if any(m == e or m.startswith(e + ".") for e in EXECUTORS_ONLY)] == []
+
+
+def test_the_path_is_chosen_where_spark_pickles_the_reader_for_its_executors(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Once a query, on the driver: the executors get the choice, and `reader=native` on a
+    subject it cannot read fails the query there, not in each task."""
+    import pickle
+
+    from pyspark import cloudpickle
+
+    planned = _planned_source(monkeypatch, reader({"type": "object"}, "JSON"))
+    with caplog.at_level(logging.INFO, logger=native.__name__):
+        shipped = pickle.loads(cloudpickle.dumps(planned.reader(planned.schema())))
+    assert shipped.__dict__["native"] is False
+    assert caplog.text.count("read on the Python path") == 1
+    avro = _planned_source(monkeypatch, reader())
+    assert pickle.loads(cloudpickle.dumps(avro.streamReader(avro.schema()))).__dict__["native"] is True
+    refused = _planned_source(monkeypatch, reader({"type": "object"}, "JSON"), reader="native")
+    stream = refused.streamReader(refused.schema())  # the offsets' planner makes it, and chooses nothing
+    with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
+        cloudpickle.dumps(stream)
 
 
 #: The columns the validation job forwards (`pipeline._FORWARDED_COLUMNS`, less the ones it drops).

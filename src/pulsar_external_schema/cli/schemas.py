@@ -23,12 +23,12 @@ from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, RuleSetError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory, looks_like
+from ..registered import RegisteredSchema
 from ..registry import failure_kind
 from ..rules.checks import check_metadata, check_rule_set
 from ..rules.fields import check_rule_fields
 from ..schema import ExternalSchema
 from ..topic_schemas import (
-    RegisteredSchema,
     registered_schema,
     registry_message_class,
     schema_for,

@@ -34,12 +34,13 @@ from ..codec import Columnar
 from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError
 from ..subjects import partition_of
+from .columns import read_schema
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions
 from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
 from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange
-from .rows import ROWS_PER_BATCH, Rows, read_schema
+from .rows import ROWS_PER_BATCH, Rows
 from .rows import read_partition as read_partition_in_python
 from .values import ReaderSchema, avro_parsed, spark_value_type
 

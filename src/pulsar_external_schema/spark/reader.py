@@ -9,9 +9,9 @@ the data contract run, Arrow batches out). These classes tie the two to Spark's
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -22,31 +22,56 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import DataType
 
 from ..errors import ConfigError
-from . import native
 from .offsets import EARLIEST, Bound
 from .options import SourceOptions
 from .planning import Planner, TopicPartitionRange, advance, earlier
-from .rows import read_partition
 from .topic_metadata import Ledger
-from .values import ReaderSchema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .values import ReaderSchema
 
 __all__ = ["PulsarBatchReader", "PulsarStreamReader"]
 
 
 class _ReaderBase:
+    """What both readers share: the query's options and reader schema, planning on the driver,
+    and `read` on the executors.
+
+    The executors' modules (`rows.py`, `native.py`, the serdes and the codec under them) load on
+    first use, not with this one: Spark starts a fresh process for each streaming query to plan
+    its offsets, and these cost it ~0.5 s of imports it would never use.
+    """
+
     def __init__(self, options: SourceOptions, reader_schema: ReaderSchema, value_type: DataType) -> None:
         self.options = options
         self.reader_schema = reader_schema
         self.value_type = value_type
         self.planner = Planner(options)
-        self.native = native.choose(options, reader_schema, value_type)
-        """Whether the executors read with the native extension (`native.py`), decided once here."""
+
+    @cached_property
+    def native(self) -> bool:
+        """Whether the executors read with the native extension (`native.py`), decided once, on
+        the driver, where Spark pickles this reader for them (`__getstate__`)."""
+        from . import native
+
+        return native.choose(self.options, self.reader_schema, self.value_type)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark ships `read` to the executors by pickling this reader, on the driver: the path is
+        # chosen there, once a query (and said once, where auto falls back), not in every task.
+        self.native  # noqa: B018
+        return self.__dict__
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, TopicPartitionRange):
             return iter(())  # Spark reads one empty partition when planning found nothing to read
-        read = native.read_partition if self.native else read_partition
-        return read(self.options, self.reader_schema, self.value_type, partition)
+        if self.native:
+            from .native import read_partition
+        else:
+            from .rows import read_partition
+        return read_partition(self.options, self.reader_schema, self.value_type, partition)
 
 
 class PulsarBatchReader(_ReaderBase, DataSourceReader):

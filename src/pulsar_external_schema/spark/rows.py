@@ -3,7 +3,7 @@
 A task opens a Pulsar reader at its range's first entry, skips what its start bound covers, and
 stops at the first message its end bound does not; every message is decoded with its schema id
 from the metadata, the data contract runs, and rows leave as Arrow batches of exactly the
-declared schema (`read_schema`). A message that fails (bad bytes, unknown schema id, a rule) is a
+declared schema (`columns.read_schema`). A message that fails (bad bytes, unknown schema id, a rule) is a
 row with `_valid = false`, `_error`, `_rule` and `_failure` (the `__rule.*` properties of its DLQ
 copy): nothing is dropped. A registry that cannot be reached fails the task, which Spark retries.
 """
@@ -16,66 +16,23 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import (
-    BinaryType,
-    BooleanType,
-    DataType,
-    IntegerType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import DataType
 
 from .. import _pulsar_client
 from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
 from ..subjects import partition_of
+from .columns import read_schema
 from .executor import RareCollections, decoding_schema, pulsar_client
 from .options import SourceOptions
 from .planning import TopicPartitionRange
 from .types import Converter
 from .values import ReaderSchema, is_data_error, spark_value_type
 
-__all__ = ["MESSAGE_ID", "ROWS_PER_BATCH", "Rows", "read_partition", "read_schema"]
+__all__ = ["ROWS_PER_BATCH", "Rows", "read_partition"]
 
 ROWS_PER_BATCH = 8192
-
-MESSAGE_ID = StructType(
-    [
-        StructField("ledgerId", LongType(), False),
-        StructField("entryId", LongType(), False),
-        StructField("batchIndex", IntegerType(), False),
-    ]
-)
-_PROPERTIES = MapType(StringType(), StringType(), False)
-
-
-def read_schema(value_type: DataType, include_data: bool) -> StructType:
-    """The columns of a read: the decoded value, the message's metadata, and the verdict."""
-    fields = [
-        StructField("key", StringType(), True),
-        StructField("value", value_type, True),
-        StructField("topic", StringType(), False),
-        StructField("partition", IntegerType(), False),
-        StructField("messageId", MESSAGE_ID, False),
-        StructField("publishTime", TimestampType(), False),
-        StructField("eventTime", TimestampType(), True),
-        StructField("properties", _PROPERTIES, False),
-        StructField("schemaId", IntegerType(), True),
-    ]
-    if include_data:
-        fields.append(StructField("data", BinaryType(), False))
-    fields += [
-        StructField("_valid", BooleanType(), False),
-        StructField("_error", StringType(), True),
-        StructField("_rule", StringType(), True),
-        StructField("_failure", _PROPERTIES, True),
-    ]
-    return StructType(fields)
 
 
 def read_partition(

@@ -10,23 +10,28 @@
 
 The value column's type comes from the registry (the subject's latest version, or the pinned one),
 so every writer version on the topic decodes into one schema. See docs/spark.md.
+
+The readers, the writers and the registry's client load where a method needs them: Spark unpickles
+this class in processes that only plan (a fresh one for each streaming query).
 """
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import DataType, StructType
 
 from ..errors import ConfigError
+from .columns import read_schema
 from .options import SourceOptions
 from .planning import Planner
-from .reader import PulsarBatchReader, PulsarStreamReader
-from .rows import read_schema
-from .values import ReaderSchema, resolve_reader_schema, spark_value_type
-from .writer import PulsarBatchWriter, PulsarStreamWriter
+
+if TYPE_CHECKING:
+    from .reader import PulsarBatchReader, PulsarStreamReader
+    from .values import ReaderSchema
+    from .writer import PulsarBatchWriter, PulsarStreamWriter
 
 FORMAT = "pulsar-external"
 
@@ -46,6 +51,8 @@ class PulsarExternalDataSource(DataSource):
     def _value(self) -> tuple[ReaderSchema, DataType]:
         """The reader schema and the value column's type (converters are made on the executors:
         they hold Protobuf descriptors, which do not pickle)."""
+        from .values import resolve_reader_schema, spark_value_type
+
         options = self.source_options
         options.require_topics()
         planner = Planner(options)
@@ -82,19 +89,27 @@ class PulsarExternalDataSource(DataSource):
             )
 
     def reader(self, schema: StructType) -> PulsarBatchReader:
+        from .reader import PulsarBatchReader
+
         self._check_schema(schema)
         reader, value_type = self._value
         return PulsarBatchReader(self.source_options, reader, value_type)
 
     def streamReader(self, schema: StructType) -> PulsarStreamReader:
+        from .reader import PulsarStreamReader
+
         self._check_schema(schema)
         reader, value_type = self._value
         return PulsarStreamReader(self.source_options, reader, value_type)
 
     def writer(self, schema: StructType, overwrite: bool) -> PulsarBatchWriter:
+        from .writer import PulsarBatchWriter
+
         return PulsarBatchWriter(self.source_options)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> PulsarStreamWriter:
+        from .writer import PulsarStreamWriter
+
         return PulsarStreamWriter(self.source_options)
 
 

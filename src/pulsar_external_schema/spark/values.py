@@ -13,10 +13,10 @@ from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
+from ..registered import RegisteredSchema
 from ..rules.actions import InvalidMessageAction
 from ..schema import ExternalSchema
 from ..topic_schemas import (
-    RegisteredSchema,
     import_message_class,
     registered_schema,
     schema_for,
