@@ -371,9 +371,9 @@ def test_read_conditions(
     python_rows = []
     with_python_rows = native.Finisher._with_python_rows
 
-    def counting(finisher: Any, batch: Any, finished: Any, pending: Any) -> Any:
+    def counting(finisher: Any, batch: Any, finished: Any, pending: Any, judged: Any) -> Any:
         python_rows.append(int(pc.sum(pending).as_py()))
-        return with_python_rows(finisher, batch, finished, pending)
+        return with_python_rows(finisher, batch, finished, pending, judged)
 
     monkeypatch.setattr(native.Finisher, "_with_python_rows", counting)
     native_table, python_table = read_both(services, topic, f"{topic}-partition-0")
@@ -386,6 +386,75 @@ def test_read_conditions(
     else:
         assert failed == 0
         assert sum(python_rows) == 300
+
+
+def test_rows_judged_alike_share_the_python_paths_outcome(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three READ conditions (ERROR, NONE, DLQ) over two writers: a row whose conditions were all
+    judged over the batch takes the outcome the Python path gave the first row of its writer,
+    schema id properties and verdicts where that was a rule's failure; a row with a condition
+    not judged (`size()` of a null) is decoded on its own, and rows judged alike that passed
+    with an action NONE are too; a DLQ copy read again (its `__rule.*` properties) is not judged
+    with the rows of the topic. Both paths give the same table."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from fastavro import parse_schema, schemaless_writer
+
+    from pulsar_external_schema import schema_id as ids
+    from pulsar_external_schema.spark import native
+
+    topic = f"persistent://public/default/{unique('native-outcomes')}"
+    create_partitioned_topic(services, topic, 1)
+    produce(services, pulsar_client, topic, 300, batching_enabled=True, batching_max_messages=40)
+    rules = [
+        {"name": "lowScore", "expr": "message.score < 300.0", "onFailure": "ERROR"},  # ids >= 240 fail
+        {"name": "evenOrEarly", "expr": "message.ok || message.small < -400", "onFailure": "NONE"},
+        {"name": "named", "expr": "size(message.maybe) > 0", "onFailure": "DLQ"},  # null every 3rd
+    ]
+    subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    registry.register_schema(
+        subject,
+        Schema.from_dict(
+            {
+                "schemaType": "AVRO",
+                "schema": json.dumps(EVENT_V2, indent=2),
+                "ruleSet": {
+                    "domainRules": [{**r, "kind": "CONDITION", "type": "CEL", "mode": "READ"} for r in rules]
+                },
+            }
+        ),
+    )
+    # A DLQ copy of a failing row, read again: its rule is skipped, so it is valid.
+    written = registry.lookup_schema(subject, Schema(json.dumps(EVENT_V2), "AVRO")).schema_id
+    assert written is not None
+    writer = ids.confluent_id(written)
+    body = io.BytesIO()
+    schemaless_writer(body, parse_schema(EVENT_V2), event(301, 2))
+    copy = {ids.SCHEMA_ID_PROPERTY: ids.to_property(writer), "__rule.name": "lowScore", "__rule.topic": topic}
+    send_raw(pulsar_client, topic, [(body.getvalue(), copy)] * 3, batching_enabled=True)
+    shared = []
+    raising = native._raising
+
+    def counting(failure: Any) -> Any:
+        shared.append(failure.rule)
+        return raising(failure)
+
+    monkeypatch.setattr(native, "_raising", counting)
+    native_table, python_table = read_both(services, topic, f"{topic}-partition-0")
+    assert_same(native_table, python_table)
+    # Failing rows whose three conditions were judged, by (writer, verdicts): the first of each
+    # is decoded, the others share its failure.
+    judged: dict[tuple[int, bool], list[int]] = {}
+    for i in range(240, 300):
+        if i % 3:
+            judged.setdefault((1 + (i // 7) % 2, i % 2 == 0 or i % 1000 - 500 < -400), []).append(i)
+    assert sorted(shared) == ["lowScore"] * sum(len(rows) - 1 for rows in judged.values())
+    errors = python_table.filter(pc.invert(python_table.column("_valid")))
+    assert set(errors.column("_rule").to_pylist()) == {"lowScore", "named"}
+    # READ runs the rules in reverse: `named` fails every 3rd row (a null), `lowScore` the others
+    # from 240; the copies pass.
+    assert (python_table.num_rows, valid(python_table)) == (303, 303 - 100 - 40)
 
 
 def test_schemas_with_references_of_references_and_two_versions_of_a_referenced_type(

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pulsar_external_schema.rules.cel_subset import Unsupported, compile_condition
-from pulsar_external_schema.spark.conditions import avro_kinds, compile_conditions
+from pulsar_external_schema.spark.conditions import avro_kinds, compile_conditions, passing
 
 SCHEMA: dict[str, Any] = {
     "type": "record",
@@ -109,28 +109,31 @@ def column(values: list[dict[str, Any]]) -> tuple[list[Any], Any]:
 def test_the_column_form_answers_only_as_the_python_form_does(
     values: list[dict[str, Any]], texts: list[str]
 ) -> None:
+    """Each condition's True and False, which the native reader trusts: True to pass a row, and
+    both to give rows judged alike one outcome (`native.Finisher`)."""
     decoded, array = column(values)
-    passes = compile_conditions(tuple(texts), avro_kinds(PARSED))
+    evaluate = compile_conditions(tuple(texts), avro_kinds(PARSED))
     python = [compile_condition(text) for text in texts]
-    if passes is None:
+    if evaluate is None:
         return  # every row goes to the per-message path
     assert all(p is not None for p in python)  # the column form is never wider than the Python one
-    verdicts = passes(array).to_pylist()
-    for record, verdict in zip(decoded, verdicts, strict=True):
-        if verdict is None:
-            continue
+    verdicts = evaluate(array)
+    assert len(verdicts) == len(texts)
+    passed = passing(verdicts).to_pylist()
+    for row, record in enumerate(decoded):
         results = []
-        for condition in python:
+        for condition, verdict in zip(python, verdicts, strict=True):
             assert condition is not None
             try:
-                results.append(condition(record))
+                result = condition(record)
             except Unsupported:
-                results.append(None)
-        expected = all(r is True for r in results)
-        if verdict is True:
-            assert expected, (texts, record)
-        else:
-            assert not expected, (texts, record)
+                result = None
+            judged = verdict[row].as_py()
+            if judged is not None:
+                assert judged is result, (texts, record)
+            results.append(result)
+        if passed[row]:
+            assert all(r is True for r in results), (texts, record)
 
 
 def test_fields_the_python_form_refuses_are_never_judged() -> None:
@@ -143,9 +146,10 @@ def test_fields_the_python_form_refuses_are_never_judged() -> None:
 
 def test_records_are_not_ordered() -> None:
     _, array = column([_example()])
-    passes = compile_conditions(("message.r < message.r", "message.l == message.l"), avro_kinds(PARSED))
-    assert passes is not None
-    assert passes(array).to_pylist() == [None]
+    evaluate = compile_conditions(("message.r < message.r", "message.l == message.l"), avro_kinds(PARSED))
+    assert evaluate is not None
+    assert [v.to_pylist() for v in evaluate(array)] == [[None], [None]]
+    assert passing(evaluate(array)).to_pylist() == [False]
 
 
 def test_the_everyday_condition() -> None:
@@ -155,9 +159,12 @@ def test_the_everyday_condition() -> None:
         {**_example(), "s": "abc", "f": 1.0},
     ]
     _, array = column(values)
-    passes = compile_conditions(("size(message.s) < 50 && message.f > 10.0",), avro_kinds(PARSED))
-    assert passes is not None
-    assert passes(array).to_pylist() == [True, False, False]
+    evaluate = compile_conditions(("size(message.s) < 50 && message.f > 10.0",), avro_kinds(PARSED))
+    assert evaluate is not None
+    assert passing(evaluate(array)).to_pylist() == [True, False, False]
+    both = compile_conditions(("size(message.s) < 50", "message.f > 10.0"), avro_kinds(PARSED))
+    assert both is not None
+    assert [v.to_pylist() for v in both(array)] == [[True, False, True], [True, True, False]]
 
 
 def _example() -> dict[str, Any]:

@@ -116,10 +116,10 @@ def test_the_reader_option(caplog: pytest.LogCaptureFixture) -> None:
 def _planned_source(monkeypatch: pytest.MonkeyPatch, schema: RegisteredSchema, **options: str) -> Any:
     """The data source as Spark pickles it once it has asked its schema (`create_data_source`),
     its reader schema resolved offline."""
-    from pulsar_external_schema.spark import source, values
+    from pulsar_external_schema.spark import planning, source, values
 
     monkeypatch.setattr(values, "resolve_reader_schema", lambda *_: schema)
-    monkeypatch.setattr(source.Planner, "topics", lambda *_: ["persistent://public/default/t"])
+    monkeypatch.setattr(planning.Planner, "topics", lambda *_: ["persistent://public/default/t"])
     planned = source.PulsarExternalDataSource(
         {
             "service.url": "pulsar://x:6650",
@@ -131,6 +131,13 @@ def _planned_source(monkeypatch: pytest.MonkeyPatch, schema: RegisteredSchema, *
     )
     planned.schema()
     return planned
+
+
+def pickled(thing: Any) -> bytes:
+    """`thing` pickled as Spark's cloudpickle pickles an instance of an importable class."""
+    import pickle
+
+    return pickle.dumps(thing)
 
 
 #: What a read's executors load and planning never uses: the serdes, the codec, the registry's
@@ -157,10 +164,8 @@ def test_a_streaming_querys_planner_loads_none_of_the_executors_modules(
     import subprocess
     import sys
 
-    from pyspark import cloudpickle
-
     planned = _planned_source(monkeypatch, reader())
-    (tmp_path / "source.pickle").write_bytes(cloudpickle.dumps(planned))
+    (tmp_path / "source.pickle").write_bytes(pickled(planned))
     (tmp_path / "schema.json").write_text(planned.schema().json())
     runner = f"""
 import sys
@@ -187,19 +192,17 @@ def test_the_path_is_chosen_where_spark_pickles_the_reader_for_its_executors(
     subject it cannot read fails the query there, not in each task."""
     import pickle
 
-    from pyspark import cloudpickle
-
     planned = _planned_source(monkeypatch, reader({"type": "object"}, "JSON"))
     with caplog.at_level(logging.INFO, logger=native.__name__):
-        shipped = pickle.loads(cloudpickle.dumps(planned.reader(planned.schema())))
+        shipped = pickle.loads(pickled(planned.reader(planned.schema())))
     assert shipped.__dict__["native"] is False
     assert caplog.text.count("read on the Python path") == 1
     avro = _planned_source(monkeypatch, reader())
-    assert pickle.loads(cloudpickle.dumps(avro.streamReader(avro.schema()))).__dict__["native"] is True
+    assert pickle.loads(pickled(avro.streamReader(avro.schema()))).__dict__["native"] is True
     refused = _planned_source(monkeypatch, reader({"type": "object"}, "JSON"), reader="native")
     stream = refused.streamReader(refused.schema())  # the offsets' planner makes it, and chooses nothing
     with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
-        cloudpickle.dumps(stream)
+        pickled(stream)
 
 
 #: The columns the validation job forwards (`pipeline._FORWARDED_COLUMNS`, less the ones it drops).

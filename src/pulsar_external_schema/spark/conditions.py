@@ -1,11 +1,13 @@
 """READ conditions over a batch: the everyday CEL subset as Arrow compute, trusted only when true.
 
 The native reader decodes values into an Arrow column; a subject's READ conditions then run over
-the whole column at once (`Batch.passes`), where the per-message path runs them value by value.
-A row passes here only where the subset's Python form (`rules/cel_subset.py`) would say True for
-that row's value, which tests/unit/test_cel_subset.py holds to cel-cpp; anything else (false, a
-value the form does not judge, a record of a kind it refuses) is null, and the row goes to the
-per-message path, which evaluates it again and decides its outcome, its error and its action.
+the whole column at once, where the per-message path runs them value by value. Each condition
+gives True or False for a row only where the subset's Python form (`rules/cel_subset.py`) would
+say so for that row's value, which tests/unit/test_cel_subset.py holds to cel-cpp; anything else
+(a value the form does not judge, a record of a kind it refuses) is null. A row passes here only
+where every condition is True (`passing`); any other row goes to the per-message path, which
+evaluates it again and decides its outcome, its error and its action. Rows whose conditions are
+all judged share that outcome with the rows judged alike (`native.Finisher`).
 
 The form's rules, per node of the parsed condition (`condition_tree`):
 
@@ -35,7 +37,7 @@ import pyarrow.compute as pc
 
 from ..rules.cel_subset import Tree, condition_tree
 
-__all__ = ["Evaluation", "Kind", "avro_kinds", "compile_conditions"]
+__all__ = ["Evaluation", "Kind", "avro_kinds", "compile_conditions", "passing"]
 
 Kind = Any
 """What Python value fastavro gives: "int", "float", "str", "bytes", "bool", "none", "other", or
@@ -52,7 +54,8 @@ _PRIMITIVE = {
     "boolean": "bool",
     "null": "none",
 }
-Evaluation = Callable[[pa.StructArray], pa.Array]
+Evaluation = Callable[[pa.StructArray], list[pa.Array]]
+"""The value column -> each condition's verdict over it, in the order the conditions run."""
 
 
 def avro_kinds(schema: Any, named: dict[str, Any] | None = None) -> Kind:
@@ -92,8 +95,9 @@ def avro_kinds(schema: Any, named: dict[str, Any] | None = None) -> Kind:
 
 
 def compile_conditions(texts: tuple[str, ...], kinds: Kind) -> Evaluation | None:
-    """One function of the value column: True where every condition passes for sure, else false
-    or null. None where some condition is outside the subset or never judged for these kinds."""
+    """One function of the value column: each condition's verdict, True or False where the
+    Python form would say so, else null. None where some condition is outside the subset or never
+    judged for these kinds."""
     evaluations = []
     for text in texts:
         tree = condition_tree(text)
@@ -101,16 +105,24 @@ def compile_conditions(texts: tuple[str, ...], kinds: Kind) -> Evaluation | None
             return None
         evaluations.append(tree)
 
-    def passes(values: pa.StructArray) -> pa.Array:
-        result: Any = None
+    def verdicts(values: pa.StructArray) -> list[pa.Array]:
+        found = []
         for tree in evaluations:
             verdict = _boolean(_Node.of(tree, values, kinds))
-            result = verdict if result is None else pc.if_else(result, verdict, False)
-        if not isinstance(result, pa.Array):  # a condition of literals alone
-            result = pa.repeat(result, len(values))
-        return result
+            if not isinstance(verdict, pa.Array):  # a condition of literals alone
+                verdict = pa.repeat(verdict, len(values))
+            found.append(verdict)
+        return found
 
-    return passes
+    return verdicts
+
+
+def passing(verdicts: list[pa.Array]) -> pa.Array:
+    """True where every condition is True for sure, else false."""
+    result = verdicts[0]
+    for verdict in verdicts[1:]:
+        result = pc.and_kleene(result, verdict)
+    return pc.fill_null(result, False)
 
 
 def _fields_judged(tree: Tree, kinds: Kind) -> bool:
