@@ -27,7 +27,7 @@ from .errors import (
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
-from .registered import RegisteredSchema
+from .registered_schema import RegisteredSchema
 from .registry import describe, failure_kind, is_conflict, registry_error
 from .schema import ExternalSchema
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,7 @@ import pytest
 
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
-from conftest import Services, create_partitioned_topic
+from conftest import Services, create_partitioned_topic, parse_service_urls, service_pid, services_script
 from contracts import drain, subscribe, unique
 from spark_support import ORDER_V3, Produced, source_options
 
@@ -222,6 +225,94 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     path = topic.removeprefix("persistent://")
     stats = httpx.get(f"{services.admin_url}/admin/v2/persistent/{path}/internalStats", timeout=30).json()
     assert stats["numberOfEntries"] == 3  # in bulk: 1,000 + 1,000 + 500 messages an entry
+
+
+@pytest.fixture
+def own_pulsar() -> Iterator[tuple[str, str, int]]:
+    """A Pulsar of its own (it gets stopped): (service URL, admin URL, pid)."""
+    name = f"stopped-{unique('pulsar')[-6:]}"
+    urls = parse_service_urls(services_script("up", "--instance", name, "--only", "pulsar"))
+    pid = service_pid(name, "pulsar")
+    try:
+        yield urls["PULSAR_SERVICE_URL"], urls["PULSAR_ADMIN_URL"], pid
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        services_script("down", "--instance", name)
+
+
+def test_a_broker_that_stops_answering_fails_a_native_send_within_its_bound_and_the_rerun_writes_once(
+    own_pulsar: tuple[str, str, int],
+) -> None:
+    """The sink's native producer on a broker that hangs (SIGSTOP) mid-write: the send fails
+    within the operation timeout, naming topic and producer (the task fails, and Spark runs it
+    again); once the broker answers, the task's rerun (same producer name, same sequence ids,
+    same rows) leaves each message on the deduplicating topic once."""
+    import httpx
+    import pyarrow as pa
+
+    from pulsar_external_schema.spark import native
+
+    module = native.extension()
+    assert module is not None, "scripts/bootstrap builds the native extension where cargo is"
+    service_url, admin_url, pid = own_pulsar
+    namespace = f"public/{unique('hung')}"
+    httpx.put(f"{admin_url}/admin/v2/namespaces/{namespace}", json={}, timeout=30).raise_for_status()
+    httpx.post(
+        f"{admin_url}/admin/v2/namespaces/{namespace}/deduplication", json=True, timeout=30
+    ).raise_for_status()
+    topic = f"persistent://{namespace}/out"
+
+    def rows(first: int, end: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict(
+            {
+                "data": pa.array([f"{i:>200}".encode() for i in range(first, end)], pa.binary()),
+                "key": [f"k{i}" for i in range(first, end)],
+                "properties": pa.array(
+                    [[("i", str(i))] for i in range(first, end)], pa.map_(pa.string(), pa.string())
+                ),
+                "event_time": pa.array([1_700_000_000_000 + i for i in range(first, end)], pa.int64()),
+            }
+        )
+
+    def task(client: Any, hang: bool = False) -> None:  # two Arrow batches, as Spark gives a task
+        producer = client.producer(topic, "hung-0")
+        try:
+            producer.send(rows(0, 1000), 0)
+            if hang:
+                os.kill(pid, signal.SIGSTOP)  # accepts what is sent, never answers
+            producer.send(rows(1000, 2000), 1000)
+            producer.flush()
+        finally:
+            producer.close()
+
+    client = module.Client(service_url, operation_timeout_ms=2000, connection_timeout_ms=2000)
+    started = time.monotonic()
+    try:
+        with pytest.raises(module.NativeError, match=f"{topic} as producer hung-0: timed out"):
+            task(client, hang=True)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert time.monotonic() - started < 15  # 2 s bounds, each wait
+    deadline = time.monotonic() + 60
+    while True:  # the broker catches up on what it was sent while stopped; the task runs again
+        try:
+            task(client)
+            break
+        except module.NativeError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+    import pulsar
+
+    reader_client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    try:
+        reader = reader_client.create_reader(topic, pulsar.MessageId.earliest)
+        seen = []
+        while reader.has_message_available():
+            seen.append(int(reader.read_next(10_000).properties()["i"]))
+    finally:
+        reader_client.close()
+    assert seen == list(range(2000))
 
 
 @pytest.mark.parametrize("partitions", [0, 3], ids=["unpartitioned", "3-partitions"])

@@ -11,7 +11,7 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
    pulsar-client's and fastavro's private API);
 2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `topic_schemas`,
-   `registered`);
+   `registered_schema`);
 4. `producer`, `consumer`, `functions/`, `spark/`, `cli/`;
 5. the package root, which only re-exports.
 
@@ -64,7 +64,7 @@ LAYERS: dict[str, int] = {
     "factory": 3,
     "json_evolution": 3,
     "topic_schemas": 3,
-    "registered": 3,
+    "registered_schema": 3,
     "producer": 4,
     "consumer": 4,
     "functions": 4,

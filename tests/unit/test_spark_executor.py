@@ -17,7 +17,7 @@ def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from pulsar_external_schema import _confluent
-    from pulsar_external_schema.registered import RegisteredSchema
+    from pulsar_external_schema.registered_schema import RegisteredSchema
     from pulsar_external_schema.spark import executor
 
     def options_of(registry: str) -> SourceOptions:

@@ -14,7 +14,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema.errors import ConfigError
-from pulsar_external_schema.registered import RegisteredSchema
+from pulsar_external_schema.registered_schema import RegisteredSchema
 from pulsar_external_schema.spark import native
 from pulsar_external_schema.spark.values import spark_value_type
 

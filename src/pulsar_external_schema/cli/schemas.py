@@ -23,7 +23,7 @@ from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, RuleSetError, SchemaParseError
 from ..factory import SchemaRegistrySchemaFactory, looks_like
-from ..registered import RegisteredSchema
+from ..registered_schema import RegisteredSchema
 from ..registry import failure_kind
 from ..rules.checks import check_metadata, check_rule_set
 from ..rules.fields import check_rule_fields

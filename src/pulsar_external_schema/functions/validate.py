@@ -69,7 +69,7 @@ class ValidateFunction(ExternalFunction):
     """Valid messages to the output topic untouched, invalid ones to `dlq.topic`. Each writer
     version a valid message carries is registered under the output topic's subject before the first
     of them is published, so the output's readers read it with their default config
-    (`registered.ForwardedSchemas`); a subject that refuses one raises, and the runtime redelivers."""
+    (`topic_schemas.ForwardedSchemas`); a subject that refuses one raises, and the runtime redelivers."""
 
     def process(self, input: Any, context: Any) -> None:
         dead_letter_topic = configured_dead_letter_topic(context.get_user_config_value)

@@ -6,7 +6,7 @@ Each micro-batch is read once and decoded with its data contract; valid messages
 Parquet; invalid ones go to the DLQ topic with their original bytes and the `__rule.*` properties
 that say why. The trusted topic is a topic like any other: each writer version its messages carry
 is registered under its own subject before the first of them is forwarded, so its readers need
-no `reading_as` (`registered.ForwardedSchemas`).
+no `reading_as` (`topic_schemas.ForwardedSchemas`).
 
 Guarantees after a crash, restarting from the checkpoint:
 
@@ -285,7 +285,7 @@ class BatchWriter:
     def _register_forwarded(self, schema_ids: Iterable[int | None]) -> None:
         """Before the batch's valid messages are written: each writer version they carry is
         registered under the trusted topic's subject, so its readers read them with their default
-        config (`registered.ForwardedSchemas`); a subject that refuses one stops the query before
+        config (`topic_schemas.ForwardedSchemas`); a subject that refuses one stops the query before
         anything of the batch is forwarded."""
         if self._forwarded is None:
             factory = SchemaRegistrySchemaFactory(SourceOptions.parse(self.options).config)

@@ -13,7 +13,7 @@ from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
-from ..registered import RegisteredSchema
+from ..registered_schema import RegisteredSchema
 from ..rules.actions import InvalidMessageAction
 from ..schema import ExternalSchema
 from ..topic_schemas import (

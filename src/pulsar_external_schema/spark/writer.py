@@ -6,7 +6,7 @@ Rows have a `value` column (encoded with the subject's latest registered schema,
 column sent as it is (with its `properties`, which carry the schema id: how the validation job
 forwards messages untouched). A forwarded row's writer version is registered under the target
 topic's subject first (`registerForwarded`, on by default), so that the topic's readers read it
-with their default config (`registered.ForwardedSchemas`). Optional columns: `key` (the partition
+with their default config (`topic_schemas.ForwardedSchemas`). Optional columns: `key` (the partition
 key), `properties` (map<string,string>), `eventTime` (timestamp) and `topic` (else the `topic`
 option).
 
@@ -304,7 +304,7 @@ class _TaskWriter:
 
     def _forwarding(self) -> ForwardedSchemas:
         """Where the writer versions of forwarded `data` rows are registered under their topic's
-        subject, before the first row with each goes out (`registered.ForwardedSchemas`)."""
+        subject, before the first row with each goes out (`topic_schemas.ForwardedSchemas`)."""
         if self.forwarded is None:
             factory = SchemaRegistrySchemaFactory(dict(self.options.config))
             self.schemas.append(factory)
