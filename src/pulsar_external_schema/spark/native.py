@@ -225,10 +225,11 @@ class Finisher:
         for schema_id, plan in self.plans.items():
             if plan is not None and plan.conditions:
                 groups.setdefault(plan.conditions, []).append(schema_id)
-        ids, values = batch.column("schemaId"), batch.column("value")
+        ids, values, decoded = batch.column("schemaId"), batch.column("value"), batch.column("_native")
         judged = []
         for texts, schema_ids in groups.items():
-            rows = pc.fill_null(pc.is_in(ids, value_set=pa.array(schema_ids, pa.int32())), False)
+            writers = pc.fill_null(pc.is_in(ids, value_set=pa.array(schema_ids, pa.int32())), False)
+            rows = pc.and_(writers, decoded)
             evaluate = self._evaluation(texts)
             verdicts = evaluate(values) if evaluate is not None else [pa.nulls(batch.num_rows, pa.bool_())]
             judged.append((rows, verdicts))
