@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastavro
 from confluent_kafka.schema_registry import Schema
@@ -27,8 +27,6 @@ from .codec import DecodeLimits, PartCodec
 from .codec.field import FieldSerde, capture_schema_id, prefix_and_capture_schema_id
 from .config import ConfigLike, ExternalSchemaConfig, as_config
 from .errors import ConfigError, ExternalSchemaError, SchemaParseError
-from .evolution.creek import parse_schema
-from .json_evolution import ConsumerSchemaDeserializer, JsonSchemaEvolution, ProducerSchemaSerializer
 from .protobuf_text import file_descriptor_proto, render_proto
 from .registry import registry_error
 from .rules.referenced import ReferencedRules, walker_for
@@ -43,6 +41,9 @@ from .rules.serdes import (
     ContractSerde,
 )
 from .schema import ExternalSchema, KeyValueExternalSchema, SharedRegistryClient
+
+if TYPE_CHECKING:
+    from .json_evolution import JsonSchemaEvolution
 
 #: Serde keys each side of confluent-kafka understands.
 _SERIALIZER_KEYS = (
@@ -156,6 +157,8 @@ class SchemaRegistrySchemaFactory:
         text = schema.schema_str if isinstance(schema, Schema) else schema
         if not isinstance(text, str):
             raise ConfigError("json() takes the producer schema as JSON text or a confluent-kafka Schema")
+        from .evolution.creek import parse_schema
+
         parse_schema(text, "producer schema")
         return self._schema(lambda field: self._evolving_json_part(text, to_dict, from_dict, view, field))
 
@@ -193,7 +196,10 @@ class SchemaRegistrySchemaFactory:
         view: str | dict[str, Any] | None,
         field: MessageField,
     ) -> FieldSerde:
-        """A JSON part under the producer/consumer model (json_evolution.py)."""
+        """A JSON part under the producer/consumer model (json_evolution.py, loaded here: a
+        process that decodes nothing of it does not load its checkers)."""
+        from .json_evolution import ConsumerSchemaDeserializer, ProducerSchemaSerializer
+
         part = self._json_part(
             schema,
             to_dict,
@@ -219,6 +225,8 @@ class SchemaRegistrySchemaFactory:
         return part
 
     def _evolution(self) -> JsonSchemaEvolution:
+        from .json_evolution import JsonSchemaEvolution
+
         if self._json_evolution is None:
             self._json_evolution = JsonSchemaEvolution(self._config, client=self._registry.client)
         return self._json_evolution

@@ -88,8 +88,11 @@ with contextlib.redirect_stderr(io.StringIO()):
 
 def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None:
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    # what unpickling the reader of a query imports on an executor
-    modules = imported_after("import pulsar_external_schema.spark.reader")
+    # what a read task imports on an executor: the reader Spark unpickles, and the paths it reads on
+    modules = imported_after(
+        "import pulsar_external_schema.spark.reader, pulsar_external_schema.spark.native, "
+        "pulsar_external_schema.spark.rows"
+    )
     unneeded = {
         "pulsar_external_schema.spark.writer",
         "pulsar_external_schema.spark.pipeline",
@@ -97,6 +100,23 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
         "pulsar_external_schema.consumer",
     }
     assert not unneeded & modules
+    assert not _EVOLUTION & modules
+
+
+#: The schema evolution checkers (~60 ms a process): for registering and checking schemas, and
+#: for JSON under the producer/consumer model; a process that only decodes loads none of them.
+_EVOLUTION = {
+    "pulsar_external_schema.evolution.compatibility",
+    "pulsar_external_schema.evolution.creek",
+    "pulsar_external_schema.evolution.json_diff",
+    "pulsar_external_schema.json_evolution",
+}
+
+
+def test_a_factory_loads_the_evolution_checkers_when_they_are_used() -> None:
+    assert not _EVOLUTION & imported_after("from pulsar_external_schema import SchemaRegistrySchemaFactory")
+    used = imported_after("from pulsar_external_schema.evolution import check_compatibility")
+    assert "pulsar_external_schema.evolution.compatibility" in used
 
 
 def test_a_factory_builds_cel_pythons_parser_only_when_a_rule_needs_it() -> None:

@@ -10,26 +10,66 @@
 Checkers only: nothing here talks to the registry or reads the config.
 """
 
+from typing import TYPE_CHECKING
+
 from .._deprecated import deprecated_names
-from ..errors import IncompatibleSchemaError, JsonSchemaError
-from .avro_diff import avro_incompatibilities
-from .compatibility import CompatibilityLevel, Previous, check_compatibility, reader_incompatibilities
-from .creek import (
-    OPEN_PRODUCER_SCHEMA,
-    RegisteredVersion,
-    closed_differences,
-    open_objects,
-    producer_differences,
-    project,
-    to_consumer_schema,
-    unreadable,
-    view_differences,
-)
-from .differences import Difference, Direction
-from .json_changes import COMPATIBLE_LENIENT, COMPATIBLE_STRICT, JsonChange
-from .json_diff import compare, incompatibilities
-from .json_model import parse_json_schema
-from .protobuf_diff import protobuf_differences, protobuf_incompatibilities
+from .._imports import lazy_exports
+
+if TYPE_CHECKING:
+    from ..errors import IncompatibleSchemaError, JsonSchemaError
+    from .avro_diff import avro_incompatibilities
+    from .compatibility import CompatibilityLevel, Previous, check_compatibility, reader_incompatibilities
+    from .creek import (
+        OPEN_PRODUCER_SCHEMA,
+        RegisteredVersion,
+        closed_differences,
+        open_objects,
+        producer_differences,
+        project,
+        to_consumer_schema,
+        unreadable,
+        view_differences,
+    )
+    from .differences import Difference, Direction
+    from .json_changes import COMPATIBLE_LENIENT, COMPATIBLE_STRICT, JsonChange
+    from .json_diff import compare, incompatibilities
+    from .json_model import parse_json_schema
+    from .protobuf_diff import protobuf_differences, protobuf_incompatibilities
+
+#: Imported on first use (`_imports.lazy_exports`): a module of this package that needs one
+#: checker (the Spark source's JSON types need `json_model`) loads that one, not all of them
+#: (~60 ms, with the `jsonschema` package), in every process that decodes.
+_LAZY = {
+    "IncompatibleSchemaError": "..errors",
+    "JsonSchemaError": "..errors",
+    "avro_incompatibilities": ".avro_diff",
+    **dict.fromkeys(
+        ["CompatibilityLevel", "Previous", "check_compatibility", "reader_incompatibilities"],
+        ".compatibility",
+    ),
+    **dict.fromkeys(
+        [
+            "OPEN_PRODUCER_SCHEMA",
+            "RegisteredVersion",
+            "closed_differences",
+            "open_objects",
+            "producer_differences",
+            "project",
+            "to_consumer_schema",
+            "unreadable",
+            "view_differences",
+        ],
+        ".creek",
+    ),
+    "Difference": ".differences",
+    "Direction": ".differences",
+    **dict.fromkeys(["COMPATIBLE_LENIENT", "COMPATIBLE_STRICT", "JsonChange"], ".json_changes"),
+    "compare": ".json_diff",
+    "incompatibilities": ".json_diff",
+    "parse_json_schema": ".json_model",
+    "protobuf_differences": ".protobuf_diff",
+    "protobuf_incompatibilities": ".protobuf_diff",
+}
 
 __all__ = [
     "COMPATIBLE_LENIENT",
@@ -60,6 +100,12 @@ __all__ = [
     "view_differences",
 ]
 
-__getattr__ = deprecated_names(
-    __name__, {"JsonSchemaEvolution": "pulsar_external_schema.json_evolution.JsonSchemaEvolution"}
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    _LAZY,
+    deprecated_names(
+        __name__,
+        {"JsonSchemaEvolution": "pulsar_external_schema.json_evolution.JsonSchemaEvolution"},
+        wrapped=True,
+    ),
 )
