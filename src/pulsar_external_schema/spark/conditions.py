@@ -1,4 +1,4 @@
-"""READ conditions over a batch: the everyday CEL subset as Arrow compute, trusted only when true.
+"""READ conditions over a batch: the everyday CEL subset as Arrow compute, as its Python form judges.
 
 The native reader decodes values into an Arrow column; a subject's READ conditions then run over
 the whole column at once, where the per-message path runs them value by value. Each condition
