@@ -51,3 +51,28 @@ def test_verdicts_are_read_from_a_classic_or_a_connect_progress() -> None:
     assert observed(classic, VERDICTS) == {"valid": 5, "invalid": 2}
     assert observed(connect, VERDICTS) == {"valid": 5, "invalid": 2}
     assert observed(idle, VERDICTS) is None
+
+
+class _Text:
+    """`session.read.text(path)` of a fake session: counts the Spark jobs reading the checkpoint."""
+
+    def __init__(self, reads: list[str]) -> None:
+        self.reads = reads
+
+    def text(self, path: str) -> Any:
+        self.reads.append(path)
+        return SimpleNamespace(first=lambda: ('{"id":"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}',))
+
+
+def test_the_producer_names_take_the_query_id_without_a_spark_job_where_spark_gives_it() -> None:
+    """A classic session runs the batch function on the query's thread, where Spark sets the
+    query id as a local property; a Spark Connect session has no SparkContext, and the id is read
+    from the checkpoint's metadata. Both are the id the checkpoint keeps."""
+    reads: list[str] = []
+    context = SimpleNamespace(getLocalProperty={"sql.streaming.queryId": "0f1e2d3c-4b5a"}.get)
+    classic = SimpleNamespace(sparkSession=SimpleNamespace(sparkContext=context, read=_Text(reads)))
+    assert writer()._producer_prefix(classic) == "validate-0f1e2d3c"
+    assert reads == []
+    connect = SimpleNamespace(sparkSession=SimpleNamespace(read=_Text(reads)))
+    assert writer()._producer_prefix(connect) == "validate-0f1e2d3c"
+    assert reads == ["/tmp/checkpoint/metadata"]

@@ -178,6 +178,11 @@ def observed(progress: Any, name: str) -> dict[str, Any] | None:
     return columns
 
 
+#: The local property Spark's `StreamExecution` sets to the query's id on the thread that runs
+#: its micro-batches (`StreamExecution.QUERY_ID_KEY`): the id its checkpoint's `metadata` holds.
+_QUERY_ID_PROPERTY = "sql.streaming.queryId"
+
+
 @dataclass
 class BatchWriter:
     """The job's micro-batch function (`foreachBatch`). Plain fields only, so that it pickles: a
@@ -256,13 +261,19 @@ class BatchWriter:
         """Deterministic for one checkpoint, new for a new one: a fresh checkpoint starts at batch 0
         again, and sequence ids of an old producer name would then be below what the broker has
         seen, and dropped. The query id is what Spark keeps in `<checkpoint>/metadata` (written
-        before the first batch), read through the batch's own session, wherever it runs."""
+        before the first batch). A classic session runs this function on the query's own thread,
+        where Spark sets the id as a local property; elsewhere (Spark Connect runs it in a process
+        of its own) the file is read through the batch's own session, a Spark job (~80 ms)."""
         if self._prefix is None:
-            metadata = f"{self.checkpoint.rstrip('/')}/metadata"
-            line = batch.sparkSession.read.text(metadata).first()
-            if line is None:  # Spark writes it before the first batch: without it, no exactly-once
-                raise RuntimeError(f"{metadata} holds no query id; the producer names need it")
-            self._prefix = f"{self.producer_name}-{json.loads(line[0])['id'][:8]}"
+            context = getattr(batch.sparkSession, "sparkContext", None)  # none on Spark Connect
+            query_id = context.getLocalProperty(_QUERY_ID_PROPERTY) if context is not None else None
+            if query_id is None:
+                metadata = f"{self.checkpoint.rstrip('/')}/metadata"
+                line = batch.sparkSession.read.text(metadata).first()
+                if line is None:  # Spark writes it before the first batch: without it, no exactly-once
+                    raise RuntimeError(f"{metadata} holds no query id; the producer names need it")
+                query_id = json.loads(line[0])["id"]
+            self._prefix = f"{self.producer_name}-{query_id[:8]}"
         return self._prefix
 
     def _sink(self, batch: Any, topic: str, role: str, batch_id: int) -> dict[str, str]:
