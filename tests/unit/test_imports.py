@@ -103,6 +103,44 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
     assert not _EVOLUTION & modules
 
 
+def test_a_writes_planner_and_committer_load_nothing_that_encodes_or_sends() -> None:
+    """Spark plans a Python data source's write (`write_into_data_source`) and commits it
+    (`commit_data_source_write`) in Python processes of their own: each makes and pickles the
+    writer, or unpickles it and its tasks' results, and nothing more. The serdes, the codec and
+    the registry's client cost each of them ~0.45 s of imports (the validation job's first batch
+    pays it for both its writes); only the write tasks encode and send."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    modules = imported_after(
+        """
+import pickle
+from pyspark.sql.types import StructType
+from pulsar_external_schema.spark.source import PulsarExternalDataSource
+from pulsar_external_schema.spark.writer import WriteResult
+source = PulsarExternalDataSource({
+    "service.url": "pulsar://x:6650", "schema.registry.url": "http://r", "topic": "t",
+    "producerName": "p", "sequenceBase": "3",
+})
+columns = StructType.fromJson({"type": "struct", "fields": [
+    {"name": "data", "type": "binary", "nullable": True, "metadata": {}}]})
+for writer in (source.writer(columns, False), source.streamWriter(columns, False)):
+    shipped = pickle.loads(pickle.dumps(writer))
+shipped.commit([pickle.loads(pickle.dumps(WriteResult(2, 1)))], 0)
+"""
+    )
+    assert "pulsar_external_schema.spark.writer" in modules
+    unneeded = (
+        "pulsar_external_schema.codec",
+        "pulsar_external_schema.factory",
+        "pulsar_external_schema.schema",
+        "confluent_kafka.schema_registry",
+        "fastavro",
+        "pulsar",
+        "_pulsar",
+        "_pulsar_external_schema_native",
+    )
+    assert [m for m in modules if any(m == u or m.startswith(u + ".") for u in unneeded)] == []
+
+
 #: The schema evolution checkers (~60 ms a process): for registering and checking schemas, and
 #: for JSON under the producer/consumer model; a process that only decodes loads none of them.
 _EVOLUTION = {

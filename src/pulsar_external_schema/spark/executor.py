@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import gc
 import json
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from ..schema import ExternalSchema
 from .kept import Kept
 from .kept import close_all as close_all
 from .options import SourceOptions
-from .values import ReaderSchema, make_schema
+
+if TYPE_CHECKING:  # the schema's modules load where a task decodes (`decoding_schema`)
+    from ..schema import ExternalSchema
+    from .values import ReaderSchema
 
 #: Pulsar clients kept per worker (one per service URL and credentials).
 MAX_CLIENTS = 4
@@ -60,6 +63,15 @@ def pulsar_client(options: SourceOptions) -> Any:
     return clients.get((options.service_url, options.auth_token), make)
 
 
+def native_extension() -> ModuleType | None:
+    """The native extension (`native/` in the repository), or None where it is not installed."""
+    try:
+        import _pulsar_external_schema_native as module
+    except ImportError:
+        return None
+    return module
+
+
 def native_client(options: SourceOptions, module: Any) -> Any:
     """The worker's client of the native extension `module` (`native.py`) for
     `options.service_url` and token; the caller must not close it. It holds no connection: each
@@ -80,6 +92,8 @@ def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSch
         sort_keys=True,
         default=str,
     )
+    from .values import make_schema
+
     return schemas.get(key, lambda: make_schema(options, reader))[1]
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
@@ -37,6 +36,7 @@ from ..subjects import partition_of
 from .columns import read_schema
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, passing
 from .executor import RareCollections, decoding_schema, native_client
+from .executor import native_extension as extension
 from .offsets import Bound
 from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange
@@ -53,15 +53,6 @@ READERS = PATHS
 
 _MODULE = "_pulsar_external_schema_native"
 _VERDICTS = ("_valid", "_error", "_rule", "_failure")
-
-
-def extension() -> ModuleType | None:
-    """The native extension, or None where it is not installed."""
-    try:
-        import _pulsar_external_schema_native as module
-    except ImportError:
-        return None
-    return module
 
 
 def choose(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -> bool:

@@ -29,7 +29,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,15 +42,16 @@ from pyspark.sql.datasource import (
 from ..admin import declare_external
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
-from ..factory import SchemaRegistrySchemaFactory
-from ..producer import create_producer
 from ..schema_id import SCHEMA_ID_PROPERTY
-from ..topic_schemas import ForwardedSchemas
 from .executor import native_client, pulsar_client
-from .native import extension
+from .executor import native_extension as extension
 from .options import SourceOptions
 from .topic_metadata import full_topic_name
-from .values import make_schema, protobuf_class, resolve_reader_schema
+
+if TYPE_CHECKING:
+    # Loaded where rows are encoded or forwarded versions registered: Spark plans a write and
+    # commits it in Python processes of their own, which need this module's classes only.
+    from ..topic_schemas import ForwardedSchemas
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,8 @@ class _TaskWriter:
                 declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
                 self.producers[key] = self.client.create_producer(topic, **args)
             else:
+                from ..producer import create_producer
+
                 self.producers[key] = create_producer(self.client, topic, self._schema(topic), **args)
         return self.producers[key]
 
@@ -129,6 +132,8 @@ class _TaskWriter:
         """The schema `value` rows of `topic` are encoded with, one a topic (its keyed and keyless
         rows have producers of their own)."""
         if topic not in self.encoders:
+            from .values import make_schema, resolve_reader_schema
+
             factory, schema = make_schema(
                 self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
             )
@@ -306,6 +311,9 @@ class _TaskWriter:
         """Where the writer versions of forwarded `data` rows are registered under their topic's
         subject, before the first row with each goes out (`topic_schemas.ForwardedSchemas`)."""
         if self.forwarded is None:
+            from ..factory import SchemaRegistrySchemaFactory
+            from ..topic_schemas import ForwardedSchemas
+
             factory = SchemaRegistrySchemaFactory(dict(self.options.config))
             self.schemas.append(factory)
             self.forwarded = ForwardedSchemas(factory)
@@ -443,6 +451,8 @@ def _plain(value: Any) -> Any:
 
 def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
     from google.protobuf import json_format
+
+    from .values import protobuf_class
 
     cls = protobuf_class(options, f"topic {topic}")
     return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
