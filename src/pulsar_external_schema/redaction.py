@@ -148,14 +148,31 @@ def redact(text: str, values: Iterable[str]) -> str:
 
 def scrub(error: BaseException | None, values: Collection[str]) -> None:
     """Redact an exception and its causes in place, so that a traceback or `log.exception` of a
-    chained error does not print what the message text no longer says."""
+    chained error does not print what the message text no longer says. A cause that still says
+    a value once its `args` are redacted (jsonschema's errors print the schema and the instance
+    they refused from attributes) is replaced in the chain by a plain `Exception` holding its
+    type's name and redacted text; `error` itself must take redaction through its `args` (this
+    package's errors do)."""
     seen = 0
     while error is not None and values and seen < 10:
-        text = str(error)
-        if any(value in text for value in values):
-            error.args = (redact(text, values),)
-        error = error.__cause__ or error.__context__
+        _redact_args(error, values)
+        cause = error.__cause__ or error.__context__
+        if cause is not None:
+            _redact_args(cause, values)
+            text = str(cause)
+            if any(value in text for value in values):
+                stand_in = Exception(f"{type(cause).__name__}: {redact(text, values)}")
+                stand_in.__cause__ = cause.__cause__ or cause.__context__
+                error.__cause__ = stand_in  # (also hides `__context__` from tracebacks)
+                cause = stand_in
+        error = cause
         seen += 1
+
+
+def _redact_args(error: BaseException, values: Collection[str]) -> None:
+    text = str(error)
+    if any(value in text for value in values):
+        error.args = (redact(text, values),)
 
 
 class _NoDebug(logging.Filter):

@@ -4,8 +4,10 @@ and external ones in a schema's metadata with wildcards; the rules they select."
 from __future__ import annotations
 
 import json
+import traceback
 from typing import Any
 
+import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from conftest import require_confluent_registry
@@ -14,8 +16,19 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 from schemas import order_message_class
 
-from pulsar_external_schema import create_producer
+from pulsar_external_schema import SCHEMA_ID_PROPERTY, EncodeError, consume, create_producer
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
+from pulsar_external_schema.redaction import REDACTED
+
+
+def everything_said(error: BaseException | None) -> str:
+    """What a traceback says of the error and every exception chained to it."""
+    said = []
+    while error is not None:
+        said.extend(traceback.format_exception_only(error))
+        error = error.__cause__ or error.__context__
+    return "".join(said)
+
 
 MASK_PII = rule("maskPII", "TRANSFORM", "CEL_FIELD", "WRITE", "true ; 'XXX'", tags=["PII"])
 
@@ -124,3 +137,52 @@ def test_protobuf_external_tags(make_factory: Any, pulsar_client: Any, topic: st
     create_producer(pulsar_client, topic, schema).send(order(id=1, item="secret"))
     [message] = drain(consumer)
     assert (message.value().id, message.value().item) == (1, "XXX")
+
+
+def test_a_json_value_its_schema_refuses_on_read_is_dead_lettered_without_its_pii_values(
+    make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    """jsonschema quotes what it refuses (`'987-65-432' does not match ...`): read, as written, the
+    fields tagged PII are redacted in the error, its chained causes and the DLQ copy's
+    `__rule.exception`; other fields' values are still quoted."""
+    person = {
+        "title": unique("Person"),
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 5},
+            "ssn": {"type": "string", "pattern": "^[0-9]{3}-[0-9]{2}-[0-9]{4}$", "confluent:tags": ["PII"]},
+        },
+        "required": ["name", "ssn"],
+    }
+    schema = make_factory().json(json.dumps(person))
+    producer = create_producer(pulsar_client, topic, schema)
+    producer.send({"name": "Ann", "ssn": "123-45-6789"})
+    schema_id = schema.encode(topic, {"name": "Ann", "ssn": "123-45-6789"}).schema_id
+    with pytest.raises(EncodeError) as written:  # the producer's side, as confluent-kafka words it
+        schema.encode(topic, {"name": "Bo", "ssn": "987-65-432"})
+    assert "does not match" in str(written.value) and "987-65-432" not in everything_said(written.value)
+    raw = pulsar_client.create_producer(topic)
+    for refused in (
+        {"name": "Bo", "ssn": "987-65-432"},
+        {"name": "Bo", "ssn": 987654321},
+        {"name": "Carolyn", "ssn": "111-22-3333"},
+    ):
+        raw.send(json.dumps(refused).encode(), properties={SCHEMA_ID_PROPERTY: schema_id.hex()})
+    errors: list[Any] = []
+    result = consume(
+        subscribe(pulsar_client, topic, schema),
+        lambda msg, value: None,
+        timeout_millis=3_000,
+        dead_letter_topic=f"{topic}-poison",
+        on_error=lambda msg, error: errors.append(error),
+    )
+    assert (result.processed, result.dead_lettered) == (1, 3)
+    assert [type(error).__name__ for error in errors] == ["DecodeError"] * 3
+    said = [everything_said(error) for error in errors]
+    assert "does not match" in said[0] and "is not of type 'string'" in said[1]
+    assert not [text for text in said if "987-65-432" in text or "987654321" in text or "111-22-3333" in text]
+    assert "'Carolyn' is too long" in said[2]  # not tagged: quoted, as confluent-kafka words it
+    copies = drain(subscribe(pulsar_client, f"{topic}-poison"))
+    exceptions = [copy.properties()["__rule.exception"] for copy in copies]
+    assert len(exceptions) == 3 and all(REDACTED in text for text in exceptions[:2])
+    assert not [text for text in exceptions if "987-65-432" in text or "987654321" in text]

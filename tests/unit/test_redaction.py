@@ -120,3 +120,26 @@ def test_protobuf_field_options_and_nested_values() -> None:
     assert sensitive_fields(proto) == ["ssn"]
     value = {"people": [{"ssn": SSN, "n": "x"}, {"ssn": None}], "ssn": 123456}
     assert set(sensitive_values(value, ["ssn"])) == {SSN, "123456"}
+
+
+def test_a_cause_that_prints_the_refused_value_from_its_attributes_is_replaced_by_its_redacted_text() -> None:
+    """jsonschema's errors print the schema and the instance they refused from attributes, not
+    from `args`: in a chain, such a cause is stood in for by its redacted text."""
+    import jsonschema
+
+    from pulsar_external_schema.redaction import scrub
+
+    schema = {"properties": {"ssn": {"type": "string", "pattern": "^[0-9]{3}-[0-9]{2}-[0-9]{4}$"}}}
+    refusal = next(jsonschema.Draft7Validator(schema).iter_errors({"ssn": "SSN 987654321"}))
+    assert "SSN 987654321" in str(refusal)
+    try:
+        try:
+            raise refusal
+        except jsonschema.ValidationError as cause:
+            raise ExternalSchemaError("could not decode 25 bytes as JSON: ...") from cause
+    except ExternalSchemaError as error:
+        scrub(error, sensitive_values({"ssn": "SSN 987654321"}, ["ssn"]))
+        assert type(error.__cause__) is Exception  # a stand-in: its text is all it holds
+        assert str(error.__cause__).startswith("ValidationError: '<REDACTED>' does not match")
+        assert "987654321" not in _everything(error)
+        assert "".join(traceback.format_exception(error)).count("987654321") == 0

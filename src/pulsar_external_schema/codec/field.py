@@ -48,6 +48,7 @@ from . import json as json_codec
 from .limits import LimitExceeded, recursion_error
 from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE
+from .values import json_loads
 
 __all__ = [
     "DECLINED",
@@ -153,11 +154,13 @@ class FieldSerde:
             invalid = None if isinstance(error, DeadLetteredError) else self._outside_schema(value, context)
             if invalid is None:  # a dead-lettered value's copy is persisted: its error says so
                 raise
-            raise self._not_serialized(topic, value, context, invalid) from error
+            failed = self._not_serialized(topic, value, context, invalid)
+            raise failed from failed.__cause__
         except ExternalSchemaError:
             raise
         except Exception as error:
-            raise self._not_serialized(topic, value, context, error) from error
+            failed = self._not_serialized(topic, value, context, error)
+            raise failed from failed.__cause__
         if payload is None:
             raise EncodeError(
                 "a None value cannot be sent with an external schema",
@@ -214,9 +217,11 @@ class FieldSerde:
             cause = error.error if isinstance(error, PayloadError) else error
             if isinstance(cause, RecursionError):
                 raise self._limit_error(recursion_error(), len(data), topic, id_bytes) from None
-            raise self._error(
-                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
-            ) from cause
+            sensitive = self._read_sensitive_values(topic, payload, id_bytes)
+            failed = self._error(
+                DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause, sensitive
+            )
+            raise _scrubbed(failed, cause, sensitive) from failed.__cause__
 
     def decode_compiled(
         self, topic: str, data: bytes, id_bytes: bytes, kept_as: tuple[bytes | str, ...] = ()
@@ -325,10 +330,12 @@ class FieldSerde:
         )
 
     def _not_serialized(self, topic: str, value: Any, context: MessageContext, error: Exception) -> Exception:
+        """The error to raise, `error` its (scrubbed) cause: raise it `from` its `__cause__`."""
         values = self._sensitive_values(value, context)
-        scrub(error, values)
         what = "could not serialize the value"
-        return self._error(EncodeError, what, topic, context.schema_id, error, values)
+        return _scrubbed(
+            self._error(EncodeError, what, topic, context.schema_id, error, values), error, values
+        )
 
     def _outside_schema(self, value: Any, context: MessageContext) -> Exception | None:
         """Why a JSON value a rule failed on is outside its writer schema (None: it is not, or
@@ -343,6 +350,33 @@ class FieldSerde:
         except Exception as error:
             return SerializationError(getattr(error, "message", None) or str(error))
         return None
+
+    def _read_sensitive_values(self, topic: str, payload: bytes, id_bytes: bytes) -> list[str]:
+        """What a JSON payload that did not decode holds in fields its schemas mark sensitive.
+
+        `jsonschema` quotes the value it refuses (`'123-45-6789' does not match ...`), and a whole
+        object where a combinator fails: read as the encode side's refusals are redacted, by the
+        writer schema's tags (the deserializer looked it up: the registry client has it cached)
+        and those of the version it is read as. Where neither can be had, every value of the
+        payload counts as sensitive. Avro's and Protobuf's decoders quote no value."""
+        if self.schema_type != json_codec.SCHEMA_TYPE:
+            return []
+        try:
+            value = json_loads(payload)
+        except Exception:  # not JSON (or nested past the stack): its error quotes no field
+            return []
+        subject = self.subject(topic)
+        fields: set[str] = set()
+        try:
+            fields.update(
+                sensitive_fields(_confluent.writer_schema(self.deserializer, "JSON", id_bytes, subject, None))
+            )
+            if subject is not None:
+                pinned = _confluent.pinned_schema(self.deserializer, subject, None)
+                fields.update(sensitive_fields(pinned.schema if pinned is not None else None))
+        except Exception:  # the registry cannot say which fields are sensitive: all of them are
+            fields = {"*"}
+        return sensitive_values(value, fields)
 
     def _sensitive_values(self, value: Any, context: MessageContext) -> list[str]:
         """What `value` holds in fields its schema marks sensitive (`redaction.py`): the registered
@@ -375,3 +409,11 @@ class FieldSerde:
         return kind(
             f"{what} as {self.schema_type}: {cause}", topic=topic, subject=subject, schema_id=schema_id
         )
+
+
+def _scrubbed(error: Exception, cause: BaseException, sensitive: list[str]) -> Exception:
+    """`error` with `cause` as its cause, the chain redacted (`redaction.scrub`): a format
+    library's error may quote a sensitive value, in its text or in what its traceback prints."""
+    error.__cause__ = cause
+    scrub(error, sensitive)
+    return error
