@@ -176,7 +176,11 @@ def produce_orders(
 
 
 def register_contract(
-    services: Services, topic: str, schema: dict[str, Any], rules: list[dict[str, Any]]
+    services: Services,
+    topic: str,
+    schema: dict[str, Any],
+    rules: list[dict[str, Any]],
+    schema_type: str = "AVRO",
 ) -> None:
     """Register `schema` with a rule set under the topic's value subject."""
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
@@ -188,7 +192,7 @@ def register_contract(
     client.register_schema(
         f"{name.tenant}.{name.namespace}.{name.local_name}-value",
         Schema.from_dict(
-            {"schemaType": "AVRO", "schema": json.dumps(schema), "ruleSet": {"domainRules": rules}}
+            {"schemaType": schema_type, "schema": json.dumps(schema), "ruleSet": {"domainRules": rules}}
         ),
     )
 
