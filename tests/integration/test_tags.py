@@ -16,7 +16,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 from schemas import order_message_class
 
-from pulsar_external_schema import SCHEMA_ID_PROPERTY, EncodeError, consume, create_producer
+from pulsar_external_schema import SCHEMA_ID_PROPERTY, DecodeError, EncodeError, consume, create_producer
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
 from pulsar_external_schema.redaction import REDACTED
 
@@ -186,3 +186,40 @@ def test_a_json_value_its_schema_refuses_on_read_is_dead_lettered_without_its_pi
     exceptions = [copy.properties()["__rule.exception"] for copy in copies]
     assert len(exceptions) == 3 and all(REDACTED in text for text in exceptions[:2])
     assert not [text for text in exceptions if "987-65-432" in text or "987654321" in text]
+
+
+def test_a_pii_field_of_a_referenced_json_schema_is_redacted_in_refusals_both_ways(
+    make_factory: Any, registry_client: SchemaRegistryClient, topic: str
+) -> None:
+    """The tag sits in the referenced schema's own text, not in its root's: the refusal quoting
+    the field's value, written or read, is redacted all the same (the referenced schema's rules
+    need not run for its tags to count)."""
+    address_subject = unique("address")
+    address = {
+        "type": "object",
+        "properties": {"street": {"type": "string", "maxLength": 8, "confluent:tags": ["PII"]}},
+        "required": ["street"],
+    }
+    registry_client.register_schema(address_subject, contract(address, "JSON"))
+    person = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "home": {"$ref": "address.json"}},
+        "required": ["name", "home"],
+    }
+    registry_client.register_schema(
+        f"{topic.removeprefix('persistent://').replace('/', '.')}-value",
+        contract(
+            person, "JSON", references=[{"name": "address.json", "subject": address_subject, "version": 1}]
+        ),
+    )
+    schema = make_factory(**{"use.latest.version": True, "auto.register.schemas": False}).json(
+        json.dumps(person)
+    )
+    written = schema.encode(topic, {"name": "Ann", "home": {"street": "Main 1"}})
+    street = {"name": "Ann", "home": {"street": "12 Secret Street"}}
+    with pytest.raises(EncodeError) as refused:
+        schema.encode(topic, street)
+    assert "is too long" in str(refused.value) and "Secret" not in everything_said(refused.value)
+    with pytest.raises(DecodeError) as unread:
+        schema.decode(topic, json.dumps(street).encode(), written.schema_id)
+    assert "is too long" in str(unread.value) and "Secret" not in everything_said(unread.value)

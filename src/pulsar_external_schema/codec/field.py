@@ -24,6 +24,7 @@ from collections.abc import Callable
 from time import monotonic
 from typing import Any
 
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 from .. import _confluent
@@ -366,17 +367,17 @@ class FieldSerde:
         except Exception:  # not JSON (or nested past the stack): its error quotes no field
             return []
         subject = self.subject(topic)
-        fields: set[str] = set()
+        deserializer = self.deserializer
         try:
-            fields.update(
-                sensitive_fields(_confluent.writer_schema(self.deserializer, "JSON", id_bytes, subject, None))
-            )
+            schemas: list[Schema | None] = [
+                _confluent.writer_schema(deserializer, "JSON", id_bytes, subject, None)
+            ]
             if subject is not None:
-                pinned = _confluent.pinned_schema(self.deserializer, subject, None)
-                fields.update(sensitive_fields(pinned.schema if pinned is not None else None))
+                pinned = _confluent.pinned_schema(deserializer, subject, None)
+                schemas.append(pinned.schema if pinned is not None else None)
         except Exception:  # the registry cannot say which fields are sensitive: all of them are
-            fields = {"*"}
-        return sensitive_values(value, fields)
+            return sensitive_values(value, ["*"])
+        return sensitive_values(value, _sensitive_fields(deserializer, *schemas))
 
     def _sensitive_values(self, value: Any, context: MessageContext) -> list[str]:
         """What `value` holds in fields its schema marks sensitive (`redaction.py`): the registered
@@ -384,7 +385,7 @@ class FieldSerde:
         schema = context.writer[1].schema if context.writer and context.writer[1] else None
         if schema is None:
             schema = _confluent.local_schema(self.serializer)[0]
-        return sensitive_values(value, sensitive_fields(schema))
+        return sensitive_values(value, _sensitive_fields(self.serializer, schema))
 
     def _error(
         self,
@@ -409,6 +410,23 @@ class FieldSerde:
         return kind(
             f"{what} as {self.schema_type}: {cause}", topic=topic, subject=subject, schema_id=schema_id
         )
+
+
+def _sensitive_fields(serde: Any, *schemas: Schema | None) -> list[str]:
+    """The sensitive fields of `schemas` and of every version they reference, all the way down
+    (a referenced schema's text is not in its root's: its tags are found in its own); all
+    fields where the references cannot be looked up."""
+    referenced = getattr(serde, "referenced", None)
+    fields: set[str] = set()
+    for schema in schemas:
+        fields.update(sensitive_fields(schema))
+        try:
+            parts = referenced.referenced_by(serde, schema) if referenced is not None else []
+        except Exception:
+            return ["*"]
+        for part in parts:
+            fields.update(sensitive_fields(part.schema))
+    return sorted(fields)
 
 
 def _scrubbed(error: Exception, cause: BaseException, sensitive: list[str]) -> Exception:

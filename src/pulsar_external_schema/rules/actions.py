@@ -62,11 +62,11 @@ def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> st
 
 
 def _referenced_sensitive_fields() -> list[str]:
-    """The sensitive fields of every schema the message being serialized references (where their
-    rules run), besides the failing rule's own schema's."""
+    """The sensitive fields of every schema the message being serialized references (whether
+    their rules run or not), besides the failing rule's own schema's."""
     scope = ROOT.get()
     referenced = getattr(scope.serde, "referenced", None) if scope is not None else None
-    parts = referenced.reachable(scope.serde, scope.schema) if scope is not None and referenced else []
+    parts = referenced.referenced_by(scope.serde, scope.schema) if scope is not None and referenced else []
     if scope is None or not parts:
         return []  # the failing rule's schema is the message's own
     found = sensitive_fields(scope.schema, scope.inline_tags)

@@ -228,7 +228,14 @@ class ReferencedRules:
     def reachable(self, serde: Any, root: Schema | None) -> list[Referenced]:
         """Every version `root` references, all the way down, where its referenced rules run
         (opted in): the schemas whose tags a message of `root` carries."""
-        if root is None or not root.references or not opted_in(root, self._default):
+        if root is None or not opted_in(root, self._default):
+            return []
+        return self.referenced_by(serde, root)
+
+    def referenced_by(self, serde: Any, root: Schema | None) -> list[Referenced]:
+        """Every version `root` references, all the way down, whether their rules run or not
+        (a field tagged PII in one is sensitive either way: `redaction.py`)."""
+        if root is None or not root.references:
             return []
         found: dict[tuple[str, int], Referenced] = {}
         pending = list(self.graph(serde, root).values())
