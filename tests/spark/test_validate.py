@@ -286,3 +286,43 @@ def test_a_batch_with_nothing_to_dead_letter_writes_no_dead_letter_topic(
     assert [(c.valid, c.invalid) for c in counts] == [(9, 0)]
     assert opened == ["valid"]
     assert set(raw_messages(pulsar_client, valid)) == {str(i) for i in range(1, 10)}
+
+
+def test_a_json_value_refused_on_read_reaches_the_error_column_and_the_dlq_without_its_pii_value(
+    spark: Any, services: Services, pulsar_client: Any, make_factory: Any, tmp_path: Path
+) -> None:
+    """jsonschema quotes the value it refuses: the source's `_error` and the DLQ copy's
+    `__rule.exception` say what failed with the PII field's value redacted."""
+    from pulsar_external_schema import SCHEMA_ID_PROPERTY, create_producer
+    from pulsar_external_schema.redaction import REDACTED
+
+    namespace = deduplicated_namespace(services)
+    source, valid, dlq = f"{namespace}/people", f"{namespace}/people-valid", f"{namespace}/people-dlq"
+    person = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "ssn": {"type": "string", "pattern": "^[0-9]{3}-[0-9]{2}-[0-9]{4}$", "confluent:tags": ["PII"]},
+        },
+        "required": ["name", "ssn"],
+    }
+    schema = make_factory().json(json.dumps(person))
+    create_producer(pulsar_client, source, schema).send({"name": "Ann", "ssn": "123-45-6789"})
+    schema_id = schema.encode(source, {"name": "Ann", "ssn": "123-45-6789"}).schema_id
+    refused = json.dumps({"name": "Bo", "ssn": "SSN 987654321"}).encode()
+    pulsar_client.create_producer(source).send(refused, properties={SCHEMA_ID_PROPERTY: schema_id.hex()})
+
+    options = source_options(services)
+    rows = (
+        spark.read.format("pulsar-external")
+        .options(**options, topic=source)
+        .load()
+        .orderBy("messageId")
+        .collect()
+    )
+    assert [row._valid for row in rows] == [True, False]
+    assert "does not match" in rows[1]._error and REDACTED in rows[1]._error
+    ValidationJob(source, valid, dlq, str(tmp_path / "checkpoint"), options).run(spark)
+    [copy] = drain(subscribe(pulsar_client, dlq))
+    assert copy.data() == refused and REDACTED in copy.properties()[RULE_EXCEPTION]
+    assert "987654321" not in rows[1]._error + json.dumps(copy.properties())
