@@ -1,6 +1,8 @@
 """Journey 1: producers with WRITE rules -> `ValidationJob` on Spark -> a stock consumer of the trusted
 topic with the default config -> the DLQ read with `pulsar-external-schema consume` -> a fixed
-record replayed through the job.
+record replayed through the job; on an Avro topic (the native reader) and on a JSON Schema one
+(the Python path: the native reader reads Avro), as Confluent's users describe much of their
+data with either.
 
 Fails on the code before issue 34 twice over: order 4 (`qty` 2.5) was sent as 2, and the stock
 consumer of the trusted topic failed every message with `ForeignSchemaIdError` (the job forwarded
@@ -22,11 +24,16 @@ from cli_support import cli, errors, read_all, records
 from conftest import Services
 from contracts import drain, subscribe
 from journey_support import (
+    JSON_ORDER,
+    JSON_REFUSED,
     NAMED,
     ORDER,
     ORDERS,
     POSITIVE,
     REFUSED,
+    MakeSchema,
+    avro_order,
+    json_order,
     messages_by_key,
     produce_a_day,
     read_values,
@@ -40,23 +47,32 @@ from pulsar_external_schema.spark import ValidationJob
 
 pytestmark = pytest.mark.spark
 
+#: Each format's order schema, how producers and readers make it, and what producing refuses (a
+#: JSON Schema refuses `qty` 2.5 in `jsonschema`'s words, as confluent-kafka's serializer does).
+FORMATS: dict[str, tuple[dict[str, Any], MakeSchema, dict[int, str]]] = {
+    "AVRO": (ORDER, avro_order, REFUSED),
+    "JSON": (JSON_ORDER, json_order, JSON_REFUSED),
+}
 
+
+@pytest.mark.parametrize("schema_type", FORMATS)
 def test_produce_validate_read_the_trusted_topic_fix_and_replay(
-    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path
+    spark: Any, services: Services, pulsar_client: Any, tmp_path: Path, schema_type: str
 ) -> None:
+    order, make, refused = FORMATS[schema_type]
     namespace = deduplicated_namespace(services)
     source, valid, dlq = f"{namespace}/orders", f"{namespace}/orders-valid", f"{namespace}/orders-dlq"
-    register_contract(services, source, ORDER, [POSITIVE, NAMED])
+    register_contract(services, source, order, [POSITIVE, NAMED], schema_type=schema_type)
 
-    day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS)
-    assert day.refused == REFUSED
+    day = produce_a_day(pulsar_client, services.registry_url, source, ORDERS, make=make)
+    assert day.refused == refused
     assert sorted(day.raw) == ["1", "2", "5", "garbage"]
 
     job = ValidationJob(source, valid, dlq, str(tmp_path / "checkpoint"), source_options(services))
     job.run(spark)
 
     # The trusted topic, read as any topic is: its own schema, the default config.
-    app = stock_consumer(pulsar_client, services.registry_url, valid)
+    app = stock_consumer(pulsar_client, services.registry_url, valid, make=make)
     read = read_values(app)
     assert [key for key, *_ in read] == ["1", "5"]
     for key, value, data, properties in read:
@@ -75,7 +91,7 @@ def test_produce_validate_read_the_trusted_topic_fix_and_replay(
     # Fixed, and sent again to the source topic: the next run of the job passes it on.
     fixed = {**records(dead)[0], "item": "scone"}
     with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
-        create_producer(pulsar_client, source, factory.avro(json.dumps(ORDER))).send(fixed, partition_key="2")
+        create_producer(pulsar_client, source, make(factory)).send(fixed, partition_key="2")
     job.run(spark)
 
     assert [(key, value) for key, value, *_ in read_values(app)] == [("2", fixed)]
