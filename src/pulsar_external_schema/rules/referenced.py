@@ -228,7 +228,7 @@ class ReferencedRules:
     def reachable(self, serde: Any, root: Schema | None) -> list[Referenced]:
         """Every version `root` references, all the way down, where its referenced rules run
         (opted in): the schemas whose tags a message of `root` carries."""
-        if root is None or not opted_in(root, self._default):
+        if root is None or not root.references or not opted_in(root, self._default):
             return []
         return self.referenced_by(serde, root)
 
