@@ -357,6 +357,16 @@ class ConsumerSchemaDeserializer:
         self._from_dict = from_dict
         self._subjects = _OncePerSubject(strategy, title)
 
+    @property
+    def inner(self) -> Serde:
+        """The deserializer it wraps: the one that looks writer schemas up in the registry."""
+        return self._inner
+
+    @property
+    def producer_schema(self) -> Schema:
+        """The producer schema it was given, whose tags its consumer schema keeps."""
+        return Schema(self._producer_schema, "JSON")
+
     def _admit(self, subject: str) -> int:
         if self._view is None:
             return self._evolution.ensure_consumer_schema(subject, self._producer_schema)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import traceback
 from typing import Any
 
 import pytest
@@ -294,3 +295,26 @@ def test_data_that_breaks_the_consumer_schema_is_a_decode_error(
     ) as raised:
         consumer.receive(timeout_millis=5_000).value()
     assert raised.value.topic == topic and raised.value.schema_id
+
+
+def test_a_pii_value_that_breaks_the_consumer_schema_is_redacted_in_its_decode_error(
+    make_factory: Any, pulsar_client: Any, topic: str
+) -> None:
+    """As above, on a field tagged PII: the consumer schema's refusal names where, never the value
+    (the tag is found through the wrapped deserializer and the producer schema given)."""
+    tagged = producer_schema(ssn={"type": "string", "maxLength": 11, "confluent:tags": ["PII"]})
+    plain = make_factory(**{"auto.register.schemas": False}).json(text(tagged))
+    evolving = make_factory(**{"json.evolution": "producer-consumer"})
+    create_producer(pulsar_client, topic, evolving.json(text(tagged))).send({"id": 1, "name": "a"})
+    good = plain.encode(topic, {"id": 2, "name": "b"})
+    raw = pulsar_client.create_producer(topic)
+    raw.send(
+        b'{"id": 3, "name": "c", "ssn": "987-65-4321 and more"}',
+        properties={SCHEMA_ID_PROPERTY: to_property(good.schema_id)},
+    )
+    consumer = subscribe(pulsar_client, topic, evolving.json(text(tagged)))
+    assert consumer.receive(timeout_millis=5_000).value() == {"id": 1, "name": "a"}
+    with pytest.raises(DecodeError, match=r"consumer schema at ssn: '<REDACTED>' is too long") as raised:
+        consumer.receive(timeout_millis=5_000).value()
+    said = "".join(traceback.format_exception(raised.value))
+    assert "987-65-4321" not in said

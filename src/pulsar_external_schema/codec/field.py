@@ -367,11 +367,12 @@ class FieldSerde:
         except Exception:  # not JSON (or nested past the stack): its error quotes no field
             return []
         subject = self.subject(topic)
-        deserializer = self.deserializer
+        # A wrapper (json_evolution's consumer schema) reads through the deserializer it wraps,
+        # and checks against a schema of its own, made from the producer schema it was given.
+        deserializer = getattr(self.deserializer, "inner", self.deserializer)
+        schemas: list[Schema | None] = [getattr(self.deserializer, "producer_schema", None)]
         try:
-            schemas: list[Schema | None] = [
-                _confluent.writer_schema(deserializer, "JSON", id_bytes, subject, None)
-            ]
+            schemas.append(_confluent.writer_schema(deserializer, "JSON", id_bytes, subject, None))
             if subject is not None:
                 pinned = _confluent.pinned_schema(deserializer, subject, None)
                 schemas.append(pinned.schema if pinned is not None else None)
