@@ -41,9 +41,10 @@ from ..errors import (
     SchemaIdError,
     ValueOutsideSchemaError,
 )
-from ..redaction import redact, scrub, sensitive_fields, sensitive_values
+from ..redaction import redact, scrub, sensitive_values
 from ..registry import failure_kind, registry_error
 from ..rules.context import MessageContext
+from ..rules.referenced import sensitive_fields_down
 from ..subjects import SubjectNameStrategy
 from . import json as json_codec
 from .limits import LimitExceeded, recursion_error
@@ -414,20 +415,12 @@ class FieldSerde:
 
 
 def _sensitive_fields(serde: Any, *schemas: Schema | None) -> list[str]:
-    """The sensitive fields of `schemas` and of every version they reference, all the way down
-    (a referenced schema's text is not in its root's: its tags are found in its own); all
-    fields where the references cannot be looked up."""
-    referenced = getattr(serde, "referenced", None)
-    fields: set[str] = set()
-    for schema in schemas:
-        fields.update(sensitive_fields(schema))
-        try:
-            parts = referenced.referenced_by(serde, schema) if referenced is not None else []
-        except Exception:
-            return ["*"]
-        for part in parts:
-            fields.update(sensitive_fields(part.schema))
-    return sorted(fields)
+    """The sensitive fields of `schemas` and of every version they reference
+    (`referenced.sensitive_fields_down`); all fields where the references cannot be looked up."""
+    try:
+        return sorted({field for schema in schemas for field in sensitive_fields_down(serde, schema)})
+    except Exception:
+        return ["*"]
 
 
 def _scrubbed(error: Exception, cause: BaseException, sensitive: list[str]) -> Exception:

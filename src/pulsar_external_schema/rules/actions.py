@@ -23,7 +23,7 @@ from ..deadletter import DeadLetterPublisher, failure_properties, resolve_dlq_to
 from ..errors import DeadLetteredError, RuleViolationError
 from ..redaction import encrypted_tags, redact, scrub, sensitive_fields, sensitive_values
 from .context import MessageContext
-from .referenced import PATH, ROOT, Scope
+from .referenced import PATH, ROOT, Scope, sensitive_fields_down
 
 log = logging.getLogger(__name__)
 
@@ -62,17 +62,10 @@ def failure_cause(ctx: RuleContext, message: Any, error: Exception | None) -> st
 
 
 def _referenced_sensitive_fields() -> list[str]:
-    """The sensitive fields of every schema the message being serialized references (whether
-    their rules run or not), besides the failing rule's own schema's."""
+    """The sensitive fields of the message being serialized, its root schema's and those of every
+    schema it references, besides the failing rule's own schema's."""
     scope = ROOT.get()
-    referenced = getattr(scope.serde, "referenced", None) if scope is not None else None
-    parts = referenced.referenced_by(scope.serde, scope.schema) if scope is not None and referenced else []
-    if scope is None or not parts:
-        return []  # the failing rule's schema is the message's own
-    found = sensitive_fields(scope.schema, scope.inline_tags)
-    for part in parts:
-        found.extend(sensitive_fields(part.schema))
-    return found
+    return sensitive_fields_down(scope.serde, scope.schema, scope.inline_tags) if scope is not None else []
 
 
 def redacted_for_dead_letters(rule_types: Collection[str], message: Any) -> Any:

@@ -50,6 +50,7 @@ from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent
 from ..errors import ConfigError
+from ..redaction import sensitive_fields
 
 __all__ = [
     "PATH",
@@ -62,6 +63,7 @@ __all__ = [
     "json_walker",
     "opted_in",
     "protobuf_walker",
+    "sensitive_fields_down",
     "walker_for",
 ]
 
@@ -504,3 +506,17 @@ def _protobuf_part(value: Any, path: str, graph: dict[str, Referenced]) -> Itera
 def walker_for(schema_type: str) -> Callable[[Any, Schema], Walk]:
     """How parts are found in values of a format (AVRO, JSON or PROTOBUF)."""
     return {"AVRO": avro_walker, "JSON": json_walker, "PROTOBUF": protobuf_walker}[schema_type]
+
+
+def sensitive_fields_down(
+    serde: Any, schema: Schema | None, inline_tags: dict[str, Any] | None = None
+) -> list[str]:
+    """The sensitive fields (`redaction.sensitive_fields`) of `schema` and of every version it
+    references, all the way down, whether their rules run or not: a referenced schema's tags are
+    in its own text, not in its root's. Raises what looking the references up raises."""
+    found = set(sensitive_fields(schema, inline_tags))
+    referenced = getattr(serde, "referenced", None)
+    if isinstance(referenced, ReferencedRules):
+        for part in referenced.referenced_by(serde, schema):
+            found.update(sensitive_fields(part.schema))
+    return sorted(found)
