@@ -153,20 +153,21 @@ def scrub(error: BaseException | None, values: Collection[str]) -> None:
     they refused from attributes) is replaced in the chain by a plain `Exception` holding its
     type's name and redacted text; `error` itself must take redaction through its `args` (this
     package's errors do)."""
-    seen = 0
-    while error is not None and values and seen < 10:
-        _redact_args(error, values)
+    if error is None or not values:
+        return
+    _redact_args(error, values)
+    for _ in range(10):
         cause = error.__cause__ or error.__context__
-        if cause is not None:
-            _redact_args(cause, values)
-            text = str(cause)
-            if any(value in text for value in values):
-                stand_in = Exception(f"{type(cause).__name__}: {redact(text, values)}")
-                stand_in.__cause__ = cause.__cause__ or cause.__context__
-                error.__cause__ = stand_in  # (also hides `__context__` from tracebacks)
-                cause = stand_in
+        if cause is None:
+            return
+        _redact_args(cause, values)
+        text = str(cause)
+        if any(value in text for value in values):
+            stand_in = Exception(f"{type(cause).__name__}: {redact(text, values)}")
+            stand_in.__cause__ = cause.__cause__ or cause.__context__
+            error.__cause__ = stand_in  # (also hides `__context__` from tracebacks)
+            cause = stand_in
         error = cause
-        seen += 1
 
 
 def _redact_args(error: BaseException, values: Collection[str]) -> None:
