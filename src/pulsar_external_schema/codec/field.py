@@ -156,7 +156,7 @@ class FieldSerde:
             invalid = None if isinstance(error, DeadLetteredError) else self._outside_schema(value, context)
             if invalid is None:  # a dead-lettered value's copy is persisted: its error says so
                 raise
-            failed = self._not_serialized(topic, value, context, invalid)
+            failed = self._not_serialized(topic, value, context, invalid, cause=error)
             raise failed from failed.__cause__
         except ExternalSchemaError:
             raise
@@ -331,13 +331,20 @@ class FieldSerde:
             schema_id=ids.describe(id_bytes),
         )
 
-    def _not_serialized(self, topic: str, value: Any, context: MessageContext, error: Exception) -> Exception:
-        """The error to raise, `error` its (scrubbed) cause: raise it `from` its `__cause__`."""
+    def _not_serialized(
+        self,
+        topic: str,
+        value: Any,
+        context: MessageContext,
+        error: Exception,
+        cause: Exception | None = None,
+    ) -> Exception:
+        """The error to raise for `error`, chained to `cause` (else `error`) with the chain
+        scrubbed: raise it `from` its `__cause__`."""
         values = self._sensitive_values(value, context)
         what = "could not serialize the value"
-        return _scrubbed(
-            self._error(EncodeError, what, topic, context.schema_id, error, values), error, values
-        )
+        failed = self._error(EncodeError, what, topic, context.schema_id, error, values)
+        return _scrubbed(failed, error if cause is None else cause, values)
 
     def _outside_schema(self, value: Any, context: MessageContext) -> Exception | None:
         """Why a JSON value a rule failed on is outside its writer schema (None: it is not, or
