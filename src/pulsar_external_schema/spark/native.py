@@ -51,7 +51,6 @@ log = logging.getLogger(__name__)
 #: The values of the option `reader` (and of the sink's `writer`).
 READERS = PATHS
 
-_MODULE = "_pulsar_external_schema_native"
 _VERDICTS = ("_valid", "_error", "_rule", "_failure")
 
 
