@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import traceback
 import uuid
 from typing import Any
 
@@ -262,3 +263,13 @@ class FakeConsumer:
 
     def close(self) -> None:
         self.events.append("close")
+
+
+def everything_said(error: BaseException | None) -> str:
+    """What a traceback says of the error and every exception chained to it (not the source
+    lines it quotes, which hold the test's literals)."""
+    said = []
+    while error is not None:
+        said.extend(traceback.format_exception_only(error))
+        error = error.__cause__ or error.__context__
+    return "".join(said)

@@ -4,14 +4,13 @@ and external ones in a schema's metadata with wildcards; the rules they select."
 from __future__ import annotations
 
 import json
-import traceback
 from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.confluent import meta_pb2
 from conftest import require_confluent_registry
-from contracts import contract, drain, rule, subscribe, unique
+from contracts import contract, drain, everything_said, rule, subscribe, unique
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message_factory import GetMessageClass
 from schemas import order_message_class
@@ -19,16 +18,6 @@ from schemas import order_message_class
 from pulsar_external_schema import SCHEMA_ID_PROPERTY, DecodeError, EncodeError, consume, create_producer
 from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
 from pulsar_external_schema.redaction import REDACTED
-
-
-def everything_said(error: BaseException | None) -> str:
-    """What a traceback says of the error and every exception chained to it."""
-    said = []
-    while error is not None:
-        said.extend(traceback.format_exception_only(error))
-        error = error.__cause__ or error.__context__
-    return "".join(said)
-
 
 MASK_PII = rule("maskPII", "TRANSFORM", "CEL_FIELD", "WRITE", "true ; 'XXX'", tags=["PII"])
 

@@ -9,7 +9,7 @@ import traceback
 from typing import Any
 
 import pytest
-from contracts import FakePulsarClient, contract, mock_factory, rule
+from contracts import FakePulsarClient, contract, everything_said, mock_factory, rule
 
 from pulsar_external_schema import DeadLetteredError, EncodeError, ExternalSchemaError, RuleViolationError
 from pulsar_external_schema.redaction import REDACTED, sensitive_fields, sensitive_values
@@ -40,16 +40,6 @@ def _schema(rules: list[dict[str, Any]], *, client: Any = None, schema: Any = PE
     return made
 
 
-def _everything(error: BaseException | None) -> str:
-    """What a traceback says of the error and every exception chained to it (not the source
-    lines it quotes, which hold this file's literals)."""
-    said = []
-    while error is not None:
-        said.extend(traceback.format_exception_only(error))
-        error = error.__cause__ or error.__context__
-    return "".join(said)
-
-
 def test_a_rule_engine_quoting_a_pii_value_is_redacted_in_the_error_and_its_causes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -57,7 +47,7 @@ def test_a_rule_engine_quoting_a_pii_value_is_redacted_in_the_error_and_its_caus
     with caplog.at_level(logging.DEBUG), pytest.raises(RuleViolationError) as raised:
         schema.encode(TOPIC, {"name": "Ann", "ssn": SSN})
     assert REDACTED in str(raised.value)  # cel-python quoted it: StringType('<REDACTED>')
-    assert SSN not in _everything(raised.value)
+    assert SSN not in everything_said(raised.value)
     assert caplog.records, "cel-python logged nothing at DEBUG: the test would prove nothing"
     assert not [record for record in caplog.records if SSN in record.getMessage()]
 
@@ -78,7 +68,7 @@ def test_the_dlq_copy_carries_the_redacted_exception() -> None:
         schema.encode(TOPIC, {"name": "Ann", "ssn": SSN})
     [copy] = client.sent
     assert REDACTED in copy["properties"]["__rule.exception"]
-    assert SSN not in json.dumps(copy["properties"]) and SSN not in _everything(raised.value)
+    assert SSN not in json.dumps(copy["properties"]) and SSN not in everything_said(raised.value)
 
 
 def test_a_pii_value_outside_its_type_is_named_by_its_field_only() -> None:
@@ -86,7 +76,7 @@ def test_a_pii_value_outside_its_type_is_named_by_its_field_only() -> None:
     with pytest.raises(EncodeError) as raised:
         schema.encode(TOPIC, {"name": "Ann", "ssn": 987654321})  # not a string: fastavro quotes it
     assert "field ssn: an int is not an Avro string or null" in str(raised.value)
-    assert "987654321" not in _everything(raised.value)
+    assert "987654321" not in everything_said(raised.value)
 
 
 def test_values_of_other_fields_are_still_quoted() -> None:
@@ -141,5 +131,5 @@ def test_a_cause_that_prints_the_refused_value_from_its_attributes_is_replaced_b
         scrub(error, sensitive_values({"ssn": "SSN 987654321"}, ["ssn"]))
         assert type(error.__cause__) is Exception  # a stand-in: its text is all it holds
         assert str(error.__cause__).startswith("ValidationError: '<REDACTED>' does not match")
-        assert "987654321" not in _everything(error)
+        assert "987654321" not in everything_said(error)
         assert "".join(traceback.format_exception(error)).count("987654321") == 0
