@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import io
+import threading
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -176,6 +178,46 @@ def dek_cipher(transform: Any, key: bytes) -> tuple[Any, Any]:
         )
     gcm = cryptor.registry.primitive(key_data, aead.Aead)
     return (lambda plaintext: gcm.encrypt(plaintext, aad), lambda ciphertext: gcm.decrypt(ciphertext, aad))
+
+
+_kms_clients: dict[tuple[str, str], Any] = {}
+_kms_clients_lock = threading.Lock()
+
+
+def bind_kms_clients_to_their_config() -> None:
+    """Makes every ENCRYPT executor in the process use a KMS client built from its own config.
+
+    confluent-kafka's executors (as Confluent's Java and .NET ones) take a KEK's KMS client from
+    Tink's process-global registry first, and register there the client they build from a rule
+    executor's config: the first config to reach a KMS type served every executor after it. So a
+    factory given no secret or credentials decrypted with another's (the queries of several Spark
+    Connect sessions share the Python workers; two tenants may share a process), and a factory
+    given its own secret wrapped its DEKs with the first one's key, where its own secret could never
+    unwrap them. Patched once, for every executor of the process: a client per KEK URL and config,
+    made by the KMS driver as confluent-kafka makes it, never from or into Tink's registry."""
+    from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import AeadWrapper
+
+    if getattr(AeadWrapper._get_kms_client, "bound_to_config", False):
+        return
+
+    def _get_kms_client(self: Any, config: dict[str, Any], kek_url: str) -> Any:
+        return kms_client(config, kek_url)
+
+    _get_kms_client.bound_to_config = True  # type: ignore[attr-defined]
+    AeadWrapper._get_kms_client = _get_kms_client  # type: ignore[method-assign]
+
+
+def kms_client(config: dict[str, Any], kek_url: str) -> Any:
+    """The KMS client for `kek_url` made from `config` (the executor's params and the KEK's KMS
+    properties), once per distinct config; keyed by a digest, so no secret is kept twice."""
+    from confluent_kafka.schema_registry.rules.encryption.kms_driver_registry import get_kms_driver
+
+    digest = hashlib.sha256(repr(sorted((str(k), repr(v)) for k, v in config.items())).encode()).hexdigest()
+    with _kms_clients_lock:
+        client = _kms_clients.get((kek_url, digest))
+        if client is None:
+            client = _kms_clients[(kek_url, digest)] = get_kms_driver(kek_url).new_kms_client(config, kek_url)
+        return client
 
 
 def pinned_schema(serde: Any, subject: str, fmt: str | None) -> RegisteredSchema | None:

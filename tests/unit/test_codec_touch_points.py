@@ -433,3 +433,22 @@ def test_lazy_cel_executor_sets_what_confluent_kafkas_init_sets_and_evaluates() 
     ctx = RuleContext(None, CTX, None, target, SUBJECT, RuleMode.READ, _rule("READ"), 0, [], None, None)
     assert lazy.execute_rule(ctx, "message.a == 'x'", {"message": msg_to_cel({"a": "x"})}) is True
     assert "_env" in vars(lazy)
+
+
+def test_each_executor_gets_a_kms_client_made_from_its_own_config() -> None:
+    """Not Tink's process-global registry, where the first config to register a client for a KMS
+    type served every executor after it (`_confluent.bind_kms_clients_to_their_config`)."""
+    from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import AeadWrapper
+    from tink import TinkError
+
+    mock_factory()  # a rule engine binds them
+    assert getattr(AeadWrapper._get_kms_client, "bound_to_config", False)
+    url = "local-kms://mykey"
+    one = _confluent.kms_client({"secret": "one"}, url)
+    assert _confluent.kms_client({"secret": "one"}, url) is one
+    two = _confluent.kms_client({"secret": "two"}, url)
+    assert two is not one
+    wrapped = one.get_aead(url).encrypt(b"a DEK", b"")
+    assert one.get_aead(url).decrypt(wrapped, b"") == b"a DEK"
+    with pytest.raises(TinkError):
+        two.get_aead(url).decrypt(wrapped, b"")

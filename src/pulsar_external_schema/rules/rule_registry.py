@@ -12,7 +12,9 @@ Every factory gets its own confluent-kafka `RuleRegistry` (never the process-glo
 As in the Java client, an executor or action declared with a name serves the rules of that name;
 rules of its type with other names use the built-in one, or any declared one if there is no
 built-in. KMS drivers (local-kms always; AWS, Azure, GCP and HashiCorp Vault when their libraries
-are installed) are registered process-wide, which is where confluent-kafka looks them up.
+are installed) are registered process-wide, which is where confluent-kafka looks them up; the KMS
+clients they make are not: each executor's comes from its own config
+(`_confluent.bind_kms_clients_to_their_config`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
 )
 from confluent_kafka.schema_registry.serde import RuleAction, RuleContext, RuleExecutor
 
+from .. import _confluent
 from .._imports import import_object
 from ..errors import ConfigError
 from .actions import PulsarDlqAction
@@ -61,6 +64,7 @@ def register_kms_drivers() -> dict[str, str | None]:
     """Register every KMS driver whose libraries import; returns driver -> None, or why it is missing."""
     with _kms_lock:
         if not _kms_registered:
+            _confluent.bind_kms_clients_to_their_config()
             for module, name, extra in _KMS_DRIVERS:
                 try:
                     import_object(f"{module}.{name}").register()
