@@ -29,6 +29,7 @@ from .errors import (
 from .factory import SchemaRegistrySchemaFactory
 from .registered_schema import RegisteredSchema
 from .registry import describe, failure_kind, is_conflict, registry_error
+from .rules.deks import share_deks
 from .schema import ExternalSchema
 
 
@@ -218,7 +219,9 @@ class ForwardedSchemas:
     version (with its rules and metadata) registered under the target's subject keeps its id: the
     id, the bytes and the subject check then agree, and the target's readers run the same data
     contract. Each (id, target subject) is registered once, before the first message with that id
-    is forwarded; with `auto.register.schemas` false it must be registered already.
+    is forwarded; with `auto.register.schemas` false it must be registered already. The DEKs the
+    version's ENCRYPT rules wrote under the source subject are registered under the target's
+    (`rules/deks.py`): else its readers could not decrypt what is forwarded.
 
     A target subject that refuses the version (its compatibility) raises `IncompatibleSchemaError`
     naming both subjects and the version: nothing its readers cannot read is forwarded. GUID ids
@@ -284,9 +287,13 @@ class ForwardedSchemas:
         version: int | None = None
         try:
             versions = _confluent.schema_versions(client, schema_id)
-            if any(found == subject for found, _ in versions):
-                return  # registered there already (a pipeline that validates in place, a rerun)
             chosen = next(((s, v) for s, v in versions if s == preferred), None)
+            here = next((v for s, v in versions if s == subject), None)
+            if here is not None:  # registered there already (a pipeline that validates in place, a rerun)
+                if chosen is not None and chosen[0] != subject:
+                    schema = client.get_version(subject, here).schema
+                    share_deks(client, schema, chosen[0], subject, topic=topic, url=url)
+                return
             if chosen is None and not versions:
                 raise UnknownSchemaIdError(
                     f"schema id {schema_id} is registered under no subject at {url}",
@@ -299,6 +306,8 @@ class ForwardedSchemas:
                 registered_id = client.register_schema_full_response(subject, schema).schema_id
             else:
                 registered_id = client.lookup_schema(subject, schema).schema_id
+            if registered_id == schema_id:
+                share_deks(client, schema, source, subject, topic=topic, url=url)
         except ExternalSchemaError:
             raise
         except Exception as error:
