@@ -29,6 +29,8 @@ from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.schema_registry_client import RuleMode
+from confluent_kafka.schema_registry.serde import RuleError
 from contracts import FakePulsarClient, contract, mock_factory, rule
 from google.protobuf import descriptor_pb2
 from google.protobuf.message_factory import GetMessageClass
@@ -1605,3 +1607,31 @@ def test_a_reader_kept_by_decode_serves_received_messages_past_the_property_pars
 
     monkeypatch.setattr(ids, "parse_hex", no_parse)
     assert both.schema.decode_message(message) == expected
+
+
+def test_a_dek_a_read_could_not_get_is_asked_for_again_only_after_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reader without the secret: each of its messages takes the reference path (which tries the
+    DEK and gives the rule's verdict); the compiled path does not try it for every message too.
+    Here the compiled path's DEK lookup fails and the reference path, which has the secret, reads."""
+    from pulsar_external_schema import _confluent
+    from pulsar_external_schema.rules import encryption
+
+    schema = mock_factory(**KMS).avro(_person({"ruleSet": {"domainRules": [encrypt_rule(SIV)]}}))
+    sent = [schema.encode(TOPIC, PERSON_SAMPLE) for _ in range(5)]
+    asked = []
+
+    def no_dek(transform: Any, ctx: Any, version: Any) -> Any:
+        if ctx.rule_mode == RuleMode.READ:
+            asked.append(version)
+        raise RuleError("no KMS secret")
+
+    monkeypatch.setattr(_confluent, "dek_key", no_dek)  # the module encryption.py calls it in
+    assert [schema.decode(TOPIC, e.data, e.schema_id) for e in sent] == [PERSON_SAMPLE] * 5
+    assert len(asked) == 1
+    monkeypatch.setattr(encryption, "DEK_RETRY_SECONDS", 0.0)  # no window: each message asks
+    again = mock_factory(**KMS).avro(_person({"ruleSet": {"domainRules": [encrypt_rule(SIV)]}}))
+    for e in [again.encode(TOPIC, PERSON_SAMPLE) for _ in range(5)]:
+        assert again.decode(TOPIC, e.data, e.schema_id) == PERSON_SAMPLE
+    assert len(asked) >= 1 + 5
