@@ -11,7 +11,7 @@ import pytest
 from conftest import Services, require_confluent_registry
 from contracts import LOCAL_KMS_SECRET, contract, drain, encrypt_rule, rule, subscribe, unique
 
-from pulsar_external_schema import DeadLetteredError, create_producer
+from pulsar_external_schema import DeadLetteredError, DecodeError, create_producer
 from pulsar_external_schema.deadletter import resolve_dlq_topic
 from pulsar_external_schema.errors import ConfigError
 from pulsar_external_schema.schema_id import SCHEMA_ID_PROPERTY
@@ -69,6 +69,15 @@ def test_payload_encryption(make_factory: Any, pulsar_client: Any, topic: str) -
     [message] = drain(raw)
     assert b"Ann" not in message.data() and b"123-45-6789" not in message.data()
     assert [m.value() for m in drain(consumer)] == [ANN]
+
+    # Without the secret the rule fails, its action NONE passes the ciphertext on, and that does
+    # not decode: the error says so (it said only `EOFError`).
+    keyless = subscribe(pulsar_client, topic, make_factory().avro(tagged_person()), name="keyless")
+    [unreadable] = drain(keyless)
+    with pytest.raises(DecodeError) as failed:
+        unreadable.value()
+    assert "rule 'encryptPayload' (TRANSFORM ENCRYPT_PAYLOAD, READ) failed before it" in str(failed.value)
+    assert "cannot load secret" in str(failed.value) and "action NONE" in str(failed.value)
 
 
 def test_encrypted_fields_are_never_written_to_a_dlq_in_clear(

@@ -223,7 +223,15 @@ class FieldSerde:
             failed = self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause, sensitive
             )
-            raise _scrubbed(failed, cause, sensitive) from failed.__cause__
+            chained = failed.__cause__
+            if context.encoding_failure is not None and type(failed) is DecodeError:
+                failed = DecodeError(  # what the payload was when it failed (still encrypted)
+                    f"{failed.reason}; {context.encoding_failure}",
+                    topic=topic,
+                    subject=failed.subject,
+                    schema_id=failed.schema_id,
+                )
+            raise _scrubbed(failed, cause, sensitive) from chained
 
     def decode_compiled(
         self, topic: str, data: bytes, id_bytes: bytes, kept_as: tuple[bytes | str, ...] = ()

@@ -15,6 +15,7 @@ class MessageContext(dict[str, str]):
     """The properties of one Pulsar message, plus where it came from; one per encode or decode."""
 
     __slots__ = (
+        "encoding_failure",
         "event_timestamp",
         "message_id",
         "ordering_key",
@@ -52,6 +53,9 @@ class MessageContext(dict[str, str]):
         self.pulsar_client = pulsar_client
         """The `_pulsar.Client` a DLQ copy is published through (None: the factory's)."""
         self.writer: tuple[str, Any] | None = None
+        self.encoding_failure: str | None = None
+        """On consume: an encoding rule (ENCRYPT_PAYLOAD) that failed and whose action (NONE) let
+        the payload go on as it was, said as a decode error adds it (`rules/serdes.py`)."""
         """On produce: (subject, registered writer schema or None for the local one), as the
         serializer resolved them; the codec builds its plan from this (see `codec/`)."""
 

@@ -59,7 +59,7 @@ from ..codec.values import (
     refusal,
 )
 from ..errors import ExternalSchemaError
-from .actions import ErrorAction
+from .actions import ErrorAction, describe_rule, failure_cause
 from .context import MessageContext
 from .referenced import PATH, ROOT, ReferencedRules, Scope
 
@@ -100,6 +100,11 @@ def has_rules(schema: Schema | None) -> bool:
     """True when a write would run something: domain or encoding rules."""
     rule_set = schema.rule_set if schema is not None else None
     return bool(rule_set is not None and (rule_set.domain_rules or rule_set.encoding_rules))
+
+
+def _is_encoding_rule(ctx: RuleContext) -> bool:
+    rule_set = ctx.target.rule_set if ctx.target is not None else None
+    return rule_set is not None and any(rule is ctx.rule for rule in rule_set.encoding_rules or [])
 
 
 class ContractSerde(_confluent.SerdeHooks):
@@ -148,6 +153,15 @@ class ContractSerde(_confluent.SerdeHooks):
     def rule_ran(
         self, ctx: RuleContext, action: Callable[[], str], message: Any, ex: Exception | None
     ) -> None:
+        if ex is not None and ctx.rule_mode == RuleMode.READ and _is_encoding_rule(ctx):
+            context = ctx.ser_ctx.headers if ctx.ser_ctx is not None else None
+            name = action()
+            if isinstance(context, MessageContext) and name == "NONE":
+                # the payload goes on as it was: what fails to decode it next should say why
+                context.encoding_failure = (
+                    f"{describe_rule(ctx)} failed before it ({failure_cause(ctx, message, ex)}), and its "
+                    "action NONE passed the payload on as it was"
+                )
         store = metrics.recording()
         if store is None:
             return
