@@ -108,6 +108,26 @@ def test_writer_runs_write_rules_and_names_the_failing_rule(
     assert target in str(failure.value)
 
 
+def test_a_value_column_the_schema_does_not_name_is_refused_not_left_out(
+    spark: Any, services: Services, pulsar_client: Any
+) -> None:
+    """As Spark's own Avro writer: a `value` field the registered record lacks (here a misspelt
+    optional field) fails the write naming it; fastavro would write the row without it."""
+    target = f"persistent://public/default/{unique('spark-misspelt')}"
+    record = {
+        "type": "record",
+        "name": "Line",
+        "namespace": "acme",
+        "fields": [{"name": "id", "type": "long"}, {"name": "qty", "type": "int", "default": 0}],
+    }
+    register(services, target, record)
+    rows = spark.createDataFrame([((1, 5),)], "value struct<id:long,qyt:int>")
+    with pytest.raises(Exception, match=r"field qyt: an int is not a field of record acme\.Line") as failure:
+        rows.write.format(FORMAT).options(**source_options(services, topic=target)).mode("append").save()
+    assert target in str(failure.value)
+    assert drain(subscribe(pulsar_client, target, name="nothing")) == []
+
+
 def test_stream_writer_with_producer_name_writes_each_row_once(
     spark: Any, services: Services, pulsar_client: Any, orders: Produced, tmp_path: Path
 ) -> None:

@@ -131,7 +131,7 @@ def _same(given: Any, read: Any) -> bool:
     if isinstance(given, (list, tuple)) and isinstance(read, list):
         return len(given) == len(read) and all(_same(g, r) for g, r in zip(given, read, strict=True))
     if isinstance(given, dict) and isinstance(read, dict):
-        return all(_same(given[k], read[k]) for k in given if k in read)
+        return all(k in read and _same(given[k], read[k]) for k in given)  # nothing left out
     if isinstance(given, bytearray):
         return bool(bytes(given) == read)
     return bool(type(given) is type(read) and given == read)
@@ -208,6 +208,8 @@ def test_the_good_record_passes_and_a_missing_field_with_a_default_is_written() 
         ("e", "C", "field e: a str is not a symbol of enum acme.E"),
         ("x", b"abc", "field x: a bytes is not fixed acme.F (2 bytes): it has 3"),
         ("i", None, "field i: None is not an Avro int (32-bit integer)"),
+        ("r", {"n": 1, "m": 2}, "field r.m: an int is not a field of record acme.Inner: the record has no"),
+        ("rs", [{"n": 1}, {"n": 2, "N": 3}], "field rs[1].N: an int is not a field of record acme.Inner"),
     ],
 )
 def test_each_refusal_names_the_field_its_type_and_the_schema_type(field: str, value: Any, said: str) -> None:
@@ -241,6 +243,8 @@ def test_a_record_inside_itself_is_checked_at_every_depth() -> None:
 
 
 def test_a_schema_fastavro_checks_itself_has_no_check() -> None:
+    assert avro_check(parse_schema("string")) is None
+    assert avro_check(parse_schema("int")) is not None
     strings = parse_schema(
         {
             "type": "record",
@@ -248,8 +252,29 @@ def test_a_schema_fastavro_checks_itself_has_no_check() -> None:
             "fields": [{"name": "a", "type": "string"}, {"name": "b", "type": "bytes"}],
         }
     )
-    assert avro_check(strings) is None
-    assert avro_check(parse_schema("int")) is not None
+    _check(strings)({"a": "x", "b": b"y"})  # a record's keys are checked: fastavro drops unknown ones
+    with pytest.raises(ValueOutsideSchemaError, match="field c: a str is not a field of record S"):
+        _check(strings)({"a": "x", "b": b"y", "c": "z"})
+
+
+def test_a_key_the_record_does_not_name_is_refused_on_both_paths_not_left_out() -> None:
+    """fastavro (and so confluent-kafka's serializer) writes a dict's known fields and drops the
+    rest: `qyt` for `qty` lost the value and wrote `qty`'s default. Java's `GenericRecord` (and
+    Spark's Avro writer) refuse a field the schema does not name; so does this package."""
+    record = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "acme",
+        "fields": [{"name": "id", "type": "long"}, {"name": "qty", "type": "int", "default": 0}],
+    }
+    schema = mock_factory().avro(json.dumps(record))
+    topic = "persistent://acme/shop/orders"
+    for _ in range(2):  # the first message goes the reference path, the second the compiled one
+        assert schema.encode(topic, {"id": 1, "qty": 2}).data == b"\x02\x04"
+        with pytest.raises(ValueOutsideSchemaError) as raised:
+            schema.encode(topic, {"id": 1, "qyt": 2})
+        assert "field qyt: an int is not a field of record acme.Order" in str(raised.value)
+        assert raised.value.path == "qyt" and raised.value.topic == topic
 
 
 def test_json_refuses_nan_and_infinity_where_they_are() -> None:

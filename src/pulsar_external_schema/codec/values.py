@@ -192,6 +192,16 @@ def _avro(node: Any, value: Any, path: str, named: dict[str, Any]) -> Problem | 
 def _avro_record(node: dict[str, Any], value: Any, path: str, named: dict[str, Any]) -> Problem | None:
     if not isinstance(value, Mapping):
         return Problem(path, _type_name(value), f"record {node.get('name')} (a dict)")
+    names = {field["name"] for field in node.get("fields", ())}
+    for key in value:
+        if key not in names:
+            here = f"{path}.{key}" if path else str(key)
+            return Problem(
+                here,
+                _type_name(value[key]),
+                f"a field of record {node.get('name')}",
+                "the record has no such field (misspelt?), and Avro writers leave out what it does not name",
+            )
     for field in node.get("fields", ()):
         name = field["name"]
         here = f"{path}.{name}" if path else name
@@ -398,7 +408,9 @@ class _FastForm:
         """(statements that read the record's checked fields, the test of each): a field without
         a default read by subscript, one with a default by `get` (fastavro writes the default)."""
         assigns: list[str] = []
-        tests: list[str] = []
+        names = self._fresh("names")
+        self.names[names] = frozenset(field["name"] for field in node.get("fields", ()))
+        tests: list[str] = [f"{names}.issuperset({var})"]  # no key the record does not name
         for field in node.get("fields", ()):
             item = self._fresh("f")
             expression = self.expression(field["type"], item)
