@@ -41,6 +41,20 @@ def rule(name: str, kind: str, type_: str, mode: str, expr: str, **extra: Any) -
 LOCAL_KMS_SECRET = {"rule.executors._default_.param.secret": "a-local-kms-secret-for-tests"}
 
 
+def tagged_person() -> dict[str, Any]:
+    """A record with an inline PII tag, in a namespace of its own: AxonOps v0.2.1 gives a schema
+    that equals a stored one but for `confluent:tags` the stored text (and id), tags dropped."""
+    return {
+        "type": "record",
+        "name": "Person",
+        "namespace": unique("acme.tagged").replace("-", "_"),
+        "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "ssn", "type": "string", "confluent:tags": ["PII"]},
+        ],
+    }
+
+
 def encrypt_rule(
     kek: str,
     *,

@@ -9,7 +9,7 @@ from typing import Any
 import fastavro
 import pytest
 from conftest import Services, require_confluent_registry
-from contracts import LOCAL_KMS_SECRET, contract, drain, encrypt_rule, rule, subscribe, unique
+from contracts import LOCAL_KMS_SECRET, contract, drain, encrypt_rule, rule, subscribe, tagged_person, unique
 
 from pulsar_external_schema import DeadLetteredError, DecodeError, create_producer
 from pulsar_external_schema.deadletter import resolve_dlq_topic
@@ -19,20 +19,6 @@ from pulsar_external_schema.topic_schemas import ForwardedSchemas
 
 SECRET = LOCAL_KMS_SECRET
 ANN = {"name": "Ann", "ssn": "123-45-6789"}
-
-
-def tagged_person() -> dict[str, Any]:
-    """A record with an inline PII tag, in a namespace of its own: AxonOps v0.2.1 gives a schema
-    that equals a stored one but for `confluent:tags` the stored text (and id), tags dropped."""
-    return {
-        "type": "record",
-        "name": "Person",
-        "namespace": unique("acme.tagged").replace("-", "_"),
-        "fields": [
-            {"name": "name", "type": "string"},
-            {"name": "ssn", "type": "string", "confluent:tags": ["PII"]},
-        ],
-    }
 
 
 def test_tagged_fields_are_ciphertext_on_the_topic_and_plaintext_for_consumers(

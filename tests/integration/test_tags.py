@@ -57,7 +57,7 @@ def test_inline_avro_tags_and_external_tags_with_wildcards(
 
 def test_inline_json_schema_tags(make_factory: Any, pulsar_client: Any, topic: str) -> None:
     person = {
-        "title": unique("Person"),  # a schema of its own (see test_encryption.tagged_person)
+        "title": unique("Person"),  # a schema of its own (see contracts.tagged_person)
         "type": "object",
         "properties": {
             "name": {"type": "string"},

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
 from conftest import Services
-from contracts import contract, drain, encrypt_rule, rule, subscribe, unique
+from contracts import contract, drain, encrypt_rule, rule, subscribe, tagged_person, unique
 from spark_support import source_options, validate
 
 from pulsar_external_schema import create_producer
@@ -28,15 +28,7 @@ def encrypted_topic(
 ) -> tuple[str, dict[str, Any]]:
     """A topic of two people whose `ssn` (tagged PII) an ENCRYPT rule encrypts with `secret`, and
     the record schema."""
-    person = {
-        "type": "record",
-        "name": "Person",
-        "namespace": unique("acme.spark").replace("-", "_"),
-        "fields": [
-            {"name": "name", "type": "string"},
-            {"name": "ssn", "type": "string", "confluent:tags": ["PII"]},
-        ],
-    }
+    person = tagged_person()
     topic = f"persistent://public/default/{unique('spark-encrypted')}"
     rules = {"domainRules": [encrypt_rule(unique("kek")), *read_rules]}
     schema = make_factory(**{SECRET: secret}).avro(contract(person, ruleSet=rules))
