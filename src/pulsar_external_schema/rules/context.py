@@ -53,11 +53,11 @@ class MessageContext(dict[str, str]):
         self.pulsar_client = pulsar_client
         """The `_pulsar.Client` a DLQ copy is published through (None: the factory's)."""
         self.writer: tuple[str, Any] | None = None
+        """On produce: (subject, registered writer schema or None for the local one), as the
+        serializer resolved them; the codec builds its plan from this (see `codec/`)."""
         self.encoding_failure: str | None = None
         """On consume: an encoding rule (ENCRYPT_PAYLOAD) that failed and whose action (NONE) let
         the payload go on as it was, said as a decode error adds it (`rules/serdes.py`)."""
-        """On produce: (subject, registered writer schema or None for the local one), as the
-        serializer resolved them; the codec builds its plan from this (see `codec/`)."""
 
     def copy(self) -> MessageContext:
         """The same message for another serde (the key of a key/value message): its own schema id."""
