@@ -17,7 +17,17 @@ from typing import Any
 import pulsar
 import pytest
 from conftest import REPO, Services
-from contracts import contract, drain, rule, subject_of, subscribe, unique
+from contracts import (
+    LOCAL_KMS_SECRET,
+    contract,
+    drain,
+    encrypt_rule,
+    rule,
+    subject_of,
+    subscribe,
+    tagged_person,
+    unique,
+)
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
@@ -352,6 +362,34 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
     ]
     assert all(copy.properties()["__rule.topic"] == source for copy in copies)
     assert drain(subscribe(pulsar_client, elsewhere), 300) == []
+
+
+def test_a_validate_function_without_the_secret_forwards_what_the_output_topics_readers_decrypt(
+    services: Services, pulsar_client: Any, make_factory: Any
+) -> None:
+    """The function holds no KMS secret: it judges the fields in clear and forwards the rest
+    untouched; the output topic's readers, who hold it, find the DEK under their own subject."""
+    source, valid = topic_named("people"), topic_named("people-valid")
+    person = tagged_person()
+    written = contract(person, ruleSet={"domainRules": [encrypt_rule(unique("kek"))]})
+    ann = {"name": "Ann", "ssn": "123-45-6789"}
+    with create_producer(pulsar_client, source, make_factory(**LOCAL_KMS_SECRET).avro(written)) as producer:
+        producer.send(dict(ann))
+
+    result = run_function(
+        pulsar_client,
+        ValidateFunction,
+        services,
+        [source],
+        output=valid,
+        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
+        user_config={"dlq.topic": topic_named("people-dlq")},
+    )
+
+    assert (result.processed, result.user_errors, result.system_errors) == (1, [], [])
+    [forwarded] = drain(subscribe(pulsar_client, valid))
+    assert b"123-45-6789" not in forwarded.data()
+    assert make_factory(**LOCAL_KMS_SECRET).avro(person).decode_message(forwarded) == ann
 
 
 def test_validate_function_stops_where_the_output_subject_refuses_the_version(
