@@ -2,14 +2,17 @@
 
 fastavro writes what Python hands it as best it can: 2.5 into an Avro `int` is written as 2,
 99999999999 into an `int` as a varint no 32-bit reader takes, `"yes"` into a `boolean` as true, a
-string into an array as its characters, 1e300 into a `float` as infinity. Python's `json` writes
+string into an array as its characters, 1e300 into a `float` as infinity, a record without the
+keys it does not name (`qyt` for `qty`: lost, and `qty`'s default written). Python's `json` writes
 `NaN` and `Infinity`, which are not JSON (RFC 8259), and which every other reader refuses. Java's
-`GenericDatumWriter` and Confluent's Jackson-based JSON serializer refuse all of these; so does this
+`GenericDatumWriter` (and `GenericRecord`, which holds no field its schema lacks) and Confluent's
+Jackson-based JSON serializer refuse all of these; so does this
 package, on every encode path (the compiled plan and confluent-kafka's serializer alike).
 
 * `avro_check(parsed)` is made once per writer schema. Its fast form is generated Python that
   accepts only what is plainly of its type (a Python `int` in range for an `int` field, `True` or
-  `False` for a `boolean`, a list for an array, ...) and checks only what fastavro would change:
+  `False` for a `boolean`, a list for an array, a dict with no key its record does not name, ...)
+  and checks only what fastavro would change (a key it does not name, fastavro leaves out):
   fastavro refuses a wrong string, bytes, fixed or enum value itself. Anything the fast form does
   not accept at once goes to `explain_avro`, which applies the exact rules (numpy integers,
   `datetime.date` for a `date`, a union's branches) and names what is wrong. The fast form costs
@@ -300,13 +303,12 @@ def _avro_primitive(kind: str, logical: Any, value: Any, path: str) -> Problem |
 
 def avro_check(parsed: Any) -> Callable[[Any], None] | None:
     """value -> None, raising `ValueOutsideSchemaError` for a value outside `parsed`'s types;
-    None where the schema has nothing fastavro would change (only strings, bytes, enums, ...)."""
+    None where the schema has nothing fastavro would change (a string, bytes, an enum, ...; a
+    record always has: its keys)."""
     form = _FastForm(parsed.get("__named_schemas", {}) if isinstance(parsed, dict) else {})
     record = isinstance(parsed, dict) and parsed.get("type") in ("record", "error")
     if record:  # the usual root: its fields in line, one call less per message
-        assigns, tests = form.fields(parsed, "v")
-        if not tests:
-            return None
+        assigns, tests = form.fields(parsed, "v")  # never empty: a record's keys are checked
         plain = [
             "if type(v) is _dict:",
             *(f"    {line}" for line in assigns),
@@ -352,7 +354,6 @@ class _FastForm:
             "_MISSING": _MISSING,
         }
         self.records: dict[str, str] = {}  # a named record -> its function's name
-        self.unchecked: set[str] = set()  # records with nothing to check
         self._counter = 0
 
     def _fresh(self, prefix: str) -> str:
@@ -408,9 +409,9 @@ class _FastForm:
         """(statements that read the record's checked fields, the test of each): a field without
         a default read by subscript, one with a default by `get` (fastavro writes the default)."""
         assigns: list[str] = []
-        names = self._fresh("names")
-        self.names[names] = frozenset(field["name"] for field in node.get("fields", ()))
-        tests: list[str] = [f"{names}.issuperset({var})"]  # no key the record does not name
+        names = self._fresh("names")  # `issuperset` bound once: a lookup less per record
+        self.names[names] = frozenset(field["name"] for field in node.get("fields", ())).issuperset
+        tests: list[str] = [f"{names}({var})"]  # no key the record does not name
         for field in node.get("fields", ()):
             item = self._fresh("f")
             expression = self.expression(field["type"], item)
@@ -426,7 +427,7 @@ class _FastForm:
                 tests.append(expression)
         return assigns, tests
 
-    def _record(self, node: dict[str, Any], var: str) -> str | None:
+    def _record(self, node: dict[str, Any], var: str) -> str:
         name = node.get("name", "")
         if name not in self.records:
             # named before its body is made: a record inside itself (through an array or a map)
@@ -435,12 +436,8 @@ class _FastForm:
             assigns, tests = self.fields(node, "r")
             lines = [f"def {function}(r):", "    if type(r) is not _dict:", "        return False"]
             lines += [f"    {line}" for line in assigns]
-            lines.append(f"    return {' and '.join(tests) or 'True'}")
-            self.function(lines)  # made even if nothing is checked: a record inside it may call it
-            if not tests:
-                self.unchecked.add(name)
-        if name in self.unchecked:
-            return None  # fastavro refuses what is not a dict, and each field checks itself
+            lines.append(f"    return {' and '.join(tests)}")
+            self.function(lines)
         return f"{self.records[name]}({var})"
 
     def _loop(self, items: Any, var: str, kind: str, other: str | None, iterable: str) -> str:
