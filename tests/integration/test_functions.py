@@ -100,6 +100,23 @@ def run_function(
         return runner.run(max_messages=max_messages, timeout_millis=timeout_millis)
 
 
+def run_validate_function(
+    client: Any, services: Services, source: str, valid: str, dlq: str, **options: Any
+) -> RunResult:
+    """`ValidateFunction` from `source` to `valid`, dead letters to `dlq`, as deployed (its
+    `ValidatingSchema` on the input)."""
+    return run_function(
+        client,
+        ValidateFunction,
+        services,
+        [source],
+        output=valid,
+        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
+        user_config={"dlq.topic": dlq},
+        **options,
+    )
+
+
 def test_the_runtime_builds_function_schema_from_its_class_path(services: Services) -> None:
     # The runtime counts __init__'s parameters (self included) and passes both for three.
     assert list(inspect.signature(FunctionSchema.__init__).parameters) == [
@@ -326,15 +343,7 @@ def test_validate_function_passes_valid_messages_untouched_and_dead_letters_the_
     raw.close()
     originals = {m.message_id().serialize(): m for m in drain(subscribe(pulsar_client, source, name="audit"))}
 
-    result = run_function(
-        pulsar_client,
-        ValidateFunction,
-        services,
-        [source],
-        output=valid,
-        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        user_config={"dlq.topic": dlq},
-    )
+    result = run_validate_function(pulsar_client, services, source, valid, dlq)
 
     assert (result.processed, result.user_errors, result.system_errors) == (5, [], [])
     passed = drain(subscribe(pulsar_client, valid))
@@ -376,15 +385,7 @@ def test_a_validate_function_without_the_secret_forwards_what_the_output_topics_
     with create_producer(pulsar_client, source, make_factory(**LOCAL_KMS_SECRET).avro(written)) as producer:
         producer.send(dict(ann))
 
-    result = run_function(
-        pulsar_client,
-        ValidateFunction,
-        services,
-        [source],
-        output=valid,
-        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        user_config={"dlq.topic": topic_named("people-dlq")},
-    )
+    result = run_validate_function(pulsar_client, services, source, valid, topic_named("people-dlq"))
 
     assert (result.processed, result.user_errors, result.system_errors) == (1, [], [])
     [forwarded] = drain(subscribe(pulsar_client, valid))
@@ -404,16 +405,7 @@ def test_validate_function_stops_where_the_output_subject_refuses_the_version(
     with create_producer(pulsar_client, source, make_factory().avro(ORDER_V1)) as producer:
         producer.send({"id": 1, "item": "tea"})
 
-    result = run_function(
-        pulsar_client,
-        ValidateFunction,
-        services,
-        [source],
-        output=valid,
-        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        user_config={"dlq.topic": dlq},
-        max_messages=1,
-    )
+    result = run_validate_function(pulsar_client, services, source, valid, dlq, max_messages=1)
 
     [error] = result.user_errors
     assert type(error).__name__ == "IncompatibleSchemaError"
