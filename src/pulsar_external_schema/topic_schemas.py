@@ -317,7 +317,7 @@ class ForwardedSchemas:
                 f"version {version} of {source} (schema id {schema_id}) has id {registered_id} under "
                 f"{subject}: the registry changed it there (a defaultRuleSet, overrideRuleSet or metadata "
                 f"of {subject}?), so messages forwarded with id {schema_id} would not pass the subject "
-                "check of the topic's readers; nothing was forwarded",
+                "check of the topic's readers; no message with that id was forwarded",
                 topic=topic,
                 subject=subject,
             )
@@ -337,21 +337,22 @@ class ForwardedSchemas:
         if kind == "not found" and not self._register:
             return SubjectNotFoundError(
                 f"{what} is not registered under {subject}, and auto.register.schemas is false: register "
-                f"it there before forwarding messages of it to {topic}; nothing was forwarded",
+                f"it there before forwarding messages of it to {topic}; no message of it was forwarded",
                 topic=topic,
                 subject=subject,
             )
         if is_conflict(error):
             return IncompatibleSchemaError(
                 f"{subject} refuses {what}, which messages forwarded to {topic} are written with: "
-                f"{describe(error)}; nothing was forwarded. Let {subject}'s compatibility accept it, or "
-                "forward to a topic whose subject does",
+                f"{describe(error)}; no message of it was forwarded. Let {subject}'s compatibility "
+                "accept it, or forward to a topic whose subject does",
                 [],
                 topic=topic,
                 subject=subject,
             )
         return ConfigError(
-            f"could not register {what} under {subject} at {url}: {describe(error)}; nothing was forwarded",
+            f"could not register {what} under {subject} at {url}: {describe(error)}; "
+            "no message of it was forwarded",
             topic=topic,
             subject=subject,
         )

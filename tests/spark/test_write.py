@@ -181,7 +181,7 @@ def test_writer_sends_rows_failing_a_dlq_rule_to_the_dlq_topic(
 def test_a_send_the_broker_refuses_fails_the_write_naming_the_topic(
     spark: Any, services: Services, named: bool
 ) -> None:
-    # Each send's result reaches the task through a builtin callback (writer._TaskWriter._check):
+    # Each send's result reaches the task through a builtin callback (writer.TaskWriter._check):
     # one refused message among accepted ones must still fail the write.
     target = f"persistent://public/default/{unique('spark-refused')}"
     rows = [(str(i), b"x" * (6 * 1024 * 1024 if i == 3 else 10), {"n": str(i)}) for i in range(6)]
@@ -212,7 +212,7 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.writer import DETERMINISTIC_BATCHES, _TaskWriter
+    from pulsar_external_schema.spark.writer import DETERMINISTIC_BATCHES, TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('rerun')}"
     name = unique("rerun")
@@ -230,10 +230,10 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
             "properties": pa.array([[]] * count, pa.map_(pa.string(), pa.string())),
         }
     )
-    first = _TaskWriter(options[first_writer], 7, 0)
+    first = TaskWriter(options[first_writer], 7, 0)
     first.write(rows.slice(0, DETERMINISTIC_BATCHES["batching_max_messages"]))
     first.finish()
-    again = _TaskWriter(options[second_writer], 7, 0)
+    again = TaskWriter(options[second_writer], 7, 0)
     again.write(rows)
     assert again.finish().sent == count  # sent: the broker acknowledges what it drops as a duplicate
     assert (next(iter(again.native.values()), None) is not None) == (second_writer == "native")
@@ -352,7 +352,7 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.writer import _TaskWriter
+    from pulsar_external_schema.spark.writer import TaskWriter
 
     namespace = deduplicated_namespace(services)
     sizes = [10] * 1_500 + [131_072, 5, 200_000, 7] + [65_536, 65_536, 3] + [1_000] * 300 + [131_071, 1, 1]
@@ -387,7 +387,7 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
                     1, pa.field("data", pa.large_binary())
                 )
             )
-        task = _TaskWriter(options, 3, 1)
+        task = TaskWriter(options, 3, 1)
         task.write(given.slice(0, 1_000))
         task.write(given.slice(1_000))  # a task's rows come in several Arrow batches
         task.finish()
@@ -419,7 +419,7 @@ def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.writer import _TaskWriter
+    from pulsar_external_schema.spark.writer import TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('keyless')}"
     create_partitioned_topic(services, topic, 3)
@@ -439,10 +439,10 @@ def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
     )
     for _ in range(3):  # a first run that got 1,000 rows through, and two more runs of the task
         time.sleep(1.1)  # pulsar-client seeds its round robin's start with the time in seconds
-        first = _TaskWriter(options[first_writer], 2, 4)
+        first = TaskWriter(options[first_writer], 2, 4)
         first.write(rows.slice(0, 1_000))
         first.finish()
-        again = _TaskWriter(options[second_writer], 2, 4)
+        again = TaskWriter(options[second_writer], 2, 4)
         again.write(rows)
         again.finish()
 

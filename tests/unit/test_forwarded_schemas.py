@@ -97,6 +97,7 @@ def test_a_registry_that_gives_the_version_another_id_there_stops_the_forwarding
     factory = mock_factory()  # as a target subject whose overrideRuleSet changes what is stored
     schema_id = _registered(factory, "acme.shop.orders-value", ORDER)
     with pytest.raises(
-        ConfigError, match=r"has id \d+ under acme\.trusted\.orders-value.*nothing was forwarded"
+        ConfigError,
+        match=r"has id \d+ under acme\.trusted\.orders-value.*no message with that id was forwarded",
     ):
         ForwardedSchemas(factory).register(TARGET, schema_id)

@@ -217,7 +217,7 @@ TYPES = {"string": "string", "binary": "binary", "int": "int32", "timestamp": No
 def sink_why(
     monkeypatch: pytest.MonkeyPatch, columns: dict[str, Any] = FORWARDED, **options: str
 ) -> str | None:
-    """Why the sink's task would send `data` rows with pulsar-client (`writer._TaskWriter`)."""
+    """Why the sink's task would send `data` rows with pulsar-client (`writer.TaskWriter`)."""
     import pyarrow as pa
 
     from pulsar_external_schema.spark import writer
@@ -227,7 +227,7 @@ def sink_why(
             return pa.map_(arrow(kind[1]), arrow(kind[2]))
         return pa.timestamp("us", tz="UTC") if kind == "timestamp" else pa.type_for_alias(TYPES[kind])
 
-    task = writer._TaskWriter(offline_options(topic="t", **options), 1, 0)
+    task = writer.TaskWriter(offline_options(topic="t", **options), 1, 0)
     schema = pa.schema([(name, arrow(kind)) for name, kind in columns.items()])
     try:
         return task._why_not_native(schema)
@@ -257,7 +257,7 @@ def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCa
 
     schema = pa.schema([("data", pa.binary())])
     for given, expected in (("native", "ConfigError"), ("auto", None), ("python", None)):
-        task = writer._TaskWriter(
+        task = writer.TaskWriter(
             offline_options(topic="t", writer=given, **{"service.url": "pulsar+ssl://x:1"}), 1, 0
         )
         try:
@@ -281,7 +281,7 @@ def test_writer_native_refuses_rows_that_name_their_topics() -> None:
 
     from pulsar_external_schema.spark import writer
 
-    task = writer._TaskWriter(offline_options(topic="t", writer="native"), 1, 0)
+    task = writer.TaskWriter(offline_options(topic="t", writer="native"), 1, 0)
     rows = pa.RecordBatch.from_pydict({"topic": ["a"], "data": [b"x"]})
     try:
         with pytest.raises(ConfigError, match="writer=native: the rows have a 'topic' column"):

@@ -32,6 +32,11 @@ def test_options_split_into_source_options_and_config_keys() -> None:
         ({"maxEntriesPerPartition": "0"}, "must be positive"),
         ({"failOnDataLoss": "maybe"}, "takes true or false"),
         ({"schema.registry.ulr": "x"}, "unknown config key 'schema.registry.ulr'"),
+        ({"forwardTo": "persistent://public/default/t"}, "'forwardTo' and 'deadLetterTopic' go together"),
+        (
+            {"deadLetterTopic": "persistent://public/default/d"},
+            "'forwardTo' and 'deadLetterTopic' go together",
+        ),
     ],
 )
 def test_bad_options_name_the_option(extra: dict[str, str], message: str) -> None:

@@ -4,7 +4,6 @@ Connect server unpickles it in a Python of its own, and reports its counts in th
 from __future__ import annotations
 
 import pickle
-import threading
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,7 +21,7 @@ class _Row:
 def writer() -> BatchWriter:
     return BatchWriter(
         input="persistent://public/default/in",
-        valid="persistent://public/default/trusted",
+        valid="/tmp/trusted",
         dead_letter_topic="persistent://public/default/dlq",
         checkpoint="/tmp/checkpoint",
         options={"service.url": "pulsar://localhost:6650"},
@@ -30,16 +29,15 @@ def writer() -> BatchWriter:
     )
 
 
-def test_the_batch_function_pickles_with_its_clients_left_behind() -> None:
+def test_the_batch_function_pickles_with_its_query_id_left_behind() -> None:
     function = writer()
     function._prefix = "validate-1234abcd"
-    function._forwarded = SimpleNamespace(lock=threading.Lock())  # type: ignore[assignment]
 
     copy = pickle.loads(pickle.dumps(function))
 
-    assert copy._forwarded is None and copy._prefix is None  # opened again where it runs
+    assert copy._prefix is None  # found again where it runs (a Connect server's own Python)
     assert (copy.input, copy.valid, copy.options) == (function.input, function.valid, function.options)
-    assert function._forwarded is not None  # the original keeps its own
+    assert function._prefix == "validate-1234abcd"  # the original keeps its own
 
 
 def test_verdicts_are_read_from_a_classic_or_a_connect_progress() -> None:
@@ -76,3 +74,50 @@ def test_the_producer_names_take_the_query_id_without_a_spark_job_where_spark_gi
     connect = SimpleNamespace(sparkSession=SimpleNamespace(read=_Text(reads)))
     assert writer()._producer_prefix(connect) == "validate-0f1e2d3c"
     assert reads == ["/tmp/checkpoint/metadata"]
+
+
+def test_a_forwarding_jobs_verdicts_reach_on_batch_and_the_metrics_from_its_progress() -> None:
+    """To a topic, the tasks forward as they read and the query's progress carries their counts,
+    with the failing ones by rule: as a classic session gives them, and as the Connect client
+    parses them (each struct its values and schema)."""
+    from pulsar_external_schema import metrics
+    from pulsar_external_schema.spark.pipeline import ValidationJob
+
+    failed_schema = {"type": "struct", "fields": [{"name": "_rule"}, {"name": "count"}]}
+    row_schema = {"type": "struct", "fields": [{"name": "valid"}, {"name": "invalid"}, {"name": "failed"}]}
+    classic = _Row(valid=7, invalid=3, failed=[_Row(_rule="checkQty", count=2), _Row(_rule=None, count=1)])
+    connect = _Row(
+        values=[
+            7,
+            3,
+            [
+                {"values": ["checkQty", 2], "schema": failed_schema},
+                {"values": [None, 1], "schema": failed_schema},
+            ],
+        ],
+        schema=row_schema,
+    )
+    for row in (classic, connect):
+        counts: list[Any] = []
+        job = ValidationJob(
+            "persistent://public/default/in",
+            "persistent://public/default/trusted",
+            "persistent://public/default/dlq",
+            "/tmp/checkpoint",
+            {"service.url": "pulsar://x", "admin.url": "http://x", "schema.registry.url": "http://r"},
+            on_batch=counts.append,
+        )
+        query = SimpleNamespace(recentProgress=[SimpleNamespace(batchId=0, observedMetrics={VERDICTS: row})])
+        store = metrics.enable_rule_metrics()
+        store.clear()
+        try:
+            assert job._report(query, -1) == 0
+            said = {(s.topic, s.verdict, s.rule): s.count for s in store.validated()}
+        finally:
+            metrics.disable_rule_metrics()
+        assert [(c.batch_id, c.valid, c.invalid) for c in counts] == [(0, 7, 3)]
+        assert said == {
+            ("persistent://public/default/in", "valid", ""): 7,
+            ("persistent://public/default/in", "dead_lettered", "checkQty"): 2,
+            ("persistent://public/default/in", "dead_lettered", ""): 1,
+        }

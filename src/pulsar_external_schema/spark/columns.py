@@ -20,7 +20,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["MESSAGE_ID", "read_schema"]
+__all__ = ["FORWARDED", "MESSAGE_ID", "read_schema"]
 
 MESSAGE_ID = StructType(
     [
@@ -54,3 +54,15 @@ def read_schema(value_type: DataType, include_data: bool) -> StructType:
         StructField("_failure", _PROPERTIES, True),
     ]
     return StructType(fields)
+
+
+#: The columns of a stream that forwards as it reads (the options `forwardTo`/`deadLetterTopic`,
+#: `forwarding.py`): how many messages of a range had each verdict. Their data went to the topics.
+FORWARDED = StructType(
+    [
+        StructField("schemaId", IntegerType(), True),
+        StructField("_valid", BooleanType(), False),
+        StructField("_rule", StringType(), True),
+        StructField("count", LongType(), False),
+    ]
+)

@@ -26,6 +26,7 @@ from .options import SourceOptions
 
 if TYPE_CHECKING:  # the schema's modules load where a task decodes (`decoding_schema`)
     from ..schema import ExternalSchema
+    from ..topic_schemas import ForwardedSchemas
     from .values import ReaderSchema
 
 #: Pulsar clients kept per worker (one per service URL and credentials).
@@ -48,6 +49,7 @@ def _close_schema(made: tuple[Any, ExternalSchema]) -> None:
 
 clients: Kept[Any] = Kept(MAX_CLIENTS, _close_client)
 schemas: Kept[tuple[Any, ExternalSchema]] = Kept(MAX_SCHEMAS, _close_schema)
+forwarding: Kept[ForwardedSchemas] = Kept(MAX_CLIENTS, lambda kept: kept.close())
 
 
 def pulsar_client(options: SourceOptions) -> Any:
@@ -95,6 +97,21 @@ def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSch
     from .values import make_schema
 
     return schemas.get(key, lambda: make_schema(options, reader))[1]
+
+
+def forwarded_schemas(options: SourceOptions, source_topic: str | None) -> ForwardedSchemas:
+    """The worker's record of the writer versions registered under the topics it forwards to from
+    `source_topic` (`topic_schemas.ForwardedSchemas`), for the query's registry config; the caller
+    must not close it. Kept, as a long-running forwarder keeps it: each micro-batch's tasks would
+    otherwise make a factory and ask the registry about every version again."""
+
+    def make() -> ForwardedSchemas:
+        from ..factory import SchemaRegistrySchemaFactory
+        from ..topic_schemas import ForwardedSchemas
+
+        return ForwardedSchemas(SchemaRegistrySchemaFactory(dict(options.config)), source_topic=source_topic)
+
+    return forwarding.get(json.dumps([options.config, source_topic], sort_keys=True, default=str), make)
 
 
 class RareCollections:

@@ -29,6 +29,8 @@ SPELLING = {
     "producername": "producerName",
     "sequencebase": "sequenceBase",
     "registerforwarded": "registerForwarded",
+    "forwardto": "forwardTo",
+    "deadlettertopic": "deadLetterTopic",
 }
 
 SOURCE_OPTIONS = {
@@ -55,6 +57,9 @@ SOURCE_OPTIONS = {
     "else by pulsar-client; native: the native extension or an error; python: pulsar-client",
     "registerforwarded": "writer: true (default): register the writer version of each `data` row's "
     "`__schema_id` under the topic's subject, so its readers' subject check passes",
+    "forwardto": "stream (the validation job): forward each valid message, untouched, to this topic as "
+    "it is read, and give the verdict columns only (`spark/forwarding.py`); needs deadLetterTopic",
+    "deadlettertopic": "stream, with forwardTo: where invalid messages go, with `__rule.*` reasons",
 }
 
 
@@ -89,6 +94,10 @@ class SourceOptions:
     """Which reader reads: auto, native or python (`native.py`)."""
     writer: str = "auto"
     """Which producer sends a sink's `data` rows: auto, native or python (`native.py`)."""
+    forward_to: str | None = None
+    """A stream's topic of valid messages, forwarded as they are read (`forwarding.py`)."""
+    dead_letter_topic: str | None = None
+    """With `forward_to`: the topic of invalid messages."""
     config: dict[str, Any] = field(default_factory=dict)
     """This package's configuration keys (the registry, serdes and rules)."""
 
@@ -106,7 +115,7 @@ class SourceOptions:
             topics = (*topics, source["topic"].strip())
         values = with_broker_token(values, source.get("pulsar.auth.token"), "pulsar.auth.token")
         ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
-        return cls(
+        parsed = cls(
             service_url=service_url,
             admin_url=source.get("admin.url"),
             topics=topics,
@@ -126,8 +135,15 @@ class SourceOptions:
             register_forwarded=_bool(source, "registerforwarded", True),
             reader=_choice(source, "reader", PATHS, "auto"),
             writer=_choice(source, "writer", PATHS, "auto"),
+            forward_to=source.get("forwardto") or None,
+            dead_letter_topic=source.get("deadlettertopic") or None,
             config=values,
         )
+        if (parsed.forward_to is None) != (parsed.dead_letter_topic is None):
+            raise ConfigError(
+                "the options 'forwardTo' and 'deadLetterTopic' go together: set both, or neither"
+            )
+        return parsed
 
     def require_topics(self) -> None:
         if not self.topics and not self.topic_pattern:

@@ -6,7 +6,8 @@ Each micro-batch is read once and decoded with its data contract; valid messages
 Parquet; invalid ones go to the DLQ topic with their original bytes and the `__rule.*` properties
 that say why. The trusted topic is a topic like any other: each writer version its messages carry
 is registered under its own subject before the first of them is forwarded, so its readers need
-no `reading_as` (`topic_schemas.ForwardedSchemas`).
+no `reading_as` (`topic_schemas.ForwardedSchemas`). To a topic, the stream's tasks send each
+message on as they read it (`forwarding.py`), and Spark sees only the verdicts.
 
 Guarantees after a crash, restarting from the checkpoint:
 
@@ -25,25 +26,19 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import metrics
 from .._deprecated import renamed_parameters
 from ..errors import ConfigError
-from ..factory import SchemaRegistrySchemaFactory
 from ..subjects import is_full_topic_name
-from ..topic_schemas import ForwardedSchemas
-from .options import SourceOptions
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)
 
 TRIGGERS = ("available-now", "continuous")
-#: What the job keeps of a micro-batch when the valid messages go to a topic: what both sinks
-#: send, and the verdicts.
-_FORWARDED_COLUMNS = ("key", "data", "properties", "eventTime", "schemaId", "_valid", "_rule", "_failure")
 
 
 def is_topic(target: str) -> bool:
@@ -85,7 +80,6 @@ class ValidationJob:
     """Prefix of the producer names; the query id (kept in the checkpoint) is added to it."""
     on_batch: Callable[[BatchCounts], None] | None = field(default=None, repr=False)
     """Called by `run`, in the caller's process, once for each finished micro-batch."""
-    _writer: BatchWriter | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
@@ -105,28 +99,47 @@ class ValidationJob:
         from pyspark.sql import functions as F
 
         register(spark)
-        stream = (
-            spark.readStream.format(FORMAT)
-            .options(**self.options)
-            .option("topic", self.input)
-            .option("includeData", "true")
-            .option("trustRuleProperties", "false")  # producers do not get to skip rules
-            .load()
-            .observe(
+        reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
+        # producers do not get to skip rules
+        reader = reader.option("trustRuleProperties", "false")
+        if is_topic(self.valid):  # forwarded where each range is read (`forwarding.py`)
+            reader = (
+                reader.option("forwardTo", self.valid)
+                .option("deadLetterTopic", self.dead_letter_topic)
+                .option("producerName", self.producer_name)
+                .option("registerForwarded", "true")
+            )
+        else:
+            reader = reader.option("includeData", "true")
+        if is_topic(self.valid):
+            # The tasks send everything as they read; the query only runs them, and its progress
+            # carries the counts they give (`columns.FORWARDED`): the batches' verdicts reach
+            # `run` there, on a classic session or over Spark Connect. (A `foreachBatch` action
+            # runs over Connect in a session without the micro-batch's id, which the tasks need.)
+            stream = reader.load().observe(
+                VERDICTS,
+                F.coalesce(F.sum(F.when(F.col("_valid"), F.col("count"))), F.lit(0)).alias("valid"),
+                F.coalesce(F.sum(F.when(~F.col("_valid"), F.col("count"))), F.lit(0)).alias("invalid"),
+                F.collect_list(F.when(~F.col("_valid"), F.struct("_rule", "count"))).alias("failed"),
+            )
+            writer = stream.writeStream.format("noop")
+        else:
+            stream = reader.load().observe(
                 VERDICTS,
                 F.count(F.when(F.col("_valid"), 1)).alias("valid"),
                 F.count(F.when(~F.col("_valid"), 1)).alias("invalid"),
             )
-        )
-        self._writer = BatchWriter(
-            input=self.input,
-            valid=self.valid,
-            dead_letter_topic=self.dead_letter_topic,
-            checkpoint=self.checkpoint,
-            options=dict(self.options),
-            producer_name=self.producer_name,
-        )
-        writer = stream.writeStream.foreachBatch(self._writer).option("checkpointLocation", self.checkpoint)
+            writer = stream.writeStream.foreachBatch(
+                BatchWriter(
+                    input=self.input,
+                    valid=self.valid,
+                    dead_letter_topic=self.dead_letter_topic,
+                    checkpoint=self.checkpoint,
+                    options=dict(self.options),
+                    producer_name=self.producer_name,
+                )
+            )
+        writer = writer.option("checkpointLocation", self.checkpoint)
         if self.trigger == "available-now":
             writer = writer.trigger(availableNow=True)
         else:
@@ -147,9 +160,6 @@ class ValidationJob:
             if query.isActive:
                 query.stop()
             raise
-        finally:
-            if self._writer is not None:
-                self._writer.close()
 
     def _report(self, query: Any, reported: int) -> int:
         """`on_batch` for each batch of the query's recent progress after `reported`; the last
@@ -159,35 +169,39 @@ class ValidationJob:
             if verdicts is None or progress.batchId <= reported:
                 continue
             reported = progress.batchId
+            failed = verdicts.get("failed")
+            if failed is not None:  # forwarded by the tasks: said here (`BatchWriter` says its own)
+                groups: list[tuple[bool, str | None, int]] = [(True, None, int(verdicts["valid"]))]
+                for item in map(_fields, failed):
+                    groups.append((False, item["_rule"], int(item["count"])))
+                _finished(self.input, reported, groups)
             if self.on_batch is not None:
                 self.on_batch(BatchCounts(reported, int(verdicts["valid"]), int(verdicts["invalid"])))
         return reported
 
 
 def observed(progress: Any, name: str) -> dict[str, Any] | None:
-    """A query progress's observed metrics `name`, by column. A classic session gives a `Row` of
-    the columns; pyspark 4.3's Connect client parses the server's JSON of the row
-    (`{"values": [...], "schema": {...}}`) into a `Row` of those two keys instead."""
+    """A query progress's observed metrics `name`, by column."""
     row = (progress.observedMetrics or {}).get(name)
-    if row is None:
-        return None
-    columns: dict[str, Any] = row.asDict()
+    return None if row is None else _fields(row)
+
+
+def _fields(struct: Any) -> dict[str, Any]:
+    """A struct of observed metrics by field name. A classic session gives a `Row`; pyspark 4.3's
+    Connect client parses the server's JSON of each struct, the row and the structs in it, into
+    `{"values": [...], "schema": {...}}` (a `Row` of those two keys at the top)."""
+    columns: dict[str, Any] = struct.asDict() if hasattr(struct, "asDict") else dict(struct)
     if set(columns) == {"values", "schema"} and isinstance(columns["schema"], dict):
         names = [f["name"] for f in columns["schema"].get("fields", ())]
         return dict(zip(names, columns["values"], strict=True))
     return columns
 
 
-#: The local property Spark's `StreamExecution` sets to the query's id on the thread that runs
-#: its micro-batches (`StreamExecution.QUERY_ID_KEY`): the id its checkpoint's `metadata` holds.
-_QUERY_ID_PROPERTY = "sql.streaming.queryId"
-
-
 @dataclass
 class BatchWriter:
-    """The job's micro-batch function (`foreachBatch`). Plain fields only, so that it pickles: a
-    Spark Connect server runs it in a Python process of its own, where nothing of the caller's
-    reaches. What it opens (the trusted topic's registry client, the query id) it opens there, on
+    """The job's micro-batch function where the valid rows go to Parquet. Plain fields only, so
+    that it pickles: a Spark Connect server runs it in a Python process of its own, where nothing
+    of the caller's reaches. The query id its DLQ producers are named after it finds there, on
     first use."""
 
     input: str
@@ -197,89 +211,62 @@ class BatchWriter:
     options: dict[str, str]
     producer_name: str
     _prefix: str | None = field(default=None, repr=False)
-    _forwarded: ForwardedSchemas | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_prefix": None, "_forwarded": None}
-
-    def close(self) -> None:
-        if self._forwarded is not None:
-            self._forwarded.close()
-            self._forwarded = None
+        return {**self.__dict__, "_prefix": None}
 
     def __call__(self, batch: Any, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
-        if is_topic(self.valid):  # forwarded as they came: the decoded values are not kept
-            batch = batch.select(*_FORWARDED_COLUMNS)
         batch = batch.persist()
         try:
-            valid = batch.where("_valid")
-            invalid = batch.where("NOT _valid")
-            # One pass gives the batch's counts and the writer versions of its valid messages.
-            groups = batch.groupBy("_valid", "schemaId").count().collect()
-            counts = BatchCounts(
-                batch_id,
-                sum(row["count"] for row in groups if row["_valid"]),
-                sum(row["count"] for row in groups if not row["_valid"]),
-            )
-            # A topic with no rows of the batch is not written to: each write is a Spark job of
-            # its own (a task per partition, a producer per task), most of a quiet batch's time.
-            # (A Parquet batch is written even when empty: its directory says the batch ran.)
-            if is_topic(self.valid) and counts.valid:
-                self._register_forwarded(row["schemaId"] for row in groups if row["_valid"])
-                (
-                    valid.select("key", "data", "properties", "eventTime")
-                    .write.format(FORMAT)
-                    .options(**self._sink(batch, self.valid, "valid", batch_id))
-                    .mode("append")
-                    .save()
-                )
-            elif not is_topic(self.valid):
-                (
-                    valid.drop("data", "_valid", "_error", "_rule", "_failure")
-                    .write.mode("overwrite")
-                    .parquet(f"{self.valid.rstrip('/')}/batch={batch_id}")
-                )
-            if counts.invalid:
+            (
+                batch.where("_valid")
+                .drop("data", "_valid", "_error", "_rule", "_failure")
+                .write.mode("overwrite")
+                .parquet(f"{self.valid.rstrip('/')}/batch={batch_id}")
+            )  # written even when empty: its directory says the batch ran
+            groups = batch.groupBy("_valid", "_rule").count().collect()
+            # A batch with nothing to dead-letter writes no DLQ: a write is a Spark job of its own
+            # (a task per partition, a producer per task), most of a quiet batch's time.
+            if any(not row["_valid"] for row in groups):
                 properties = F.map_concat(
                     F.map_filter("properties", lambda k, _: ~k.startswith("__rule.")), F.col("_failure")
                 )
                 (
-                    invalid.select("key", "data", properties.alias("properties"), "eventTime")
+                    batch.where("NOT _valid")
+                    .select("key", "data", properties.alias("properties"), "eventTime")
                     .write.format(FORMAT)
-                    .options(**self._sink(batch, self.dead_letter_topic, "dlq", batch_id))
+                    .options(**self._sink(batch, batch_id))
                     .mode("append")
                     .save()
                 )
-            self._count_verdicts(counts, invalid)
         finally:
             batch.unpersist()
-        log.info("batch %d: %d valid, %d dead-lettered", counts.batch_id, counts.valid, counts.invalid)
+        _finished(self.input, batch_id, [(row["_valid"], row["_rule"], row["count"]) for row in groups])
 
     def _producer_prefix(self, batch: Any) -> str:
-        """Deterministic for one checkpoint, new for a new one: a fresh checkpoint starts at batch 0
-        again, and sequence ids of an old producer name would then be below what the broker has
-        seen, and dropped. The query id is what Spark keeps in `<checkpoint>/metadata` (written
-        before the first batch). A classic session runs this function on the query's own thread,
-        where Spark sets the id as a local property; elsewhere (Spark Connect runs it in a process
-        of its own) the file is read through the batch's own session, a Spark job (~80 ms)."""
+        """The producer names' prefix, with the query id (`forwarding.producer_prefix`). A classic
+        session runs this function on the query's own thread, where Spark sets the id as a local
+        property; elsewhere (Spark Connect runs it in a process of its own) the file
+        `<checkpoint>/metadata` is read through the batch's own session, a Spark job (~80 ms)."""
+        from .forwarding import QUERY_ID_PROPERTY, producer_prefix
+
         if self._prefix is None:
             context = getattr(batch.sparkSession, "sparkContext", None)  # none on Spark Connect
-            query_id = context.getLocalProperty(_QUERY_ID_PROPERTY) if context is not None else None
+            query_id = context.getLocalProperty(QUERY_ID_PROPERTY) if context is not None else None
             if query_id is None:
                 metadata = f"{self.checkpoint.rstrip('/')}/metadata"
                 line = batch.sparkSession.read.text(metadata).first()
                 if line is None:  # Spark writes it before the first batch: without it, no exactly-once
                     raise RuntimeError(f"{metadata} holds no query id; the producer names need it")
                 query_id = json.loads(line[0])["id"]
-            self._prefix = f"{self.producer_name}-{query_id[:8]}"
+            self._prefix = producer_prefix(self.producer_name, query_id)
         return self._prefix
 
-    def _sink(self, batch: Any, topic: str, role: str, batch_id: int) -> dict[str, str]:
-        """The options of a sink of the job. Neither registers the schema ids of its rows: the
-        valid messages' writer versions are registered first (`__call__`), and a DLQ holds copies
-        of the source, read as the source, with ids no registry may hold."""
+    def _sink(self, batch: Any, batch_id: int) -> dict[str, str]:
+        """The options of the DLQ's sink. It registers no schema id: a DLQ holds copies of the
+        source, read as the source, with ids no registry may hold."""
         passthrough = {
             k: v
             for k, v in self.options.items()
@@ -287,35 +274,27 @@ class BatchWriter:
         }
         return {
             **passthrough,
-            "topic": topic,
-            "producerName": f"{self._producer_prefix(batch)}-{role}",
+            "topic": self.dead_letter_topic,
+            "producerName": f"{self._producer_prefix(batch)}-dlq",
             "sequenceBase": str(batch_id),
             "registerForwarded": "false",
         }
 
-    def _register_forwarded(self, schema_ids: Iterable[int | None]) -> None:
-        """Before the batch's valid messages are written: each writer version they carry is
-        registered under the trusted topic's subject, so its readers read them with their default
-        config (`topic_schemas.ForwardedSchemas`); a subject that refuses one stops the query before
-        anything of the batch is forwarded."""
-        if self._forwarded is None:
-            factory = SchemaRegistrySchemaFactory(SourceOptions.parse(self.options).config)
-            self._forwarded = ForwardedSchemas(factory, source_topic=self.input)
-        for schema_id in schema_ids:
-            if schema_id is not None:
-                self._forwarded.register(self.valid, schema_id)
 
-    def _count_verdicts(self, counts: BatchCounts, invalid: Any) -> None:
-        """With rule metrics on where the batch function runs (the driver of a classic session),
-        the batch's verdicts (the rules ran on the executors, where the driver's metrics cannot
-        see them): valid messages, and dead-lettered ones by failing rule."""
-        store = metrics.recording()
-        if store is None:
-            return
-        store.count_validated(self.input, "valid", "", counts.valid)
-        if counts.invalid:
-            for row in invalid.groupBy("_rule").count().collect():
-                store.count_validated(self.input, "dead_lettered", row["_rule"] or "", row["count"])
+def _finished(input: str, batch_id: int, groups: list[tuple[bool, str | None, int]]) -> None:
+    """A batch's verdicts, (valid, rule, count) each: logged, and with rule metrics on where this
+    runs (the caller of `run`, or the batch function of a Parquet job; the rules ran on the
+    executors, where the driver's metrics cannot see them), counted: valid messages, and
+    dead-lettered ones by failing rule."""
+    valid = sum(count for ok, _, count in groups if ok)
+    invalid = sum(count for ok, _, count in groups if not ok)
+    store = metrics.recording()
+    if store is not None:
+        store.count_validated(input, "valid", "", valid)
+        for ok, rule, count in groups:
+            if not ok:
+                store.count_validated(input, "dead_lettered", rule or "", count)
+    log.info("batch %d: %d valid, %d dead-lettered", batch_id, valid, invalid)
 
 
 def python_for_workers() -> None:

@@ -8,6 +8,7 @@ the data contract run, Arrow batches out). These classes tie the two to Spark's
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -71,7 +72,14 @@ class _ReaderBase:
             from .native import read_partition
         else:
             from .rows import read_partition
-        return read_partition(self.options, self.reader_schema, self.value_type, partition)
+        options = self.options
+        if options.forward_to is not None:  # the validation job: rows go to topics, verdicts to Spark
+            from .forwarding import forward_partition
+
+            read = dataclasses.replace(options, include_data=True, forward_to=None, dead_letter_topic=None)
+            batches = read_partition(read, self.reader_schema, self.value_type, partition)
+            return forward_partition(options, partition.partition_topic, batches)
+        return read_partition(options, self.reader_schema, self.value_type, partition)
 
 
 class PulsarBatchReader(_ReaderBase, DataSourceReader):

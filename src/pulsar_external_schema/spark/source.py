@@ -24,7 +24,7 @@ from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import DataType, StructType
 
 from ..errors import ConfigError
-from .columns import read_schema
+from .columns import FORWARDED, read_schema
 from .options import SourceOptions
 from .planning import Planner
 
@@ -79,6 +79,8 @@ class PulsarExternalDataSource(DataSource):
         return chosen
 
     def schema(self) -> StructType:
+        if self.source_options.forward_to is not None:
+            return FORWARDED
         return read_schema(self._value[1], self.source_options.include_data)
 
     def _check_schema(self, schema: StructType) -> None:
@@ -91,6 +93,11 @@ class PulsarExternalDataSource(DataSource):
     def reader(self, schema: StructType) -> PulsarBatchReader:
         from .reader import PulsarBatchReader
 
+        if self.source_options.forward_to is not None:
+            raise ConfigError(
+                "the option 'forwardTo' is for streams (spark.readStream): a forwarded message's "
+                "sequence id comes from its micro-batch"
+            )
         self._check_schema(schema)
         reader, value_type = self._value
         return PulsarBatchReader(self.source_options, reader, value_type)

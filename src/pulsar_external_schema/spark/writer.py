@@ -43,7 +43,7 @@ from ..admin import declare_external
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
 from ..schema_id import SCHEMA_ID_PROPERTY
-from .executor import native_client, pulsar_client
+from .executor import forwarded_schemas, native_client, pulsar_client
 from .executor import native_extension as extension
 from .options import SourceOptions
 from .topic_metadata import full_topic_name
@@ -76,11 +76,15 @@ class WriteResult(WriterCommitMessage):
     dead_lettered: int
 
 
-class _TaskWriter:
+class TaskWriter:
     """Producers of one task, one per topic, sending the rows of its Arrow batches."""
 
-    def __init__(self, options: SourceOptions, sequence_base: int | None, task: int) -> None:
+    def __init__(
+        self, options: SourceOptions, sequence_base: int | None, task: int, *, source_topic: str | None = None
+    ) -> None:
         self.options = options
+        self.source_topic = source_topic
+        """Where forwarded `data` rows were read: their versions (and DEKs) are that subject's."""
         self.client = pulsar_client(options)  # the worker's, kept for its next task (`executor.py`)
         self.task = task
         self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
@@ -92,7 +96,6 @@ class _TaskWriter:
         self.converters: dict[str, Any] = {}
         self.encoders: dict[str, Any] = {}
         self.schemas: list[Any] = []
-        self.forwarded: ForwardedSchemas | None = None
         self.submitted = 0
         self.dead_lettered = 0
         self.row = 0
@@ -309,15 +312,9 @@ class _TaskWriter:
 
     def _forwarding(self) -> ForwardedSchemas:
         """Where the writer versions of forwarded `data` rows are registered under their topic's
-        subject, before the first row with each goes out (`topic_schemas.ForwardedSchemas`)."""
-        if self.forwarded is None:
-            from ..factory import SchemaRegistrySchemaFactory
-            from ..topic_schemas import ForwardedSchemas
-
-            factory = SchemaRegistrySchemaFactory(dict(self.options.config))
-            self.schemas.append(factory)
-            self.forwarded = ForwardedSchemas(factory)
-        return self.forwarded
+        subject, before the first row with each goes out (`topic_schemas.ForwardedSchemas`): the
+        worker's, kept from task to task (`executor.forwarded_schemas`)."""
+        return forwarded_schemas(self.options, self.source_topic)
 
     def _default_topic(self) -> str:
         if not self.options.topics:
@@ -380,7 +377,7 @@ class _NativeTopic:
     to the partition, producer name and sequence id of the first run: on a partitioned topic, a
     keyed row to the partition of its key's BoostHash (pulsar-client's default hashing, computed
     by the extension), a keyless one to the task's partition (`keyless_partition`) under the
-    producer name's `keyless_name`, as `_TaskWriter.producer` sends them. Each partition's
+    producer name's `keyless_name`, as `TaskWriter.producer` sends them. Each partition's
     producer cuts its own batches, as each partition's producer of pulsar-client does."""
 
     def __init__(self, client: Any, partitions: list[str], producer_name: str | None, task: int) -> None:
@@ -471,14 +468,14 @@ def protobuf_jsonable(value: Any) -> Any:
     return value
 
 
-def _task_partition() -> int:
+def task_partition() -> int:
     from pyspark import TaskContext
 
     context = TaskContext.get()
     return context.partitionId() if context is not None else 0
 
 
-def _micro_batch_id() -> int | None:
+def micro_batch_id() -> int | None:
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -513,7 +510,7 @@ class PulsarStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
         base = None
         if self.options.producer_name:
-            batch_id = _micro_batch_id()
+            batch_id = micro_batch_id()
             if batch_id is None:
                 raise ExternalSchemaError(
                     f"option 'producerName' {self.options.producer_name!r}: Spark gave this task no "
@@ -532,7 +529,7 @@ class PulsarStreamWriter(DataSourceStreamArrowWriter):
 
 
 def _write_all(options: SourceOptions, base: int | None, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
-    writer = _TaskWriter(options, base, _task_partition())
+    writer = TaskWriter(options, base, task_partition())
     try:
         for batch in iterator:
             writer.write(batch)
