@@ -102,32 +102,35 @@ class ValidationJob:
         reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
         # producers do not get to skip rules
         reader = reader.option("trustRuleProperties", "false")
-        if is_topic(self.valid):  # forwarded where each range is read (`forwarding.py`)
-            reader = (
+        if is_topic(self.valid):
+            # The tasks send everything as they read (`forwarding.py`); the query only runs them,
+            # and its progress carries the counts they give (`columns.FORWARDED`): the batches'
+            # verdicts reach `run` there, on a classic session or over Spark Connect. (A
+            # `foreachBatch` action runs over Connect in a session without the micro-batch's id,
+            # which the tasks need.)
+            stream = (
                 reader.option("forwardTo", self.valid)
                 .option("deadLetterTopic", self.dead_letter_topic)
                 .option("producerName", self.producer_name)
                 .option("registerForwarded", "true")
-            )
-        else:
-            reader = reader.option("includeData", "true")
-        if is_topic(self.valid):
-            # The tasks send everything as they read; the query only runs them, and its progress
-            # carries the counts they give (`columns.FORWARDED`): the batches' verdicts reach
-            # `run` there, on a classic session or over Spark Connect. (A `foreachBatch` action
-            # runs over Connect in a session without the micro-batch's id, which the tasks need.)
-            stream = reader.load().observe(
-                VERDICTS,
-                F.coalesce(F.sum(F.when(F.col("_valid"), F.col("count"))), F.lit(0)).alias("valid"),
-                F.coalesce(F.sum(F.when(~F.col("_valid"), F.col("count"))), F.lit(0)).alias("invalid"),
-                F.collect_list(F.when(~F.col("_valid"), F.struct("_rule", "count"))).alias("failed"),
+                .load()
+                .observe(
+                    VERDICTS,
+                    F.coalesce(F.sum(F.when(F.col("_valid"), F.col("count"))), F.lit(0)).alias("valid"),
+                    F.coalesce(F.sum(F.when(~F.col("_valid"), F.col("count"))), F.lit(0)).alias("invalid"),
+                    F.collect_list(F.when(~F.col("_valid"), F.struct("_rule", "count"))).alias("failed"),
+                )
             )
             writer = stream.writeStream.format("noop")
         else:
-            stream = reader.load().observe(
-                VERDICTS,
-                F.count(F.when(F.col("_valid"), 1)).alias("valid"),
-                F.count(F.when(~F.col("_valid"), 1)).alias("invalid"),
+            stream = (
+                reader.option("includeData", "true")
+                .load()
+                .observe(
+                    VERDICTS,
+                    F.count(F.when(F.col("_valid"), 1)).alias("valid"),
+                    F.count(F.when(~F.col("_valid"), 1)).alias("invalid"),
+                )
             )
             writer = stream.writeStream.foreachBatch(
                 BatchWriter(
