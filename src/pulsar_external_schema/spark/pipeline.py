@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import metrics
 from .._deprecated import renamed_parameters
+from ..deadletter import RULE_PREFIX
 from ..errors import ConfigError
 from ..subjects import is_full_topic_name
 from .source import FORMAT, register
@@ -234,7 +235,7 @@ class BatchWriter:
             # (a task per partition, a producer per task), most of a quiet batch's time.
             if any(not row["_valid"] for row in groups):
                 properties = F.map_concat(
-                    F.map_filter("properties", lambda k, _: ~k.startswith("__rule.")), F.col("_failure")
+                    F.map_filter("properties", lambda k, _: ~k.startswith(RULE_PREFIX)), F.col("_failure")
                 )
                 (
                     batch.where("NOT _valid")
