@@ -4,6 +4,7 @@
     configured_dead_letter_topic(get)         the topic a config names (`dlq.topic`)
     dead_letter_properties(msg, error)        a copy's properties: the message's own + `__rule.*`
     failure_properties(topic, exception, ...) the `__rule.*` properties alone
+    copy_properties(own, failure)             the two joined: every form of a copy uses it
     resolve_dlq_topic(topic, source_topic)    a bare name lives in the failing topic's namespace
     DeadLetterPublisher(client)               BYTES producers that persist the copies
     copy_to_dead_letter_topic(...)            a message's copy, waited for or not
@@ -24,7 +25,7 @@ from __future__ import annotations
 import enum
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import pulsar
@@ -108,19 +109,35 @@ def failure_properties(
     return properties
 
 
+def copy_properties(
+    own: Mapping[str, str] | Iterable[tuple[str, str]] | None, failure: Mapping[str, str]
+) -> dict[str, str]:
+    """A DLQ copy's properties: the message's `own` less any `__rule.*`, plus `failure`'s.
+
+    The `__rule.*` a message brings are an earlier failure's (a replayed copy's) or a producer's.
+    Kept beside this failure's, they would describe a failure that did not happen this time: a
+    replayed copy that now fails to decode would keep the old `__rule.name`, and a replay of it
+    would skip that rule. The Spark validation job's Parquet target says the same in Spark SQL
+    (`spark/pipeline.py`)."""
+    items = own.items() if isinstance(own, Mapping) else own or ()
+    properties = {k: v for k, v in items if not k.startswith(RULE_PREFIX)}
+    properties.update(failure)
+    return properties
+
+
 def dead_letter_properties(msg: Any, error: ExternalSchemaError) -> dict[str, str]:
     """The properties of `msg`'s DLQ copy: its own, plus `__rule.*` saying what failed where."""
     rule = error if isinstance(error, RuleViolationError) else None
-    return {
-        **msg.properties(),
-        **failure_properties(
+    return copy_properties(
+        msg.properties(),
+        failure_properties(
             error.topic or msg.topic_name(),
             str(error),
             rule=(rule.rule or "") if rule else None,
             mode=rule.mode if rule else None,
             subject=rule.subject if rule else None,
         ),
-    }
+    )
 
 
 def resolve_dlq_topic(topic: str, source_topic: str | None) -> str:

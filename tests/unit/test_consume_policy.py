@@ -77,6 +77,19 @@ def test_a_failed_message_is_copied_then_acknowledged_once_persisted() -> None:
     assert (third["properties"]["__rule.name"], third["properties"]["__rule.mode"]) == ("r", "READ")
 
 
+def test_a_replayed_copy_that_fails_again_carries_only_this_failures_rule_properties() -> None:
+    # A DLQ copy of rule r's failure, replayed, now fails to decode: its new copy must not keep
+    # `__rule.name` (a replay of it would skip r, which did not fail this time) nor r's path.
+    replayed = _bad(1)
+    earlier = {"__rule.name": "r", "__rule.mode": "READ", "__rule.subject": "s", "__rule.path": "customer"}
+    replayed.properties = lambda: {"n": "1", "__rule.topic": TOPIC, "__rule.exception": "r failed", **earlier}  # type: ignore[method-assign]
+    client = FakePulsarClient()
+    _run([replayed], client, dead_letter_topic="dlq")
+    (copy,) = client.sent
+    assert set(copy["properties"]) == {"n", "__rule.topic", "__rule.exception"}
+    assert "malformed" in copy["properties"]["__rule.exception"]
+
+
 def test_a_copy_the_broker_did_not_persist_leaves_the_message_for_redelivery() -> None:
     client = FakePulsarClient(fail_sends=True)
     result, consumer, _ = _run([_bad(1), _bad(2)], client, dead_letter_topic="dlq")

@@ -19,7 +19,7 @@ from confluent_kafka.schema_registry.serde import RuleAction, RuleContext
 from .. import _confluent
 from .. import schema_id as ids
 from .._pulsar_client import raw_client
-from ..deadletter import DeadLetterPublisher, failure_properties, resolve_dlq_topic
+from ..deadletter import DeadLetterPublisher, copy_properties, failure_properties, resolve_dlq_topic
 from ..errors import DeadLetteredError, RuleViolationError
 from ..redaction import encrypted_tags, redact, scrub, sensitive_fields, sensitive_values
 from .context import MessageContext
@@ -173,8 +173,9 @@ class ErrorAction(RuleAction):
 class PulsarDlqAction(DlqAction):
     """The DLQ action with a Pulsar topic as the dead-letter queue.
 
-    The copy carries the original message properties plus `__rule.name`, `__rule.mode`,
-    `__rule.subject`, `__rule.topic` and `__rule.exception`, and the original key. On produce it
+    The copy carries the original message properties (less any earlier `__rule.*`:
+    `deadletter.copy_properties`) plus `__rule.name`, `__rule.mode`, `__rule.subject`,
+    `__rule.topic` and `__rule.exception`, and the original key. On produce it
     is the value as JSON with fields of encryption rules redacted (as Confluent's DLQ action), on
     consume the original bytes, so a fixed consumer can read it back. The send is synchronous:
     when `run` raises `DeadLetteredError` the copy is persisted, and a consumer may acknowledge.
@@ -244,7 +245,8 @@ class PulsarDlqAction(DlqAction):
         if ctx.rule_mode not in _CONSUMER_MODES:
             for name in ids.ID_PROPERTIES:  # the copy is JSON, not the encoded value
                 properties.pop(name, None)
-        properties.update(
+        properties = copy_properties(
+            properties,
             failure_properties(
                 _topic(ctx, context),
                 cause,
@@ -252,7 +254,7 @@ class PulsarDlqAction(DlqAction):
                 mode=ctx.rule_mode.value,
                 subject=ctx.subject,
                 path=PATH.get(),
-            )
+            ),
         )
         key = context.partition_key if context is not None else None
         if key is None and ctx.original_key is not None:

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..deadletter import RULE_PREFIX
+from ..deadletter import copy_properties
 from ..errors import ExternalSchemaError
 from ..subjects import partition_of
 from .columns import FORWARDED
@@ -119,13 +119,12 @@ def forward_partition(
 def dead_letter_copies(invalid: pa.RecordBatch) -> pa.RecordBatch:
     """The DLQ copies of invalid messages: their bytes, key and event time, their properties less
     any `__rule.*` a producer set, with the reader's `_failure` ones (which say why)."""
-    properties = []
-    for given, failure in zip(
-        invalid.column("properties").to_pylist(), invalid.column("_failure").to_pylist(), strict=True
-    ):
-        kept = {k: v for k, v in given or () if not k.startswith(RULE_PREFIX)}
-        kept.update(failure or ())
-        properties.append(list(kept.items()))
+    properties = [
+        list(copy_properties(given, dict(failure or ())).items())
+        for given, failure in zip(
+            invalid.column("properties").to_pylist(), invalid.column("_failure").to_pylist(), strict=True
+        )
+    ]
     columns = [invalid.column("key"), invalid.column("data"), pa.array(properties, _PROPERTIES)]
     return pa.RecordBatch.from_arrays([*columns, invalid.column("eventTime")], names=list(_SENT))
 

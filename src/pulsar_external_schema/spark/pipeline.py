@@ -234,6 +234,7 @@ class BatchWriter:
             # A batch with nothing to dead-letter writes no DLQ: a write is a Spark job of its own
             # (a task per partition, a producer per task), most of a quiet batch's time.
             if any(not row["_valid"] for row in groups):
+                # deadletter.copy_properties, in Spark SQL: the own less `__rule.*`, plus the failure
                 properties = F.map_concat(
                     F.map_filter("properties", lambda k, _: ~k.startswith(RULE_PREFIX)), F.col("_failure")
                 )
