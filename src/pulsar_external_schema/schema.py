@@ -28,7 +28,7 @@ from confluent_kafka.serialization import MessageField
 
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
-from .codec import FALLBACK, Columnar, LimitExceeded, PayloadError
+from .codec import FALLBACK, Columnar
 from .codec.field import DECLINED, NO_DIRECT, FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
@@ -248,9 +248,12 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
         value = FALLBACK
         if context is None and type(schema_id) is bytes and not self._closed:
-            value = self._part.direct_value((topic, schema_id), data)  # the usual message
-            if value is not FALLBACK and value is not DECLINED:
-                return value
+            # The usual message: `FieldSerde.direct_value`, without its call
+            direct = self._part.readers.get((topic, schema_id), NO_DIRECT)[0]
+            if direct is not None:
+                value = direct(data)
+                if value is not FALLBACK and value is not DECLINED:
+                    return value
         self._check_open()
         _check_decode_arguments(topic, data, schema_id)
         id_bytes = self._part.metadata_id(topic, schema_id)
@@ -279,11 +282,8 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
                 last, read = schema_id, self._compiled_reader(topic, schema_id)
             value = FALLBACK
             if read is not None and not (properties and RULE_NAME in properties):
-                try:
-                    value = read(data)
-                except (PayloadError, LimitExceeded):
-                    value = FALLBACK  # `decode` raises it as a DecodeError that names the message
-            if value is FALLBACK:
+                value = read(data)  # DECLINED: `decode` raises the error that names the message
+            if value is FALLBACK or value is DECLINED:
                 try:
                     context = self.message_context(topic, dict(properties) if properties else None)
                     value = self.decode(topic, data, schema_id, context)

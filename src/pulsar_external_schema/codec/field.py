@@ -48,7 +48,7 @@ from ..rules.referenced import sensitive_fields_down
 from ..subjects import SubjectNameStrategy
 from . import json as json_codec
 from .limits import LimitExceeded, recursion_error
-from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
+from .part import DECLINED, FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE
 from .values import json_loads
 
@@ -70,8 +70,6 @@ Deserializer = Callable[[bytes | None, SerializationContext], Any]
 Direct = tuple[Callable[[Any], Any] | None, float]
 #: The caches' answer for a key they keep nothing for.
 NO_DIRECT: tuple[None, float] = (None, 0.0)
-#: `direct_value`: the kept reader did not take the payload.
-DECLINED: Any = object()
 
 
 def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
@@ -305,22 +303,15 @@ class FieldSerde:
 
     def direct_value(self, key: tuple[str, bytes | str], data: bytes) -> Any:
         """The value from the direct reader kept under `key` (topic, schema id as it came);
-        FALLBACK when none is kept or it expired; DECLINED when it does not take the payload (a
-        condition it does not pass, bytes it cannot read: the compiled plan, the same reader,
-        would not either, so the caller goes the long way, which says why). The usual message is
-        this one lookup and the format library's call."""
-        direct, expires = self.readers.get(key, NO_DIRECT)
-        if direct is None or (expires and expires <= monotonic()):
-            return FALLBACK
-        try:
-            value = direct(data)
-        except Exception:
-            return DECLINED
-        return DECLINED if value is FALLBACK else value
+        FALLBACK when none is kept or it expired; DECLINED when it does not take the payload
+        (`PartCodec.direct`). The usual message is this one lookup and the format library's call."""
+        direct = self.readers.get(key, NO_DIRECT)[0]
+        return FALLBACK if direct is None else direct(data)
 
     def compiled_reader(self, topic: str, id_bytes: bytes | None) -> Callable[[bytes], Any] | None:
         """The codec's direct reader of (topic, Confluent id) where it has a plan, for a caller
-        that reads a run of messages of one id (`ExternalSchema.decode_batch`)."""
+        that reads a run of messages of one id (`ExternalSchema.decode_batch`): it answers as
+        `direct_value` does."""
         if self.codec is None or not id_bytes:
             return None
         return self.codec.direct(topic, id_bytes)[0]

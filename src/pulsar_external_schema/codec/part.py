@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from time import monotonic
 from types import ModuleType
 from typing import Any
 
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 
 #: Returned by `decode` when the message takes the reference path (a decoded value may be None).
 FALLBACK: Any = object()
+#: A direct reader's answer where it does not take the payload (`PartCodec.direct`).
+DECLINED: Any = object()
 
 
 class ForeignSchema(InternalSignal):
@@ -284,44 +287,55 @@ class PartCodec:
         return self._read(plan, topic, payload, id_bytes, context)
 
     def direct(self, topic: str, id_bytes: bytes) -> tuple[Callable[[bytes], Any] | None, float]:
-        """(`payload -> value or FALLBACK`, the plan's expiry) for messages of (topic, id) with no
-        properties the rules read, to be kept by the caller until the expiry (0: never); None
-        where the plan is not compiled. `ExternalSchema.decode` keeps one per (topic, metadata
-        id), so that a message is one dict lookup and this call away from the format library;
-        a batch looks it up once per run of one id.
-        A value part without conversion gets a closure of its own with `_read`'s checks and
-        steps inlined (one call less per message); raises as `_read` does."""
+        """(`payload -> value`, the plan's expiry) for messages of (topic, id) with no properties
+        the rules read, to be kept by the caller (`ExternalSchema.decode` keeps one per (topic,
+        metadata id), so that a message is one dict lookup and this call away from the format
+        library; a batch looks it up once per run of one id). None where the plan is not compiled.
+
+        The reader never raises. It answers DECLINED where it does not take the payload (a
+        condition it does not pass, bytes it cannot read: the compiled plan would not either, so
+        the caller goes the long way, which says why), and FALLBACK once the plan has expired
+        (the long way builds it again). A value part without conversion gets a closure of its own
+        with `_read`'s checks and steps inlined (one call less per message)."""
         plan = self.reads.get((topic, id_bytes))
         if type(plan) is not ReadPlan:
             return None, 0.0
+        expires = plan.expires
         if self._from_dict is not None or self._key:
             read_plan = self._read
-            return (lambda payload: read_plan(plan, topic, payload, id_bytes, None)), plan.expires
-        read, guard, final, steps = plan.read, plan.guard, plan.final_errors, plan.steps
+
+            def general(payload: bytes) -> Any:
+                if expires and expires <= monotonic():
+                    return FALLBACK
+                try:
+                    value = read_plan(plan, topic, payload, id_bytes, None)
+                except Exception:
+                    return DECLINED
+                return DECLINED if value is FALLBACK else value
+
+            return general, expires
+        read, guard, steps = plan.read, plan.guard, plan.steps
         longest = guard.longest if guard is not None else -1
         check = guard.check if guard is not None else None
 
         def direct(payload: bytes) -> Any:
+            if expires and expires <= monotonic():
+                return FALLBACK
             if not payload:
-                return FALLBACK
-            if check is not None and len(payload) > longest:
-                check(payload)
+                return DECLINED
             try:
+                if check is not None and len(payload) > longest:
+                    check(payload)
                 value = read(payload)
-            except Exception as error:
-                if final:
-                    raise PayloadError(error) from error
-                return FALLBACK
-            try:
                 for step in steps:
                     value = step(value)
             except Exception:
-                return FALLBACK
+                return DECLINED
             if _key_parts:
                 clear_original_key()  # type: ignore[no-untyped-call]
-            return value
+            return DECLINED if value is FALLBACK else value
 
-        return direct, plan.expires
+        return direct, expires
 
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
@@ -472,11 +486,11 @@ class PartCodec:
         columnar = None
         if not migrating and check is None:
             columnar = _columnar(self._format, deserializer, writer, reader, steps, guard)
-        if check is not None:
-            steps = (*steps, check)  # as the reference: the READ rules, then the validation
         # With migrations, the reference reads with the writer's schema alone: the migration
         # rules turn the value into the reader's shape, and its READ rules run on that.
         read = self._format.reader(deserializer, writer, writer if migrating else reader)
+        if check is not None:
+            steps = (*steps, check)  # as the reference: the READ rules, then the validation
         steps = _metered_read((*migrating, *steps))
         rules = None
         if steps and not all(isinstance(step, CompiledCondition) for step in steps):
