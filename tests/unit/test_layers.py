@@ -5,7 +5,7 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 
 0. leaves: `errors`, `metrics/` (rule counts and their exporters), the private helpers
    `_imports`, `_deprecated`, `_secrets`, `_version`, `_signal` (the internal signals' root),
-   and `registry` / `redaction` (what a registry error means, what a value must not show);
+   `_native` (the optional native extension, where installed), and `registry` / `redaction` (what a registry error means, what a value must not show);
 1. `config`, `schema_id`, `subjects`, `rules.settings` (the rule engine's part of the config),
    the quarantines `_confluent`, `_pulsar_client` and `_fastavro` (every use of confluent-kafka's,
    pulsar-client's and fastavro's private API);
@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "_secrets": 0,
     "_version": 0,
     "_signal": 0,
+    "_native": 0,
     "metrics": 0,
     "registry": 0,
     "redaction": 0,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gc
 import json
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .kept import Kept
@@ -63,15 +62,6 @@ def pulsar_client(options: SourceOptions) -> Any:
         return pulsar.Client(options.service_url, **args)
 
     return clients.get((options.service_url, options.auth_token), make)
-
-
-def native_extension() -> ModuleType | None:
-    """The native extension (`native/` in the repository), or None where it is not installed."""
-    try:
-        import _pulsar_external_schema_native as module
-    except ImportError:
-        return None
-    return module
 
 
 def native_client(options: SourceOptions, module: Any) -> Any:

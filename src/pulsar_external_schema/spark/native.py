@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
 from pyspark.sql.types import DataType
 
+from .._native import extension
 from ..codec import Columnar
 from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
@@ -36,7 +37,6 @@ from ..subjects import partition_of
 from .columns import read_schema
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, passing
 from .executor import RareCollections, decoding_schema, native_client
-from .executor import native_extension as extension
 from .offsets import Bound
 from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange

@@ -39,12 +39,12 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from .._native import extension
 from ..admin import declare_external
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
 from ..schema_id import SCHEMA_ID_PROPERTY
 from .executor import forwarded_schemas, native_client, pulsar_client
-from .executor import native_extension as extension
 from .options import SourceOptions
 from .topic_metadata import full_topic_name
 
