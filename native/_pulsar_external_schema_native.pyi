@@ -1,7 +1,8 @@
-"""Types of the native extension (`native/src/lib.rs`); `pulsar_external_schema.spark.native`
-is its one user."""
+"""Types of the native extension (`native/src/lib.rs`); its users are
+`pulsar_external_schema.spark.native`, `spark.writer` and `codec.json` (`JsonCodec`)."""
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -61,3 +62,20 @@ class Producer:
     def send(self, batch: pa.RecordBatch, first_sequence_id: int | None = None) -> None: ...
     def flush(self) -> int: ...
     def close(self) -> None: ...
+
+class JsonSchemaCheck:
+    def __init__(self, schema: str, resources: list[tuple[str, str]], base_uri: str) -> None: ...
+    def takes(self, value: Any) -> bool: ...
+
+class JsonCodec:
+    def __init__(
+        self,
+        check: JsonSchemaCheck,
+        *,
+        loads: Callable[[bytes], Any],
+        dumps: Callable[[Any], bytes],
+        read_otherwise: Callable[[Any], Any] | None,
+        write_otherwise: Callable[[Any], bytes] | None,
+    ) -> None: ...
+    def write(self, value: Any) -> bytes: ...
+    def read(self, payload: Any) -> Any: ...

@@ -15,16 +15,22 @@
 //! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
 //!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
 //! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
+//! JsonSchemaCheck(schema, resources, base_uri); .takes(value) -> bool
+//! JsonCodec(check, *, loads, dumps, read_otherwise, write_otherwise); .write(value); .read(payload)
 //! ```
 //!
 //! The producer (`send.rs`) is the Spark sink's for forwarded messages: it sends the rows of an
 //! Arrow batch (`data`, and optionally `key`, `properties`, `event_time`) in batched entries cut
 //! as pulsar-client cuts them.
+//!
+//! `json.rs` is the JSON codec's (`codec/json.py`), outside Spark too: JSON Schema values checked
+//! in place and written and read by orjson, one call a message.
 
 mod bounds;
 mod columns;
 mod conform;
 mod decode;
+mod json;
 mod receive;
 mod send;
 mod wire;
@@ -445,6 +451,8 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_reader, m)?)?;
     m.add_function(wrap_pyfunction!(key_partitions, m)?)?;
     m.add_class::<Client>()?;
+    m.add_class::<json::JsonSchemaCheck>()?;
+    m.add_class::<json::JsonCodec>()?;
     m.add_class::<RangeReader>()?;
     m.add_class::<Producer>()?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;

@@ -18,84 +18,12 @@ import pytest
 import referencing.exceptions
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from json_schemas import DRAFTS, reference_for, schemas, values
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from pulsar_external_schema.codec.json_validation import JsonValidator, fast_validator
 from pulsar_external_schema.codec.values import json_dumps, json_loads
-
-DRAFTS = [
-    "http://json-schema.org/draft-04/schema#",
-    "http://json-schema.org/draft-06/schema#",
-    "http://json-schema.org/draft-07/schema#",
-    "https://json-schema.org/draft/2019-09/schema",
-    "https://json-schema.org/draft/2020-12/schema",
-    None,
-]
-
-names = st.sampled_from(["id", "name", "amount", "tags", "owner", "é"])
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=6),
-)
-values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(names, inner, max_size=4)),
-    max_leaves=12,
-)
-types = st.sampled_from(["null", "boolean", "integer", "number", "string", "array", "object"])
-
-
-def _leaf() -> st.SearchStrategy[dict[str, Any]]:
-    return st.one_of(
-        st.builds(lambda t: {"type": t}, types),
-        st.builds(lambda ts: {"type": ts}, st.lists(types, min_size=1, max_size=3, unique=True)),
-        st.builds(lambda low: {"type": "number", "minimum": low}, st.integers(-5, 5)),
-        st.builds(lambda high: {"type": "integer", "maximum": high}, st.integers(-5, 5)),
-        st.builds(lambda n: {"type": "string", "maxLength": n}, st.integers(0, 4)),
-        st.builds(lambda n: {"type": "string", "minLength": n}, st.integers(0, 4)),
-        st.builds(lambda e: {"enum": e}, st.lists(scalars, min_size=1, max_size=3, unique_by=json.dumps)),
-        st.builds(lambda c: {"const": c}, scalars),
-        st.just({"type": "string", "pattern": "^[a-z]+$"}),
-        st.just({"type": "string", "format": "email"}),  # an annotation: never asserted
-        st.builds(lambda m: {"type": "number", "multipleOf": m}, st.sampled_from([1, 2, 0.5])),
-    )
-
-
-schemas = st.recursive(
-    _leaf(),
-    lambda inner: st.one_of(
-        st.builds(
-            lambda props, required, extra: {
-                "type": "object",
-                "properties": props,
-                **({"required": sorted(set(required) & set(props))} if set(required) & set(props) else {}),
-                **({} if extra is None else {"additionalProperties": extra}),
-            },
-            st.dictionaries(names, inner, max_size=3),
-            st.lists(names, max_size=3),
-            st.one_of(st.none(), st.booleans(), inner),
-        ),
-        st.builds(
-            lambda items, n: {"type": "array", "items": items, "maxItems": n}, inner, st.integers(0, 3)
-        ),
-        st.builds(lambda a: {"anyOf": a}, st.lists(inner, min_size=1, max_size=3)),
-        st.builds(lambda a: {"oneOf": a}, st.lists(inner, min_size=1, max_size=3)),
-        st.builds(lambda a: {"allOf": a}, st.lists(inner, min_size=1, max_size=2)),
-        st.builds(lambda a: {"not": a}, inner),
-    ),
-    max_leaves=6,
-)
-
-
-def reference_for(schema: dict[str, Any], registry: Registry | None = None) -> Any:
-    """The validator confluent-kafka builds (`_get_validator`)."""
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema, registry=registry or Registry())
 
 
 def natively(validator: JsonValidator) -> bool:

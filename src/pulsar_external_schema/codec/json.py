@@ -3,6 +3,12 @@ validator, built once per schema.
 
 As confluent-kafka's JSON serdes: a value is validated against the writer schema before it is
 written (when validation is on), and a decoded value against the reader schema.
+
+Where the native extension is installed (`_native.py`), a validated write, and a read whose value
+goes to the check with no READ rule between, is one call of its `JsonCodec`: the check of the
+value in place, and orjson's `dumps`/`loads` (json_validation.py). It hands what it is not sure
+of (values other than plain JSON, values the schema refuses, payloads orjson may read otherwise
+than `json`) to the Python functions below, which decide and word it.
 """
 
 from __future__ import annotations
@@ -10,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from confluent_kafka.schema_registry import Schema
 
-from .. import _confluent
+from .. import _confluent, _native
 from .fields import FieldWalk, json_walk
 from .limits import DecodeLimits, Guard, json_guard
+from .values import json_dumps, json_loads
 
 SCHEMA_TYPE = "JSON"
 #: The reference wraps validation errors in its own: let it say what failed.
@@ -42,7 +50,8 @@ def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
         text = encode(value)
         return text if type(text) is bytes else text.encode("utf8") if isinstance(text, str) else bytes(text)
 
-    return write
+    native = _native_codec(validator if check is not None and encode is json_dumps else None, write=write)
+    return write if native is None else native.write
 
 
 def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> Callable[[bytes], Any]:
@@ -63,6 +72,34 @@ def read_check(deserializer: Any, reader_schema: Schema) -> Callable[[Any], Any]
         return value
 
     return validated
+
+
+def checked_reader(
+    deserializer: Any, reader_schema: Schema, read: Callable[[bytes], Any], check: Callable[[Any], Any]
+) -> Callable[[bytes], Any] | None:
+    """`check(read(payload))` in one call, where the native extension has the reader schema's
+    check and `read` is `json_loads`; else None."""
+    if read is not json_loads:
+        return None
+    validator = _validator(deserializer, reader_schema, _confluent.parsed(deserializer, reader_schema))
+
+    def read_otherwise(payload: bytes) -> Any:
+        return check(read(payload))
+
+    native = _native_codec(validator, read=read_otherwise)
+    return None if native is None else native.read
+
+
+def _native_codec(validator: Any, *, write: Any = None, read: Any = None) -> Any:
+    """The extension's `JsonCodec` over `validator`'s native check, with the Python `write` and
+    `read` for what it leaves; None without one."""
+    check = getattr(validator, "native", None)
+    module = _native.extension() if check is not None else None
+    if module is None:
+        return None
+    return module.JsonCodec(
+        check, loads=orjson.loads, dumps=orjson.dumps, read_otherwise=read, write_otherwise=write
+    )
 
 
 def field_walk(serde: Any, schema: Schema | None) -> FieldWalk | None:

@@ -19,10 +19,17 @@ What is kept from the reference, so that the verdicts are the same:
   such a `$ref` is an error naming it;
 * a Python value jsonschema-rs cannot take (a set, an object, a dict with int keys) is the
   reference validator's to judge, as before.
+
+Where the native extension is installed, each validator also carries the extension's check of the
+same schema (`native`: the `jsonschema` crate reading Python objects in place, built as
+jsonschema-rs is here), and the JSON codec (`json.py`) writes and reads through it, one call a
+message: it answers plain JSON that the schema takes and hands the rest to this module's path.
+tests/unit/test_json_native.py holds its verdicts to jsonschema-rs's.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import urllib.parse
@@ -33,6 +40,7 @@ import jsonschema
 import jsonschema_rs
 import referencing
 
+from .. import _native
 from .values import explain_json
 
 __all__ = ["BASE_URI", "JsonValidator", "fast_validator"]
@@ -48,14 +56,16 @@ class JsonValidator:
     """`validate` and `iter_errors` as the `jsonschema` validator it wraps answers them, decided by
     `fast`: jsonschema-rs's validator, or, where it cannot build the schema, `jsonschema`'s."""
 
-    __slots__ = ("_fast", "_reference", "fast_is_valid", "schema")
+    __slots__ = ("_fast", "_reference", "fast_is_valid", "native", "schema")
 
-    def __init__(self, fast: Any, reference: Any) -> None:
+    def __init__(self, fast: Any, reference: Any, native: Any = None) -> None:
         self._fast = fast
         self._reference = reference
         self.schema = reference.schema
         #: jsonschema-rs's verdict alone (raises ValueError for a value it cannot convert).
         self.fast_is_valid = fast.is_valid
+        #: The native extension's `JsonSchemaCheck` of the same schema, or None.
+        self.native = native
 
     def is_valid(self, instance: Any) -> bool:
         try:
@@ -112,7 +122,22 @@ def fast_validator(parsed_schema: Any, references: Any, reference: Any) -> JsonV
         log.debug("jsonschema-rs cannot build this schema (%s); validating with jsonschema", error)
         offline = type(reference)(parsed_schema, registry=referencing.Registry().with_resources(given))
         return JsonValidator(offline, offline)
-    return JsonValidator(fast, reference)
+    return JsonValidator(fast, reference, _native_check(parsed_schema, given))
+
+
+def _native_check(parsed_schema: Any, given: list[tuple[str, Any]]) -> Any:
+    """The extension's check of the schema jsonschema-rs built, or None (no extension, or a
+    schema it cannot build: the Python path then checks every value)."""
+    module = _native.extension()
+    build = getattr(module, "JsonSchemaCheck", None)  # an extension built before it had one: None
+    if build is None:
+        return None
+    try:
+        resources = [(_uri(name), json.dumps(resource.contents)) for name, resource in given]
+        return build(json.dumps(parsed_schema), resources, BASE_URI)
+    except ValueError as error:
+        log.debug("the native extension cannot build this schema (%s); checking in Python", error)
+        return None
 
 
 def _uri(name: str) -> str:

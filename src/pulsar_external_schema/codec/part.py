@@ -489,6 +489,10 @@ class PartCodec:
         # With migrations, the reference reads with the writer's schema alone: the migration
         # rules turn the value into the reader's shape, and its READ rules run on that.
         read = self._format.reader(deserializer, writer, writer if migrating else reader)
+        if check is not None and not steps and not migrating:
+            checked = self._format.checked_reader(deserializer, reader, read, check)
+            if checked is not None:  # the read and the check in one call
+                read, check = checked, None
         if check is not None:
             steps = (*steps, check)  # as the reference: the READ rules, then the validation
         steps = _metered_read((*migrating, *steps))

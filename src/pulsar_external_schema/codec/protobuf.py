@@ -49,6 +49,11 @@ def read_check(deserializer: Any, reader_schema: Schema) -> None:
     return None
 
 
+def checked_reader(deserializer: Any, reader_schema: Schema, read: Any, check: Any) -> None:
+    """No check to join to the read (`read_check`)."""
+    return None
+
+
 def pool(serde: Any) -> Any:
     return _confluent.protobuf_message_class(serde).DESCRIPTOR.file.pool
 
