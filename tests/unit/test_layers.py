@@ -5,7 +5,8 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 
 0. leaves: `errors`, `metrics/` (rule counts and their exporters), the private helpers
    `_imports`, `_deprecated`, `_secrets`, `_version`, `_signal` (the internal signals' root),
-   `_native` (the optional native extension, where installed), and `registry` / `redaction` (what a registry error means, what a value must not show);
+   `_native` (the optional native extension, where installed), and `registry` / `redaction`
+   (what a registry error means, what a value must not show);
 1. `config`, `schema_id`, `subjects`, `rules.settings` (the rule engine's part of the config),
    the quarantines `_confluent`, `_pulsar_client` and `_fastavro` (every use of confluent-kafka's,
    pulsar-client's and fastavro's private API);

@@ -188,7 +188,19 @@ class PartCodec:
                 clear_original_key()  # type: ignore[no-untyped-call]
             return (prefix + payload if prefix else payload), schema_id
 
-        return direct, plan.expires
+        def write_alone(value: Any) -> tuple[bytes, bytes] | None:
+            """`direct` for a plan without steps (no loop to set up, as `direct`'s `read_alone`)."""
+            if self.write_epoch != epoch:
+                return None
+            try:
+                payload = write(value)
+            except Exception:
+                return None
+            if _key_parts:
+                clear_original_key()  # type: ignore[no-untyped-call]
+            return (prefix + payload if prefix else payload), schema_id
+
+        return (direct if steps else write_alone), plan.expires
 
     def learn(self, topic: str, context: MessageContext) -> None:
         """After the reference path encoded a message of `topic`: its writer (subject, schema,
@@ -335,7 +347,24 @@ class PartCodec:
                 clear_original_key()  # type: ignore[no-untyped-call]
             return DECLINED if value is FALLBACK else value
 
-        return direct, expires
+        def read_alone(payload: bytes) -> Any:
+            """`direct` for a plan without steps: the loop's iterator, and the check for a
+            step's FALLBACK, were ~0.07 us of a JSON read's ~1.2 us (measured in turns)."""
+            if expires and expires <= monotonic():
+                return FALLBACK
+            if not payload:
+                return DECLINED
+            try:
+                if check is not None and len(payload) > longest:
+                    check(payload)
+                value = read(payload)
+            except Exception:
+                return DECLINED
+            if _key_parts:
+                clear_original_key()  # type: ignore[no-untyped-call]
+            return value
+
+        return (direct if steps else read_alone), expires
 
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
