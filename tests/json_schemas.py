@@ -87,3 +87,37 @@ def reference_for(schema: dict[str, Any], registry: Registry | None = None) -> A
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, registry=registry or Registry())
+
+
+def _drafted(schema: dict[str, Any], draft: str | None) -> dict[str, Any]:
+    return schema if draft is None else {"$schema": draft, **schema}
+
+
+def _buildable(schema: dict[str, Any]) -> bool:
+    try:
+        reference_for(schema)
+    except jsonschema.SchemaError:  # what confluent-kafka refuses to build (an enum of 1 and 1.0)
+        return False
+    return True
+
+
+#: `schemas` under each draft (or none), those confluent-kafka builds.
+drafted_schemas = st.builds(_drafted, schemas, st.sampled_from(DRAFTS)).filter(_buildable)
+
+
+def json_values(low: int, high: int) -> st.SearchStrategy[Any]:
+    """Any JSON value a Python program may write: integers within [low, high], finite floats,
+    any text (keys too)."""
+    return st.recursive(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(min_value=low, max_value=high),
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.text(),
+        ),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=5), inner, max_size=4)
+        ),
+        max_leaves=20,
+    )
