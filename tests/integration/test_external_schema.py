@@ -9,9 +9,9 @@ from typing import Any
 import pulsar
 import pulsar.asyncio
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from conftest import Services, create_partitioned_topic
-from contracts import receive_all, subscribe
+from contracts import receive_all, subscribe, unique
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
@@ -20,6 +20,7 @@ from pulsar_external_schema import (
     EncodeError,
     KeyValue,
     SchemaRegistrySchemaFactory,
+    _native,
     create_producer,
 )
 
@@ -109,6 +110,71 @@ def test_json_schema_through_the_broker(
     assert message.value() == {"id": 1, "item": "pen"}
     assert json.loads(message.data()) == {"id": 1, "item": "pen"}
     assert nothing_more(consumer)
+
+
+@pytest.mark.skipif(
+    _native.extension() is None,
+    reason="the native extension is not installed (scripts/bootstrap builds it where Rust is)",
+)
+def test_a_json_schema_with_a_reference_is_checked_by_the_native_extension_through_the_broker(
+    pulsar_client: Any,
+    registry_client: SchemaRegistryClient,
+    make_factory: Any,
+    topic: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The extension's `JsonCodec` writes and reads a schema whose `$ref` the registry's
+    referenced version resolves, and gives the bytes, values and errors of the Python path."""
+    product_subject = unique("product")
+    product = {
+        "type": "object",
+        "properties": {"sku": {"type": "string"}, "price": {"type": "number", "minimum": 0}},
+        "required": ["sku"],
+    }
+    registry_client.register_schema(
+        product_subject, Schema.from_dict({"schema": json.dumps(product), "schemaType": "JSON"})
+    )
+    order = {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "product": {"$ref": "product.json"}},
+        "required": ["id", "product"],
+    }
+    root = Schema.from_dict(
+        {
+            "schema": json.dumps(order),
+            "schemaType": "JSON",
+            "references": [{"name": "product.json", "subject": product_subject, "version": 1}],
+        }
+    )
+    schema = make_factory().json(root)
+    consumer = subscribe(pulsar_client, topic, schema)
+    producer = create_producer(pulsar_client, topic, schema)
+    sent = [{"id": n, "product": {"sku": f"s{n}", "price": n / 2}} for n in range(3)]
+    for value in sent:
+        producer.send(value)
+    refused = {"id": 9, "product": {"sku": "s9", "price": -1}}
+    with pytest.raises(EncodeError, match="could not serialize the value as JSON") as native_error:
+        producer.send(refused)
+    received = receive_all(consumer, 3)
+    assert [m.value() for m in received] == sent
+    assert nothing_more(consumer)
+
+    codec = schema._part.codec
+    writes = [plan.write for plan in codec.writes.plans.values() if hasattr(plan, "write")]
+    reads = [plan.read for plan in codec.reads.plans.values() if hasattr(plan, "read")]
+    assert [getattr(w, "__qualname__", "") for w in writes] == ["JsonCodec.write"]
+    assert [getattr(r, "__qualname__", "") for r in reads] == ["JsonCodec.read"]
+
+    # The Python path, the same schema with the extension hidden while its plans are built
+    monkeypatch.setattr(_native, "extension", lambda: None)
+    python = make_factory().json(root)
+    for message, value in zip(received, sent, strict=True):
+        assert python.encode(topic, value).data == message.data()
+        schema_id = bytes.fromhex(message.properties()[SCHEMA_ID_PROPERTY])
+        assert python.decode(topic, message.data(), schema_id) == value
+    with pytest.raises(EncodeError) as python_error:
+        python.encode(topic, refused)
+    assert str(python_error.value) == str(native_error.value)
 
 
 def test_protobuf_through_the_broker(
