@@ -172,15 +172,13 @@ class PartCodec:
                 return encode(topic, value, None) if self.write_epoch == epoch else None
 
             return general, plan.expires
-        write, prefix, schema_id, epoch = plan.write, plan.prefix, plan.schema_id, self.write_epoch
-        steps = plan.steps
+        write = _pipeline((*plan.steps, plan.write))
+        prefix, schema_id, epoch = plan.prefix, plan.schema_id, self.write_epoch
 
         def direct(value: Any) -> tuple[bytes, bytes] | None:
             if self.write_epoch != epoch:
                 return None
             try:
-                for step in steps:
-                    value = step(value)
                 payload = write(value)
             except Exception:
                 return None
@@ -188,19 +186,7 @@ class PartCodec:
                 clear_original_key()  # type: ignore[no-untyped-call]
             return (prefix + payload if prefix else payload), schema_id
 
-        def write_alone(value: Any) -> tuple[bytes, bytes] | None:
-            """`direct` for a plan without steps (no loop to set up, as `direct`'s `read_alone`)."""
-            if self.write_epoch != epoch:
-                return None
-            try:
-                payload = write(value)
-            except Exception:
-                return None
-            if _key_parts:
-                clear_original_key()  # type: ignore[no-untyped-call]
-            return (prefix + payload if prefix else payload), schema_id
-
-        return (direct if steps else write_alone), plan.expires
+        return direct, plan.expires
 
     def learn(self, topic: str, context: MessageContext) -> None:
         """After the reference path encoded a message of `topic`: its writer (subject, schema,
@@ -308,7 +294,7 @@ class PartCodec:
         condition it does not pass, bytes it cannot read: the compiled plan would not either, so
         the caller goes the long way, which says why), and FALLBACK once the plan has expired
         (the long way builds it again). A value part without conversion gets a closure of its own
-        with `_read`'s checks and steps inlined (one call less per message)."""
+        with `_read`'s checks inlined and the read and steps in one `_pipeline`."""
         plan = self.reads.get((topic, id_bytes))
         if type(plan) is not ReadPlan:
             return None, 0.0
@@ -326,30 +312,11 @@ class PartCodec:
                 return DECLINED if value is FALLBACK else value
 
             return general, expires
-        read, guard, steps = plan.read, plan.guard, plan.steps
+        read, guard = _pipeline((plan.read, *plan.steps)), plan.guard
         longest = guard.longest if guard is not None else -1
         check = guard.check if guard is not None else None
 
         def direct(payload: bytes) -> Any:
-            if expires and expires <= monotonic():
-                return FALLBACK
-            if not payload:
-                return DECLINED
-            try:
-                if check is not None and len(payload) > longest:
-                    check(payload)
-                value = read(payload)
-                for step in steps:
-                    value = step(value)
-            except Exception:
-                return DECLINED
-            if _key_parts:
-                clear_original_key()  # type: ignore[no-untyped-call]
-            return DECLINED if value is FALLBACK else value
-
-        def read_alone(payload: bytes) -> Any:
-            """`direct` for a plan without steps: the loop's iterator, and the check for a
-            step's FALLBACK, were ~0.07 us of a JSON read's ~1.2 us (measured in turns)."""
             if expires and expires <= monotonic():
                 return FALLBACK
             if not payload:
@@ -364,7 +331,7 @@ class PartCodec:
                 clear_original_key()  # type: ignore[no-untyped-call]
             return value
 
-        return (direct if steps else read_alone), expires
+        return direct, expires
 
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
@@ -557,6 +524,21 @@ class PartCodec:
         if (subject, reason) not in self._said:
             self._said.add((subject, reason))
             log.info("subject %s: %s (messages of this schema are not compiled)", subject, reason)
+
+
+def _pipeline(functions: tuple[Callable[[Any], Any], ...]) -> Callable[[Any], Any]:
+    """One callable applying `functions` in turn, for a direct reader (the format's read, then the
+    plan's steps) or writer (the steps, then the write). A plan without steps keeps the format's
+    function itself: a loop set up per message was ~0.07 us of a JSON read's ~1.2 us."""
+    if len(functions) == 1:
+        return functions[0]
+
+    def pipeline(value: Any) -> Any:
+        for function in functions:
+            value = function(value)
+        return value
+
+    return pipeline
 
 
 def _columnar(
