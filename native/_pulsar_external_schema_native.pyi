@@ -1,5 +1,6 @@
 """Types of the native extension (`native/src/lib.rs`); its users are
-`pulsar_external_schema.spark.native`, `spark.writer` and `codec.json` (`JsonCodec`)."""
+`pulsar_external_schema.spark.native`, `spark.writer`, `codec.json` (`JsonCodec`), `codec.part`
+(`DirectWriter`) and `schema` (`Encoder`)."""
 
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -79,3 +80,30 @@ class JsonCodec:
     ) -> None: ...
     def write(self, value: Any) -> bytes: ...
     def read(self, payload: Any) -> Any: ...
+
+class DirectWriter:
+    def __init__(
+        self,
+        write: Callable[[Any], bytes],
+        *,
+        prefix: bytes,
+        schema_id: bytes,
+        expires_in: float | None,
+        key_parts: list[bool],
+        clear_original_key: Callable[[], None],
+    ) -> None: ...
+    def __call__(self, value: Any) -> tuple[bytes, bytes] | None: ...
+
+class Encoder:
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        writers: dict[str, tuple[Any, float]],
+        encode_data: type[tuple[Any, ...]],
+        with_id: bool,
+        with_context: bool,
+        planned: Callable[..., Any],
+        other: Callable[..., Any],
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

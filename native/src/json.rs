@@ -105,7 +105,7 @@ impl JsonCodec {
     }
 
     /// The value's JSON text (compact, non-ASCII as is), as the Python path writes it.
-    fn write<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn write<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = value.py();
         if self.check.get().takes(value) {
             // No NaN or infinity in a plain value, which is all orjson writes otherwise than `json`.
@@ -116,7 +116,7 @@ impl JsonCodec {
     }
 
     /// The payload's value, as the Python path reads and checks it.
-    fn read<'py>(&self, payload: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn read<'py>(&self, payload: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = payload.py();
         if let Ok(bytes) = payload.cast_exact::<PyBytes>() {
             if !has_long_number(bytes.as_bytes()) {

@@ -17,6 +17,12 @@
 //! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
 //! JsonSchemaCheck(schema, resources, base_uri); .takes(value) -> bool
 //! JsonCodec(check, *, loads, dumps, read_otherwise, write_otherwise); .write(value); .read(payload)
+//! DirectWriter(write, *, prefix, schema_id, expires_in, key_parts, clear_original_key)(value)
+//!     -> (payload, schema id) | None
+//! Encoder(schema, *, writers, encode_data, with_id, with_context, planned, other)(*args, **kwargs)
+//! DirectReader(read, *, longest, check, expires_in, key_parts, clear_original_key, fallback,
+//!     declined)(payload) -> value | fallback | declined
+//! Decoder(schema, *, readers, planned, other)(*args, **kwargs)
 //! ```
 //!
 //! The producer (`send.rs`) is the Spark sink's for forwarded messages: it sends the rows of an
@@ -24,12 +30,15 @@
 //! as pulsar-client cuts them.
 //!
 //! `json.rs` is the JSON codec's (`codec/json.py`), outside Spark too: JSON Schema values checked
-//! in place and written and read by orjson, one call a message.
+//! in place and written and read by orjson, one call a message. `direct.rs` is `ExternalSchema`'s
+//! (`schema.py`): its everyday `encode(topic, value)` and `decode(topic, payload, schema_id)` in one
+//! call each, for every format.
 
 mod bounds;
 mod columns;
 mod conform;
 mod decode;
+mod direct;
 mod json;
 mod receive;
 mod send;
@@ -453,6 +462,10 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Client>()?;
     m.add_class::<json::JsonSchemaCheck>()?;
     m.add_class::<json::JsonCodec>()?;
+    m.add_class::<direct::DirectWriter>()?;
+    m.add_class::<direct::Encoder>()?;
+    m.add_class::<direct::DirectReader>()?;
+    m.add_class::<direct::Decoder>()?;
     m.add_class::<RangeReader>()?;
     m.add_class::<Producer>()?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;

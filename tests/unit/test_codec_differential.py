@@ -108,8 +108,8 @@ class Both:
         if key_part is not None:
             parts.append(key_part)
         self.parts = parts
-        self.codecs = [part.codec for part in parts]
-        assert all(codec is not None for codec in self.codecs)
+        self.codecs = [part.codec for part in parts if part.codec is not None]
+        assert len(self.codecs) == len(parts)
         self.serializers = [Counting(part.serializer) for part in parts]
         self.deserializers = [Counting(part.deserializer) for part in parts]
         for part, serializer, deserializer in zip(parts, self.serializers, self.deserializers, strict=True):
@@ -120,16 +120,24 @@ class Both:
     def reference(self) -> Iterator[None]:
         for part in self.parts:
             part.codec = None
-        # and the codec's readers and writers the parts keep for the schema's short ways
-        kept = [(part.readers, part.writers) for part in self.parts]
-        for part in self.parts:
-            part.readers, part.writers = {}, {}
+        # and the readers the parts keep, and the writers the codecs keep, for the schema's
+        # short ways (emptied in place: the extension's `Encoder` and `Decoder` hold the dicts)
+        kept = [
+            (dict(part.readers), dict(codec.writers))
+            for part, codec in zip(self.parts, self.codecs, strict=True)
+        ]
+        for part, codec in zip(self.parts, self.codecs, strict=True):
+            part.readers.clear()
+            codec.writers.clear()
         try:
             yield
         finally:
             for part, codec, (readers, writers) in zip(self.parts, self.codecs, kept, strict=True):
                 part.codec = codec
-                part.readers, part.writers = readers, writers
+                part.readers.clear()
+                part.readers.update(readers)
+                codec.writers.clear()
+                codec.writers.update(writers)
 
     def reference_calls(self) -> int:
         return sum(counter.calls for counter in (*self.serializers, *self.deserializers))

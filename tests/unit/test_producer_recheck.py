@@ -14,7 +14,13 @@ from contracts import mock_factory
 from schemas import SHOP_ORDER as ORDER
 from schemas import SHOP_REFUND as REFUND
 
-from pulsar_external_schema import ConfigError, ExternalSchema, SchemaRegistrySchemaFactory, _confluent
+from pulsar_external_schema import (
+    ConfigError,
+    ExternalSchema,
+    SchemaRegistrySchemaFactory,
+    _confluent,
+    _native,
+)
 from pulsar_external_schema import schema as schema_module
 from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.codec import field as field_module
@@ -28,10 +34,13 @@ REFUNDS = "persistent://acme/shop/refunds"
 class Clock:
     """The plans' clock, the schema's (which checks the expiry of the writers its part keeps) and
     the part's (the readers'), moved by hand: all must agree, or a writer or reader kept never
-    expires on a machine up for less time than the clock's start."""
+    expires on a machine up for less time than the clock's start. The native extension's kept
+    writers read a clock of their own, which no hand moves: the schemas here take the Python
+    ones (test_native_direct.py holds the two to one another)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 1000.0
+        monkeypatch.setattr(_native, "extension", lambda: None)
         monkeypatch.setattr(plans, "monotonic", lambda: self.now)
         monkeypatch.setattr(schema_module, "monotonic", lambda: self.now)
         monkeypatch.setattr(field_module, "monotonic", lambda: self.now)

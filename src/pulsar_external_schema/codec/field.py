@@ -20,8 +20,9 @@ what it raises into the package's error naming topic, subject and schema id.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from time import monotonic
+from types import MappingProxyType
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema
@@ -70,6 +71,8 @@ Deserializer = Callable[[bytes | None, SerializationContext], Any]
 Direct = tuple[Callable[[Any], Any] | None, float]
 #: The caches' answer for a key they keep nothing for.
 NO_DIRECT: tuple[None, float] = (None, 0.0)
+#: The writers of a part without a codec.
+NO_WRITERS: Mapping[str, Direct] = MappingProxyType({})
 
 
 def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
@@ -111,9 +114,6 @@ class FieldSerde:
         self.schema_type = schema_type
         self.registry_url = registry_url
         self.codec = codec
-        self.writers: dict[str, Direct] = {}
-        """topic -> the codec's direct writer and its expiry (`learn_writer`): `value -> (payload,
-        id)`, or None where the long way must decide."""
         self.readers: dict[tuple[str, bytes | str], Direct] = {}
         """(topic, schema id as it came: metadata bytes, or a `__schema_id` value) -> the codec's
         direct reader and its expiry (`direct_value`)."""
@@ -277,13 +277,16 @@ class FieldSerde:
                 self.readers.clear()
             self.readers[(topic, form)] = entry
 
+    @property
+    def writers(self) -> Mapping[str, Direct]:
+        """topic -> the codec's direct writer and its expiry (`learn_writer`): `value -> (payload,
+        id)`, or None where the long way must decide. The codec keeps them (`PartCodec.writers`)."""
+        return self.codec.writers if self.codec is not None else NO_WRITERS
+
     def learn_writer(self, topic: str) -> None:
-        """Keep the codec's writer of `topic` in `writers` (bounded as plans are)."""
-        if self.codec is None:
-            return
-        if len(self.writers) >= PLAN_CACHE_SIZE:
-            self.writers.clear()
-        self.writers[topic] = self.codec.direct_writer(topic)
+        """Keep the codec's writer of `topic` (after its plan was built)."""
+        if self.codec is not None:
+            self.codec.keep_writer(topic)
 
     def metadata_id(self, topic: str, schema_id: bytes | None) -> bytes | None:
         """The Confluent id of a message's metadata schema id (with or without PIP-420's magic

@@ -28,7 +28,7 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import clear_original_key, set_original_key
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from .. import _confluent, metrics
+from .. import _confluent, _native, metrics
 from .. import schema_id as ids
 from .._signal import InternalSignal
 from ..deadletter import RULE_NAME
@@ -48,6 +48,7 @@ from .plans import (
     Stamp,
     WritePlan,
     expiry,
+    remaining,
 )
 from .recheck import SchemaIdRecheck
 from .steps import Steps, compile_migrations, compile_rules, encoding_rule
@@ -75,15 +76,16 @@ class PayloadError(InternalSignal):
 
 FORMATS: dict[str, ModuleType] = {"AVRO": avro, "JSON": json, "PROTOBUF": protobuf}
 
-#: Whether any key part exists in this process. confluent-kafka's serdes hand a message's key to
-#: the value's DLQ action through a context variable, which the value serde clears when done; with
-#: no key part anywhere it is never set, and the per-message clearing is skipped.
-_key_parts = False
+#: Non-empty once any key part exists in this process. confluent-kafka's serdes hand a message's
+#: key to the value's DLQ action through a context variable, which the value serde clears when
+#: done; with no key part anywhere it is never set, and the per-message clearing is skipped. A
+#: list, so that the extension's kept writers see it change (`DirectWriter`'s `key_parts`).
+_key_parts: list[bool] = []
 
 
 def _note_key_part() -> None:
-    global _key_parts
-    _key_parts = True
+    if not _key_parts:
+        _key_parts.append(True)
 
 
 class PartCodec:
@@ -117,8 +119,10 @@ class PartCodec:
         self._write_ttl = min((t for t in (latest_ttl, recheck) if t), default=None)
         self._stamps: dict[str, Stamp] = {}
         self.recheck = SchemaIdRecheck(serializer, schema_type, self._stale)
-        self.write_epoch = 0
-        """Counts the write plans the re-check dropped: a writer of `direct_writer` stops when it changes."""
+        self.writers: dict[str, tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]] = {}
+        """topic -> the writer `keep_writer` kept and its plan's expiry, for the caller's everyday
+        message (`ExternalSchema.encode_for`, the extension's `Encoder`). A topic's goes when the
+        re-check drops its plan, so a writer needs no check of its own for that."""
         self._limits = limits
         self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
@@ -156,28 +160,44 @@ class PartCodec:
             context.schema_id = plan.schema_id
         return (plan.prefix + payload if plan.prefix else payload), plan.schema_id
 
+    def keep_writer(self, topic: str) -> None:
+        """Keep `direct_writer(topic)` in `writers` (bounded as plans are)."""
+        if len(self.writers) >= PLAN_CACHE_SIZE:
+            self.writers.clear()
+        self.writers[topic] = self.direct_writer(topic)
+
     def direct_writer(self, topic: str) -> tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]:
         """(`value -> (payload, id)`, or None where the long way must decide; the plan's expiry)
         for messages of `topic` with no properties the rules read: what `encode` does, in one
         call, for the caller to keep until the expiry (0: never). None where the topic has no
-        compiled plan. A plan the producer's re-check drops stops its writer at once."""
+        compiled plan."""
         plan = self.writes.get(topic)
         if type(plan) is not WritePlan:
             return None, 0.0
         if self._to_dict is not None or self._key:
             encode = self.encode
-            epoch = self.write_epoch
 
             def general(value: Any) -> tuple[bytes, bytes] | None:
-                return encode(topic, value, None) if self.write_epoch == epoch else None
+                return encode(topic, value, None)
 
             return general, plan.expires
         write = _pipeline((*plan.steps, plan.write))
-        prefix, schema_id, epoch = plan.prefix, plan.schema_id, self.write_epoch
+        prefix, schema_id = plan.prefix, plan.schema_id
+        native = _native.extension()
+        if native is not None and hasattr(native, "DirectWriter"):  # not in one built before it
+            # The same in one native call, which `ExternalSchema`'s native `encode` calls without
+            # a Python frame (native/src/direct.rs).
+            kept = native.DirectWriter(
+                write,
+                prefix=prefix,
+                schema_id=schema_id,
+                expires_in=remaining(plan.expires),
+                key_parts=_key_parts,
+                clear_original_key=clear_original_key,
+            )
+            return kept, plan.expires
 
         def direct(value: Any) -> tuple[bytes, bytes] | None:
-            if self.write_epoch != epoch:
-                return None
             try:
                 payload = write(value)
             except Exception:
@@ -239,11 +259,11 @@ class PartCodec:
 
     def _stale(self, subject: str) -> None:
         """The re-check found `subject`'s id taken (`recheck.py`): its plans go, and the writers
-        `direct_writer` gave stop."""
+        kept for them."""
         for topic, stamped in list(self._stamps.items()):
             if stamped.subject == subject:
                 self.writes.drop(topic)
-        self.write_epoch += 1
+                self.writers.pop(topic, None)
 
     def join_checks(self, timeout: float) -> bool:
         """Wait for the re-checks under way (tests, and a producer that closes); True if none is left."""
@@ -315,6 +335,21 @@ class PartCodec:
         read, guard = _pipeline((plan.read, *plan.steps)), plan.guard
         longest = guard.longest if guard is not None else -1
         check = guard.check if guard is not None else None
+        native = _native.extension()
+        if native is not None and hasattr(native, "DirectReader"):  # not in one built before it
+            # The same in one native call, which `ExternalSchema`'s native `decode` calls without
+            # a Python frame (native/src/direct.rs).
+            kept = native.DirectReader(
+                read,
+                longest=longest,
+                check=check,
+                expires_in=remaining(expires),
+                key_parts=_key_parts,
+                clear_original_key=clear_original_key,
+                fallback=FALLBACK,
+                declined=DECLINED,
+            )
+            return kept, expires
 
         def direct(payload: bytes) -> Any:
             if expires and expires <= monotonic():

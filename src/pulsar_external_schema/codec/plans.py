@@ -131,6 +131,11 @@ def expiry(ttl: float | None) -> float:
     return monotonic() + ttl if ttl else 0.0
 
 
+def remaining(expires: float) -> float | None:
+    """Seconds until `expires` (an `expiry`) on the plans' clock; None for never."""
+    return expires - monotonic() if expires else None
+
+
 class PlanCache(Generic[Key, Plan]):
     """Plans by key, at most `size`; `get` takes no lock (a dict lookup and an expiry check)."""
 

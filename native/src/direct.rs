@@ -1,0 +1,522 @@
+//! `ExternalSchema`'s everyday message in one native call each way: `encode(topic, value)` and
+//! `decode(topic, payload, schema_id)` look up the topic's kept writer or reader, make its checks
+//! and call the format's write or read, with no Python frame between the caller and the format.
+//!
+//! Through Python, that glue cost ~0.7 us an encode and ~0.3 us a decode whatever the format
+//! (docs/benchmarks.md): more than a JSON Schema record's check and write themselves. Only the
+//! glue is here. What a message is written or read as, and every decision on a message the kept
+//! writer or reader does not take, stay Python's (`schema.py`, `codec/part.py`), which these
+//! objects call or hand the message back to:
+//!
+//! * `DirectWriter` and `DirectReader` are what `PartCodec.direct_writer` and `PartCodec.direct`
+//!   give where the extension is installed: the Python closures' work (the plan's expiry, its
+//!   guard, its `write` or `read`, clearing a key part's original key), answering as they do;
+//! * `Encoder` and `Decoder` are what an `ExternalSchema` keeps as its instance's `encode`,
+//!   `encode_for` and `decode`: the everyday call looks up the topic's kept writer (or the
+//!   (topic, schema id)'s reader) in the part's dict and answers with it; any other call, and a
+//!   message the kept one does not take, goes to the class's method, which decides as without
+//!   the extension.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::time::Duration;
+
+use crate::json::JsonCodec;
+use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::{PyTraverseError, PyVisit};
+
+/// One plan's kept writer (`codec/part.py`'s `direct_writer`).
+#[pyclass(frozen, module = "_pulsar_external_schema_native")]
+pub struct DirectWriter {
+    write: Py<PyAny>,
+    /// The codec whose `write` `write` is, called here without Python's method call.
+    json: Option<Py<JsonCodec>>,
+    prefix: Option<Py<PyBytes>>,
+    schema_id: Py<PyBytes>,
+    deadline: Option<Deadline>,
+    key_parts: Py<PyList>,
+    clear_original_key: Py<PyAny>,
+}
+
+#[pymethods]
+impl DirectWriter {
+    /// `write(value) -> payload`: the plan's steps and the format's writer; `prefix`: the id
+    /// prefix of prefix mode (empty otherwise); `expires_in`: seconds the plan has left (None:
+    /// no expiry); `key_parts`: non-empty once a key part exists, and then `clear_original_key()`
+    /// runs after each write, as confluent-kafka's value serializer does.
+    #[new]
+    #[pyo3(signature = (write, *, prefix, schema_id, expires_in, key_parts, clear_original_key))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        write: Py<PyAny>,
+        prefix: Bound<'_, PyBytes>,
+        schema_id: Py<PyBytes>,
+        expires_in: Option<f64>,
+        key_parts: Py<PyList>,
+        clear_original_key: Py<PyAny>,
+    ) -> Self {
+        let deadline = expires_in.map(Deadline::after);
+        let json = json_codec(write.bind(prefix.py()), "write");
+        DirectWriter {
+            write,
+            json,
+            prefix: (!prefix.as_bytes().is_empty()).then(|| prefix.unbind()),
+            schema_id,
+            deadline,
+            key_parts,
+            clear_original_key,
+        }
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.write)?;
+        visit.call(&self.clear_original_key)
+    }
+
+    /// `(payload, schema id)`, the payload id-prefixed in prefix mode; None where the long way
+    /// decides (the plan expired or was dropped, or the write raised).
+    fn __call__<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let py = value.py();
+        Ok(match self.written(value)? {
+            Some(payload) => Some(PyTuple::new(
+                py,
+                [payload, self.schema_id.bind(py).clone().into_any()],
+            )?),
+            None => None,
+        })
+    }
+}
+
+impl DirectWriter {
+    /// The payload, or None for the long way.
+    fn written<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = value.py();
+        if self.deadline.as_ref().is_some_and(Deadline::passed) {
+            return Ok(None);
+        }
+        let written = match &self.json {
+            Some(codec) => codec.get().write(value),
+            None => self.write.bind(py).call1((value,)),
+        };
+        let payload = match written {
+            Ok(payload) => payload,
+            Err(error) => return declined(py, error).map(|()| None),
+        };
+        clear_key(py, &self.key_parts, &self.clear_original_key)?;
+        Ok(Some(match &self.prefix {
+            None => payload,
+            Some(prefix) => {
+                let payload = payload.cast_into::<PyBytes>().map_err(PyErr::from)?;
+                PyBytes::new(py, &[prefix.bind(py).as_bytes(), payload.as_bytes()].concat()).into_any()
+            }
+        }))
+    }
+}
+
+/// The `JsonCodec` of `function`, where it is that codec's method `name` (`write`, `read`).
+fn json_codec(function: &Bound<'_, PyAny>, name: &str) -> Option<Py<JsonCodec>> {
+    let py = function.py();
+    let codec = function
+        .getattr(intern!(py, "__self__"))
+        .ok()?
+        .cast_into::<JsonCodec>()
+        .ok()?;
+    let named = function.getattr(intern!(py, "__name__")).ok()?;
+    (named.extract::<&str>().ok()? == name).then(|| codec.unbind())
+}
+
+/// Whether an error of the format's call hands the message to the long way (which runs it again
+/// and says why): an `Exception`, as the closures' `except Exception`; an interrupt or exit goes
+/// on up.
+fn declined(py: Python<'_>, error: PyErr) -> PyResult<()> {
+    if error.is_instance_of::<PyException>(py) {
+        Ok(())
+    } else {
+        Err(error)
+    }
+}
+
+/// After a kept writer's or reader's call: the original key a key part set is cleared, as
+/// confluent-kafka's value serdes clear it, once any key part exists (`key_parts` non-empty).
+fn clear_key(py: Python<'_>, key_parts: &Py<PyList>, clear_original_key: &Py<PyAny>) -> PyResult<()> {
+    if !key_parts.bind(py).is_empty() {
+        clear_original_key.bind(py).call0()?;
+    }
+    Ok(())
+}
+
+/// One read plan's kept reader (`codec/part.py`'s `direct`).
+#[pyclass(frozen, module = "_pulsar_external_schema_native")]
+pub struct DirectReader {
+    read: Py<PyAny>,
+    /// The codec whose `read` `read` is, called here without Python's method call.
+    json: Option<Py<JsonCodec>>,
+    longest: isize,
+    check: Option<Py<PyAny>>,
+    deadline: Option<Deadline>,
+    key_parts: Py<PyList>,
+    clear_original_key: Py<PyAny>,
+    fallback: Py<PyAny>,
+    declined: Py<PyAny>,
+}
+
+#[pymethods]
+impl DirectReader {
+    /// `read(payload) -> value`: the format's reader and the plan's steps; `check(payload)`: the
+    /// plan's guard, for a payload longer than `longest` (None: no guard); `expires_in`, `key_parts`,
+    /// `clear_original_key`: as `DirectWriter`'s; `fallback`, `declined`: the answers for an
+    /// expired plan and for a payload this does not take (`codec.part`'s FALLBACK and DECLINED).
+    #[new]
+    #[pyo3(signature = (read, *, longest, check, expires_in, key_parts, clear_original_key, fallback, declined))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        read: Bound<'_, PyAny>,
+        longest: isize,
+        check: Option<Py<PyAny>>,
+        expires_in: Option<f64>,
+        key_parts: Py<PyList>,
+        clear_original_key: Py<PyAny>,
+        fallback: Py<PyAny>,
+        declined: Py<PyAny>,
+    ) -> Self {
+        DirectReader {
+            json: json_codec(&read, "read"),
+            read: read.unbind(),
+            longest,
+            check,
+            deadline: expires_in.map(Deadline::after),
+            key_parts,
+            clear_original_key,
+            fallback,
+            declined,
+        }
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.read)?;
+        visit.call(&self.check)?;
+        visit.call(&self.clear_original_key)
+    }
+
+    /// The payload's value; `fallback` once the plan has expired, `declined` where the payload
+    /// is empty or the guard or read raised (the long way says why).
+    fn __call__<'py>(&self, payload: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = payload.py();
+        if self.deadline.as_ref().is_some_and(Deadline::passed) {
+            return Ok(self.fallback.bind(py).clone());
+        }
+        if !payload.is_truthy()? {
+            return Ok(self.declined.bind(py).clone());
+        }
+        let read = || -> PyResult<Bound<'py, PyAny>> {
+            if let Some(check) = &self.check {
+                if isize::try_from(payload.len()?).unwrap_or(isize::MAX) > self.longest {
+                    check.bind(py).call1((payload,))?;
+                }
+            }
+            match &self.json {
+                Some(codec) => codec.get().read(payload),
+                None => self.read.bind(py).call1((payload,)),
+            }
+        };
+        let value = match read() {
+            Ok(value) => value,
+            Err(error) => return declined(py, error).map(|()| self.declined.bind(py).clone()),
+        };
+        clear_key(py, &self.key_parts, &self.clear_original_key)?;
+        Ok(value)
+    }
+}
+
+/// An `ExternalSchema`'s `decode`, as its instance keeps it.
+#[pyclass(frozen, module = "_pulsar_external_schema_native")]
+pub struct Decoder {
+    schema: Py<PyAny>,
+    readers: Py<PyDict>,
+    planned: Py<PyAny>,
+    other: Py<PyAny>,
+}
+
+#[pymethods]
+impl Decoder {
+    /// `schema`: the `ExternalSchema` (which holds this); `readers`: its part's kept readers by
+    /// (topic, schema id as it came), `(reader, expires)` each; `planned(schema, topic, payload,
+    /// schema_id, context, answer)`: the way past a kept reader whose answer was not a value;
+    /// `other(schema, *args, **kwargs)`: the class's method, for any other call and a message
+    /// with no kept `DirectReader`.
+    #[new]
+    #[pyo3(signature = (schema, *, readers, planned, other))]
+    fn new(schema: Py<PyAny>, readers: Py<PyDict>, planned: Py<PyAny>, other: Py<PyAny>) -> Self {
+        Decoder {
+            schema,
+            readers,
+            planned,
+            other,
+        }
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.schema)?;
+        visit.call(&self.readers)?;
+        visit.call(&self.planned)?;
+        visit.call(&self.other)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        // `decode(topic, payload, schema_id)`, the id in metadata as bytes, no context
+        let everyday = kwargs.is_none_or(|kwargs| kwargs.is_empty())
+            && match args.len() {
+                3 => true,
+                4 => args.get_item(3)?.is_none(),
+                _ => false,
+            }
+            && args.get_item(0)?.is_exact_instance_of::<PyString>()
+            && args.get_item(2)?.is_exact_instance_of::<PyBytes>();
+        if everyday {
+            let (topic, payload, schema_id) = (args.get_item(0)?, args.get_item(1)?, args.get_item(2)?);
+            let key = PyTuple::new(py, [&topic, &schema_id])?;
+            if let Some(reader) = kept(self.readers.bind(py), key.as_any())? {
+                let reader = reader.cast_into::<DirectReader>();
+                if let Ok(reader) = reader {
+                    let answer = reader.get().__call__(&payload)?;
+                    let known = reader.get();
+                    if !answer.is(known.fallback.bind(py)) && !answer.is(known.declined.bind(py)) {
+                        return Ok(answer);
+                    }
+                    let schema = self.schema.bind(py);
+                    return self.planned.bind(py).call1((
+                        schema,
+                        topic,
+                        payload,
+                        schema_id,
+                        py.None(),
+                        answer,
+                    ));
+                }
+            }
+        }
+        let mut call = vec![self.schema.bind(py).clone()];
+        call.extend(args.iter());
+        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
+    }
+}
+
+/// The first item of `dict[key]`, a `(kept, expires)` pair; None where there is none.
+fn kept<'py>(dict: &Bound<'py, PyDict>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(entry) = dict.get_item(key)? else {
+        return Ok(None);
+    };
+    let Ok(entry) = entry.cast_into_exact::<PyTuple>() else {
+        return Ok(None);
+    };
+    entry.get_item(0).map(Some)
+}
+
+/// An `ExternalSchema`'s `encode` or `encode_for`, as its instance keeps it.
+#[pyclass(frozen, module = "_pulsar_external_schema_native")]
+pub struct Encoder {
+    schema: Py<PyAny>,
+    writers: Py<PyDict>,
+    encode_data: Py<PyType>,
+    alloc: ffi::allocfunc,
+    with_id: bool,
+    with_context: bool,
+    planned: Py<PyAny>,
+    other: Py<PyAny>,
+    /// The `EncodeData` returned last (`encode_data`), or null.
+    last: AtomicPtr<ffi::PyObject>,
+}
+
+#[pymethods]
+impl Encoder {
+    /// `schema`: the `ExternalSchema` (which holds this: the collector sees the cycle);
+    /// `writers`: its part's kept writers by topic, `(writer, expires)` each; `encode_data`: the
+    /// `EncodeData` class; `with_id`: False in prefix mode (the id is in the payload);
+    /// `with_context`: a third argument None is the everyday call too (`encode_for`'s context);
+    /// `planned(schema, topic, value, context)`: the way past a kept writer that does not take
+    /// the message; `other(schema, *args, **kwargs)`: the class's method, for any other call and
+    /// a topic with no kept `DirectWriter`.
+    #[new]
+    #[pyo3(signature = (schema, *, writers, encode_data, with_id, with_context, planned, other))]
+    fn new(
+        schema: &Bound<'_, PyAny>,
+        writers: Py<PyDict>,
+        encode_data: Bound<'_, PyType>,
+        with_id: bool,
+        with_context: bool,
+        planned: Py<PyAny>,
+        other: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let py = schema.py();
+        if !encode_data.is_subclass(&py.get_type::<PyTuple>())? {
+            return Err(PyTypeError::new_err("encode_data must be a tuple class"));
+        }
+        // SAFETY: every type has a tp_alloc slot; a heap type's is readable under the stable ABI.
+        let alloc = unsafe { ffi::PyType_GetSlot(encode_data.as_type_ptr(), ffi::Py_tp_alloc) };
+        if alloc.is_null() {
+            return Err(PyTypeError::new_err("encode_data has no allocator"));
+        }
+        Ok(Encoder {
+            schema: schema.clone().unbind(),
+            writers,
+            encode_data: encode_data.unbind(),
+            // SAFETY: the slot holds the type's allocfunc.
+            alloc: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::allocfunc>(alloc) },
+            with_id,
+            with_context,
+            planned,
+            other,
+            last: AtomicPtr::new(std::ptr::null_mut()),
+        })
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.schema)?;
+        visit.call(&self.writers)?;
+        visit.call(&self.planned)?;
+        visit.call(&self.other)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let everyday = kwargs.is_none_or(|kwargs| kwargs.is_empty())
+            && match args.len() {
+                2 => true,
+                3 => self.with_context && args.get_item(2)?.is_none(),
+                _ => false,
+            }
+            && args.get_item(0)?.is_exact_instance_of::<PyString>();
+        if everyday {
+            let topic = args.get_item(0)?;
+            let value = args.get_item(1)?;
+            if let Some(writer) = self.kept(&topic)? {
+                if let Some(payload) = writer.get().written(&value)? {
+                    let id = match self.with_id {
+                        true => writer.get().schema_id.bind(py).clone().into_any(),
+                        false => py.None().into_bound(py),
+                    };
+                    return self.encode_data(py, payload, id);
+                }
+                return self
+                    .planned
+                    .bind(py)
+                    .call1((self.schema(py), topic, value, py.None()));
+            }
+        }
+        let mut call = vec![self.schema(py)];
+        call.extend(args.iter());
+        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
+    }
+}
+
+impl Encoder {
+    fn schema<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.schema.bind(py).clone()
+    }
+
+    /// The topic's kept writer where it is a `DirectWriter` (a Python one, or none, goes the
+    /// class's way).
+    fn kept<'py>(&self, topic: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, DirectWriter>>> {
+        Ok(kept(self.writers.bind(topic.py()), topic)?
+            .and_then(|writer| writer.cast_into::<DirectWriter>().ok()))
+    }
+
+    /// `EncodeData(payload, id)`: the one this returned last where no one holds it any more,
+    /// with the new items (as `zip` and `enumerate` reuse their tuples: its allocation and
+    /// release were ~0.05 us a message), else a new one, made as `tuple.__new__` makes it.
+    fn encode_data<'py>(
+        &self,
+        py: Python<'py>,
+        payload: Bound<'py, PyAny>,
+        id: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kept = self.last.swap(std::ptr::null_mut(), Ordering::Relaxed);
+        // SAFETY: `last` holds a strong reference to an `EncodeData`, or null. A tuple whose one
+        // reference is this one is seen by no one else: PyTuple_SetItem may replace its items
+        // (and releases the old ones). Its items are bytes and None, which the collector never
+        // needs to track, so it may stay untracked if the collector untracked it.
+        let tuple = unsafe {
+            match (!kept.is_null()).then(|| Bound::from_owned_ptr(py, kept)) {
+                Some(tuple) if ffi::Py_REFCNT(tuple.as_ptr()) == 1 => tuple,
+                _ => {
+                    let made = (self.alloc)(self.encode_data.as_ptr().cast(), 2);
+                    if made.is_null() {
+                        return Err(PyErr::fetch(py));
+                    }
+                    Bound::from_owned_ptr(py, made)
+                }
+            }
+        };
+        // SAFETY: `tuple` is a tuple of two items with this one reference (above).
+        unsafe {
+            if ffi::PyTuple_SetItem(tuple.as_ptr(), 0, payload.into_ptr()) != 0
+                || ffi::PyTuple_SetItem(tuple.as_ptr(), 1, id.into_ptr()) != 0
+            {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        let replaced = self.last.swap(tuple.clone().into_ptr(), Ordering::Relaxed);
+        if !replaced.is_null() {
+            // SAFETY: a strong reference `last` held (a call this one made kept it meanwhile).
+            drop(unsafe { Bound::from_owned_ptr(py, replaced) });
+        }
+        Ok(tuple)
+    }
+}
+
+impl Drop for Encoder {
+    fn drop(&mut self) {
+        let last = *self.last.get_mut();
+        if !last.is_null() {
+            // SAFETY: the strong reference `last` holds.
+            Python::attach(|py| drop(unsafe { Bound::from_owned_ptr(py, last) }));
+        }
+    }
+}
+
+/// When a plan expires, on a clock cheaper to read than `Instant` where there is one: Linux's
+/// coarse monotonic clock (a few milliseconds' resolution, ~5 ns a read against ~25 for the
+/// precise one, measured per message). A plan's time to live is seconds or more.
+struct Deadline(Duration);
+
+impl Deadline {
+    /// `seconds` from now (none or less: passed).
+    fn after(seconds: f64) -> Self {
+        Deadline(now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9)))
+    }
+
+    fn passed(&self) -> bool {
+        self.0 <= now()
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn now() -> Duration {
+    let mut time = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a timespec to fill; it cannot fail for this clock.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
+    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn now() -> Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
+}
