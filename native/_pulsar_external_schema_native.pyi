@@ -107,3 +107,31 @@ class Encoder:
         other: Callable[..., Any],
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def close(self) -> None: ...
+
+class DirectReader:
+    def __init__(
+        self,
+        read: Callable[[Any], Any],
+        *,
+        longest: int,
+        check: Callable[[Any], Any] | None,
+        expires_in: float | None,
+        key_parts: list[bool],
+        clear_original_key: Callable[[], None],
+        fallback: object,
+        declined: object,
+    ) -> None: ...
+    def __call__(self, payload: Any) -> Any: ...
+
+class Decoder:
+    def __init__(
+        self,
+        schema: Any,
+        *,
+        readers: dict[Any, tuple[Any, float]],
+        planned: Callable[..., Any],
+        other: Callable[..., Any],
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def close(self) -> None: ...

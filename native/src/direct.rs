@@ -17,7 +17,7 @@
 //!   message the kept one does not take, goes to the class's method, which decides as without
 //!   the extension.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::time::Duration;
 
 use crate::json::JsonCodec;
@@ -238,6 +238,7 @@ pub struct Decoder {
     readers: Py<PyDict>,
     planned: Py<PyAny>,
     other: Py<PyAny>,
+    closed: AtomicBool,
 }
 
 #[pymethods]
@@ -255,6 +256,7 @@ impl Decoder {
             readers,
             planned,
             other,
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -265,6 +267,11 @@ impl Decoder {
         visit.call(&self.other)
     }
 
+    /// The schema was closed: every call goes the class's way, which says so.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+    }
+
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self,
@@ -273,7 +280,8 @@ impl Decoder {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         // `decode(topic, payload, schema_id)`, the id in metadata as bytes, no context
-        let everyday = kwargs.is_none_or(|kwargs| kwargs.is_empty())
+        let everyday = !self.closed.load(Ordering::Relaxed)
+            && kwargs.is_none_or(|kwargs| kwargs.is_empty())
             && match args.len() {
                 3 => true,
                 4 => args.get_item(3)?.is_none(),
@@ -334,6 +342,10 @@ pub struct Encoder {
     other: Py<PyAny>,
     /// The `EncodeData` returned last (`encode_data`), or null.
     last: AtomicPtr<ffi::PyObject>,
+    /// `tuple.__new__`, which makes each `EncodeData` where one cannot be made or reused here:
+    /// from Python 3.14 a tuple caches its hash in a field the stable ABI cannot reset.
+    tuple_new: Option<Py<PyAny>>,
+    closed: AtomicBool,
 }
 
 #[pymethods]
@@ -376,6 +388,11 @@ impl Encoder {
             planned,
             other,
             last: AtomicPtr::new(std::ptr::null_mut()),
+            tuple_new: match py.version_info() >= (3, 14) {
+                true => Some(py.get_type::<PyTuple>().getattr(intern!(py, "__new__"))?.unbind()),
+                false => None,
+            },
+            closed: AtomicBool::new(false),
         })
     }
 
@@ -386,6 +403,17 @@ impl Encoder {
         visit.call(&self.other)
     }
 
+    /// The schema was closed: every call goes the class's way (which says so), and the
+    /// `EncodeData` kept for reuse, with the payload it holds, goes.
+    fn close(&self, py: Python<'_>) {
+        self.closed.store(true, Ordering::Relaxed);
+        let last = self.last.swap(std::ptr::null_mut(), Ordering::Relaxed);
+        if !last.is_null() {
+            // SAFETY: the strong reference `last` held.
+            drop(unsafe { Bound::from_owned_ptr(py, last) });
+        }
+    }
+
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self,
@@ -393,7 +421,8 @@ impl Encoder {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
-        let everyday = kwargs.is_none_or(|kwargs| kwargs.is_empty())
+        let everyday = !self.closed.load(Ordering::Relaxed)
+            && kwargs.is_none_or(|kwargs| kwargs.is_empty())
             && match args.len() {
                 2 => true,
                 3 => self.with_context && args.get_item(2)?.is_none(),
@@ -437,13 +466,19 @@ impl Encoder {
 
     /// `EncodeData(payload, id)`: the one this returned last where no one holds it any more,
     /// with the new items (as `zip` and `enumerate` reuse their tuples: its allocation and
-    /// release were ~0.05 us a message), else a new one, made as `tuple.__new__` makes it.
+    /// release were ~0.05 us a message), else a new one, made as `tuple.__new__` makes it. From
+    /// Python 3.14, `tuple.__new__` itself (`tuple_new`).
     fn encode_data<'py>(
         &self,
         py: Python<'py>,
         payload: Bound<'py, PyAny>,
         id: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(tuple_new) = &self.tuple_new {
+            return tuple_new
+                .bind(py)
+                .call1((self.encode_data.bind(py), (payload, id)));
+        }
         let kept = self.last.swap(std::ptr::null_mut(), Ordering::Relaxed);
         // SAFETY: `last` holds a strong reference to an `EncodeData`, or null. A tuple whose one
         // reference is this one is seen by no one else: PyTuple_SetItem may replace its items

@@ -145,15 +145,15 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         `Encoder`s, and its `decode` its `Decoder` (native/src/direct.rs): the everyday message,
         `(topic, value)` or `(topic, payload, schema_id)`, is the part's kept writer or reader in
         one native call (the Python glue was ~0.7 and ~0.3 us), and every other call is this
-        class's method. `close` drops them."""
+        class's method. They hold this schema, which holds them: `close` drops them, else the
+        cycle collector frees the lot."""
         native = _native.extension()
         codec = self._part.codec
         if (
             native is None
             or not hasattr(native, "Encoder")  # one built before it
             or codec is None  # no writers are kept
-            or type(self).encode_for is not ExternalSchema.encode_for  # a key/value schema
-            or type(self).decode is not ExternalSchema.decode
+            or type(self) is not ExternalSchema  # a key/value schema, which encodes two parts
         ):
             return
         self.__dict__["decode"] = native.Decoder(
@@ -417,7 +417,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if not self._closed:
             self._closed = True
             for name in ("encode", "encode_for", "decode"):  # the class's methods say it is closed
-                self.__dict__.pop(name, None)
+                native = self.__dict__.pop(name, None)
+                if native is not None:
+                    native.close()  # and so does one a caller holds
             self._registry.release()
 
     def __str__(self) -> str:

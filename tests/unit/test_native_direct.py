@@ -178,16 +178,24 @@ def test_an_encode_data_someone_holds_is_never_changed(
     assert also == without.encode(TOPIC, second)
     assert len({id(encoded) for encoded in (*held, also)}) == 4
     for _ in range(3):  # one no one holds any more is the one the next message gets
-        assert with_it.encode(TOPIC, first).data == held[0].data
+        encoded = with_it.encode(TOPIC, first)
+        assert encoded.data == held[0].data
+        assert hash(encoded) == hash(EncodeData(encoded.data, encoded.schema_id))
+        assert encoded in {EncodeData(*held[0])}
 
 
 def test_a_closed_schema_says_so_and_a_dropped_one_is_collected() -> None:
     schema = mock_factory().avro(json.dumps(ORDER))
     schema.encode(TOPIC, {"id": 1, "item": "a"})
+    held = schema.encode_for, schema.decode  # one a caller kept goes the class's way too
     schema.close()
     assert "encode" not in vars(schema)
     with pytest.raises(ExternalSchemaError, match="closed"):
         schema.encode(TOPIC, {"id": 1, "item": "a"})
+    with pytest.raises(ExternalSchemaError, match="closed"):
+        held[0](TOPIC, {"id": 1, "item": "a"})
+    with pytest.raises(ExternalSchemaError, match="closed"):
+        held[1](TOPIC, b"\x02\x02a", b"\x00\x00\x00\x00\x01")
     with pytest.raises(ExternalSchemaError, match="closed"):
         schema.decode(TOPIC, b"\x02\x02a", b"\x00\x00\x00\x00\x01")
     # The encoder holds its schema (a call on a schema no name holds), and the collector frees
@@ -295,3 +303,23 @@ def test_a_kept_reader_answers_as_the_python_closure() -> None:
     set_original_key("k")
     _reader(bytes.upper, key_parts=[True])(b"ab")
     assert get_original_key() is None
+
+
+def test_a_writer_whose_plan_the_recheck_dropped_while_it_was_made_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    schema = mock_factory().avro(json.dumps(ORDER))
+    codec = schema._part.codec
+    assert codec is not None
+    made = codec.direct_writer
+
+    def dropped_meanwhile(topic: str) -> Any:
+        writer = made(topic)
+        codec.writes.drop(topic)  # what `_stale` does on the re-check's thread
+        return writer
+
+    monkeypatch.setattr(codec, "direct_writer", dropped_meanwhile)
+    for _ in range(3):
+        schema.encode(TOPIC, {"id": 1, "item": "a"})
+        assert TOPIC not in codec.writers
+    schema.close()

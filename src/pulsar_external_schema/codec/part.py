@@ -161,10 +161,14 @@ class PartCodec:
         return (plan.prefix + payload if plan.prefix else payload), plan.schema_id
 
     def keep_writer(self, topic: str) -> None:
-        """Keep `direct_writer(topic)` in `writers` (bounded as plans are)."""
+        """Keep `direct_writer(topic)` in `writers` (bounded as plans are); not where the plan
+        changed meanwhile (the re-check's thread dropped it: `_stale`)."""
         if len(self.writers) >= PLAN_CACHE_SIZE:
             self.writers.clear()
+        plan = self.writes.get(topic)
         self.writers[topic] = self.direct_writer(topic)
+        if self.writes.get(topic) is not plan:
+            self.writers.pop(topic, None)
 
     def direct_writer(self, topic: str) -> tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]:
         """(`value -> (payload, id)`, or None where the long way must decide; the plan's expiry)
