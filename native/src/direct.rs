@@ -281,13 +281,7 @@ impl Decoder {
         let py = args.py();
         // `decode(topic, payload, schema_id)`, the id in metadata as bytes, no context
         let everyday = !self.closed.load(Ordering::Relaxed)
-            && kwargs.is_none_or(|kwargs| kwargs.is_empty())
-            && match args.len() {
-                3 => true,
-                4 => args.get_item(3)?.is_none(),
-                _ => false,
-            }
-            && args.get_item(0)?.is_exact_instance_of::<PyString>()
+            && everyday(args, kwargs, 3, true)?
             && args.get_item(2)?.is_exact_instance_of::<PyBytes>();
         if everyday {
             let (topic, payload, schema_id) = (args.get_item(0)?, args.get_item(1)?, args.get_item(2)?);
@@ -312,10 +306,41 @@ impl Decoder {
                 }
             }
         }
-        let mut call = vec![self.schema.bind(py).clone()];
-        call.extend(args.iter());
-        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
+        class_call(&self.other, self.schema.bind(py), args, kwargs)
     }
+}
+
+/// Whether a call is the everyday one: `arity` positional arguments, the first a `str` (the
+/// topic), or with `context` one more that is None (`encode_for`'s and `decode`'s context), and
+/// no keywords.
+fn everyday(
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    arity: usize,
+    context: bool,
+) -> PyResult<bool> {
+    let shape = match args.len() {
+        n if n == arity => true,
+        n if context && n == arity + 1 => args.get_item(arity)?.is_none(),
+        _ => false,
+    };
+    Ok(shape
+        && kwargs.is_none_or(|kwargs| kwargs.is_empty())
+        && args.get_item(0)?.is_exact_instance_of::<PyString>())
+}
+
+/// `method(schema, *args, **kwargs)`: the class's method, for what the native path leaves.
+fn class_call<'py>(
+    method: &Py<PyAny>,
+    schema: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut call = vec![schema.clone()];
+    call.extend(args.iter());
+    method
+        .bind(schema.py())
+        .call(PyTuple::new(schema.py(), call)?, kwargs)
 }
 
 /// The first item of `dict[key]`, a `(kept, expires)` pair; None where there is none.
@@ -421,14 +446,7 @@ impl Encoder {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
-        let everyday = !self.closed.load(Ordering::Relaxed)
-            && kwargs.is_none_or(|kwargs| kwargs.is_empty())
-            && match args.len() {
-                2 => true,
-                3 => self.with_context && args.get_item(2)?.is_none(),
-                _ => false,
-            }
-            && args.get_item(0)?.is_exact_instance_of::<PyString>();
+        let everyday = !self.closed.load(Ordering::Relaxed) && everyday(args, kwargs, 2, self.with_context)?;
         if everyday {
             let topic = args.get_item(0)?;
             let value = args.get_item(1)?;
@@ -446,9 +464,7 @@ impl Encoder {
                     .call1((self.schema(py), topic, value, py.None()));
             }
         }
-        let mut call = vec![self.schema(py)];
-        call.extend(args.iter());
-        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
+        class_call(&self.other, &self.schema(py), args, kwargs)
     }
 }
 

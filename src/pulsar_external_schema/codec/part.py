@@ -187,18 +187,8 @@ class PartCodec:
             return general, plan.expires
         write = _pipeline((*plan.steps, plan.write))
         prefix, schema_id = plan.prefix, plan.schema_id
-        native = _native.extension()
-        if native is not None and hasattr(native, "DirectWriter"):  # not in one built before it
-            # The same in one native call, which `ExternalSchema`'s native `encode` calls without
-            # a Python frame (native/src/direct.rs).
-            kept = native.DirectWriter(
-                write,
-                prefix=prefix,
-                schema_id=schema_id,
-                expires_in=remaining(plan.expires),
-                key_parts=_key_parts,
-                clear_original_key=clear_original_key,
-            )
+        kept = _kept_natively("DirectWriter", write, prefix=prefix, schema_id=schema_id, expires=plan.expires)
+        if kept is not None:
             return kept, plan.expires
 
         def direct(value: Any) -> tuple[bytes, bytes] | None:
@@ -339,20 +329,16 @@ class PartCodec:
         read, guard = _pipeline((plan.read, *plan.steps)), plan.guard
         longest = guard.longest if guard is not None else -1
         check = guard.check if guard is not None else None
-        native = _native.extension()
-        if native is not None and hasattr(native, "DirectReader"):  # not in one built before it
-            # The same in one native call, which `ExternalSchema`'s native `decode` calls without
-            # a Python frame (native/src/direct.rs).
-            kept = native.DirectReader(
-                read,
-                longest=longest,
-                check=check,
-                expires_in=remaining(expires),
-                key_parts=_key_parts,
-                clear_original_key=clear_original_key,
-                fallback=FALLBACK,
-                declined=DECLINED,
-            )
+        kept = _kept_natively(
+            "DirectReader",
+            read,
+            longest=longest,
+            check=check,
+            expires=expires,
+            fallback=FALLBACK,
+            declined=DECLINED,
+        )
+        if kept is not None:
             return kept, expires
 
         def direct(payload: bytes) -> Any:
@@ -563,6 +549,23 @@ class PartCodec:
         if (subject, reason) not in self._said:
             self._said.add((subject, reason))
             log.info("subject %s: %s (messages of this schema are not compiled)", subject, reason)
+
+
+def _kept_natively(kind: str, function: Callable[[Any], Any], *, expires: float, **options: Any) -> Any:
+    """The extension's `DirectWriter` or `DirectReader` (`kind`) over a plan's `function`, with
+    `options`: the direct closure's work in one native call, which `ExternalSchema`'s native
+    `encode` and `decode` make without a Python frame (native/src/direct.rs). None without the
+    extension, or with one built before it."""
+    made = getattr(_native.extension(), kind, None)
+    if made is None:
+        return None
+    return made(
+        function,
+        expires_in=remaining(expires),
+        key_parts=_key_parts,
+        clear_original_key=clear_original_key,
+        **options,
+    )
 
 
 def _pipeline(functions: tuple[Callable[[Any], Any], ...]) -> Callable[[Any], Any]:
