@@ -114,6 +114,10 @@ class FieldSerde:
         self.schema_type = schema_type
         self.registry_url = registry_url
         self.codec = codec
+        self.writers: Mapping[str, Direct] = codec.writers if codec is not None else NO_WRITERS
+        """topic -> the codec's direct writer and its expiry (`learn_writer`): `value -> (payload,
+        id)`, or None where the long way must decide. The codec's own dict (`PartCodec.writers`),
+        which drops a topic's with its plan; an attribute, not a property: it is read per message."""
         self.readers: dict[tuple[str, bytes | str], Direct] = {}
         """(topic, schema id as it came: metadata bytes, or a `__schema_id` value) -> the codec's
         direct reader and its expiry (`direct_value`)."""
@@ -276,12 +280,6 @@ class FieldSerde:
             if len(self.readers) >= PLAN_CACHE_SIZE:
                 self.readers.clear()
             self.readers[(topic, form)] = entry
-
-    @property
-    def writers(self) -> Mapping[str, Direct]:
-        """topic -> the codec's direct writer and its expiry (`learn_writer`): `value -> (payload,
-        id)`, or None where the long way must decide. The codec keeps them (`PartCodec.writers`)."""
-        return self.codec.writers if self.codec is not None else NO_WRITERS
 
     def learn_writer(self, topic: str) -> None:
         """Keep the codec's writer of `topic` (after its plan was built)."""
