@@ -2,7 +2,7 @@
 //! `decode(topic, payload, schema_id)` look up the topic's kept writer or reader, make its checks
 //! and call the format's write or read, with no Python frame between the caller and the format.
 //!
-//! Through Python, that glue cost ~0.7 us an encode and ~0.3 us a decode whatever the format
+//! Through Python, that glue cost ~0.7 us an encode and ~0.4 us a decode whatever the format
 //! (docs/benchmarks.md): more than a JSON Schema record's check and write themselves. Only the
 //! glue is here. What a message is written or read as, and every decision on a message the kept
 //! writer or reader does not take, stay Python's (`schema.py`, `codec/part.py`), which these
@@ -26,7 +26,7 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
-use pyo3::{PyTraverseError, PyVisit};
+use pyo3::{PyClass, PyTraverseError, PyVisit};
 
 /// One plan's kept writer (`codec/part.py`'s `direct_writer`).
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
@@ -36,9 +36,7 @@ pub struct DirectWriter {
     json: Option<Py<JsonCodec>>,
     prefix: Option<Py<PyBytes>>,
     schema_id: Py<PyBytes>,
-    deadline: Option<Deadline>,
-    key_parts: Py<PyList>,
-    clear_original_key: Py<PyAny>,
+    upkeep: Upkeep,
 }
 
 #[pymethods]
@@ -58,22 +56,19 @@ impl DirectWriter {
         key_parts: Py<PyList>,
         clear_original_key: Py<PyAny>,
     ) -> Self {
-        let deadline = expires_in.map(Deadline::after);
         let json = json_codec(write.bind(prefix.py()), "write");
         DirectWriter {
             write,
             json,
             prefix: (!prefix.as_bytes().is_empty()).then(|| prefix.unbind()),
             schema_id,
-            deadline,
-            key_parts,
-            clear_original_key,
+            upkeep: Upkeep::new(expires_in, key_parts, clear_original_key),
         }
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.write)?;
-        visit.call(&self.clear_original_key)
+        visit.call(&self.upkeep.clear_original_key)
     }
 
     /// `(payload, schema id)`, the payload id-prefixed in prefix mode; None where the long way
@@ -94,7 +89,7 @@ impl DirectWriter {
     /// The payload, or None for the long way.
     fn written<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = value.py();
-        if self.deadline.as_ref().is_some_and(Deadline::passed) {
+        if self.upkeep.expired() {
             return Ok(None);
         }
         let written = match &self.json {
@@ -105,7 +100,7 @@ impl DirectWriter {
             Ok(payload) => payload,
             Err(error) => return declined(py, error).map(|()| None),
         };
-        clear_key(py, &self.key_parts, &self.clear_original_key)?;
+        self.upkeep.clear_key(py)?;
         Ok(Some(match &self.prefix {
             None => payload,
             Some(prefix) => {
@@ -139,13 +134,34 @@ fn declined(py: Python<'_>, error: PyErr) -> PyResult<()> {
     }
 }
 
-/// After a kept writer's or reader's call: the original key a key part set is cleared, as
-/// confluent-kafka's value serdes clear it, once any key part exists (`key_parts` non-empty).
-fn clear_key(py: Python<'_>, key_parts: &Py<PyList>, clear_original_key: &Py<PyAny>) -> PyResult<()> {
-    if !key_parts.bind(py).is_empty() {
-        clear_original_key.bind(py).call0()?;
+/// What a kept writer and a kept reader do besides their call: the plan's expiry, and clearing
+/// the original key a key part set, as confluent-kafka's value serdes clear it, once any key part
+/// exists (`key_parts` non-empty).
+struct Upkeep {
+    deadline: Option<Deadline>,
+    key_parts: Py<PyList>,
+    clear_original_key: Py<PyAny>,
+}
+
+impl Upkeep {
+    fn new(expires_in: Option<f64>, key_parts: Py<PyList>, clear_original_key: Py<PyAny>) -> Self {
+        Upkeep {
+            deadline: expires_in.map(Deadline::after),
+            key_parts,
+            clear_original_key,
+        }
     }
-    Ok(())
+
+    fn expired(&self) -> bool {
+        self.deadline.as_ref().is_some_and(Deadline::passed)
+    }
+
+    fn clear_key(&self, py: Python<'_>) -> PyResult<()> {
+        if !self.key_parts.bind(py).is_empty() {
+            self.clear_original_key.bind(py).call0()?;
+        }
+        Ok(())
+    }
 }
 
 /// One read plan's kept reader (`codec/part.py`'s `direct`).
@@ -156,9 +172,7 @@ pub struct DirectReader {
     json: Option<Py<JsonCodec>>,
     longest: isize,
     check: Option<Py<PyAny>>,
-    deadline: Option<Deadline>,
-    key_parts: Py<PyList>,
-    clear_original_key: Py<PyAny>,
+    upkeep: Upkeep,
     fallback: Py<PyAny>,
     declined: Py<PyAny>,
 }
@@ -187,9 +201,7 @@ impl DirectReader {
             read: read.unbind(),
             longest,
             check,
-            deadline: expires_in.map(Deadline::after),
-            key_parts,
-            clear_original_key,
+            upkeep: Upkeep::new(expires_in, key_parts, clear_original_key),
             fallback,
             declined,
         }
@@ -198,14 +210,14 @@ impl DirectReader {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.read)?;
         visit.call(&self.check)?;
-        visit.call(&self.clear_original_key)
+        visit.call(&self.upkeep.clear_original_key)
     }
 
     /// The payload's value; `fallback` once the plan has expired, `declined` where the payload
     /// is empty or the guard or read raised (the long way says why).
     fn __call__<'py>(&self, payload: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = payload.py();
-        if self.deadline.as_ref().is_some_and(Deadline::passed) {
+        if self.upkeep.expired() {
             return Ok(self.fallback.bind(py).clone());
         }
         if !payload.is_truthy()? {
@@ -226,7 +238,7 @@ impl DirectReader {
             Ok(value) => value,
             Err(error) => return declined(py, error).map(|()| self.declined.bind(py).clone()),
         };
-        clear_key(py, &self.key_parts, &self.clear_original_key)?;
+        self.upkeep.clear_key(py)?;
         Ok(value)
     }
 }
@@ -234,11 +246,7 @@ impl DirectReader {
 /// An `ExternalSchema`'s `decode`, as its instance keeps it.
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
 pub struct Decoder {
-    schema: Py<PyAny>,
-    readers: Py<PyDict>,
-    planned: Py<PyAny>,
-    other: Py<PyAny>,
-    closed: AtomicBool,
+    method: Method,
 }
 
 #[pymethods]
@@ -252,24 +260,17 @@ impl Decoder {
     #[pyo3(signature = (schema, *, readers, planned, other))]
     fn new(schema: Py<PyAny>, readers: Py<PyDict>, planned: Py<PyAny>, other: Py<PyAny>) -> Self {
         Decoder {
-            schema,
-            readers,
-            planned,
-            other,
-            closed: AtomicBool::new(false),
+            method: Method::new(schema, readers, planned, other),
         }
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.schema)?;
-        visit.call(&self.readers)?;
-        visit.call(&self.planned)?;
-        visit.call(&self.other)
+        self.method.traverse(&visit)
     }
 
     /// The schema was closed: every call goes the class's way, which says so.
     fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
+        self.method.close();
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -280,33 +281,92 @@ impl Decoder {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
         // `decode(topic, payload, schema_id)`, the id in metadata as bytes, no context
-        let everyday = !self.closed.load(Ordering::Relaxed)
+        let everyday = self.method.open()
             && everyday(args, kwargs, 3, true)?
             && args.get_item(2)?.is_exact_instance_of::<PyBytes>();
         if everyday {
             let (topic, payload, schema_id) = (args.get_item(0)?, args.get_item(1)?, args.get_item(2)?);
             let key = PyTuple::new(py, [&topic, &schema_id])?;
-            if let Some(reader) = kept(self.readers.bind(py), key.as_any())? {
-                let reader = reader.cast_into::<DirectReader>();
-                if let Ok(reader) = reader {
-                    let answer = reader.get().__call__(&payload)?;
-                    let known = reader.get();
-                    if !answer.is(known.fallback.bind(py)) && !answer.is(known.declined.bind(py)) {
-                        return Ok(answer);
-                    }
-                    let schema = self.schema.bind(py);
-                    return self.planned.bind(py).call1((
-                        schema,
-                        topic,
-                        payload,
-                        schema_id,
-                        py.None(),
-                        answer,
-                    ));
+            if let Some(reader) = self.method.kept::<DirectReader>(key.as_any())? {
+                let reader = reader.get();
+                let answer = reader.__call__(&payload)?;
+                if !answer.is(reader.fallback.bind(py)) && !answer.is(reader.declined.bind(py)) {
+                    return Ok(answer);
                 }
+                return self
+                    .method
+                    .planned(py, &[topic, payload, schema_id, py.None().into_bound(py), answer]);
             }
         }
-        class_call(&self.other, self.schema.bind(py), args, kwargs)
+        self.method.class_call(args, kwargs)
+    }
+}
+
+/// What an `Encoder` and a `Decoder` hold of their schema: the schema, its part's kept writers
+/// or readers, the class's ways for what they leave, and whether the schema was closed.
+struct Method {
+    schema: Py<PyAny>,
+    kept: Py<PyDict>,
+    planned: Py<PyAny>,
+    other: Py<PyAny>,
+    closed: AtomicBool,
+}
+
+impl Method {
+    fn new(schema: Py<PyAny>, kept: Py<PyDict>, planned: Py<PyAny>, other: Py<PyAny>) -> Self {
+        Method {
+            schema,
+            kept,
+            planned,
+            other,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.schema)?;
+        visit.call(&self.kept)?;
+        visit.call(&self.planned)?;
+        visit.call(&self.other)
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+    }
+
+    fn open(&self) -> bool {
+        !self.closed.load(Ordering::Relaxed)
+    }
+
+    /// The kept writer or reader of `key`, where it is a `T` (a Python one, or none, goes the
+    /// class's way): the first item of a `(kept, expires)` pair.
+    fn kept<'py, T: PyClass>(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, T>>> {
+        let Some(entry) = self.kept.bind(key.py()).get_item(key)? else {
+            return Ok(None);
+        };
+        let Ok(entry) = entry.cast_into_exact::<PyTuple>() else {
+            return Ok(None);
+        };
+        Ok(entry.get_item(0)?.cast_into::<T>().ok())
+    }
+
+    /// `planned(schema, *args)`: the class's way past a kept writer or reader.
+    fn planned<'py>(&self, py: Python<'py>, args: &[Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+        let mut call = vec![self.schema.bind(py).clone()];
+        call.extend_from_slice(args);
+        self.planned.bind(py).call1(PyTuple::new(py, call)?)
+    }
+
+    /// `other(schema, *args, **kwargs)`: the class's method, for what the native path leaves.
+    fn class_call<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let mut call = vec![self.schema.bind(py).clone()];
+        call.extend(args.iter());
+        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
     }
 }
 
@@ -329,48 +389,19 @@ fn everyday(
         && args.get_item(0)?.is_exact_instance_of::<PyString>())
 }
 
-/// `method(schema, *args, **kwargs)`: the class's method, for what the native path leaves.
-fn class_call<'py>(
-    method: &Py<PyAny>,
-    schema: &Bound<'py, PyAny>,
-    args: &Bound<'py, PyTuple>,
-    kwargs: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let mut call = vec![schema.clone()];
-    call.extend(args.iter());
-    method
-        .bind(schema.py())
-        .call(PyTuple::new(schema.py(), call)?, kwargs)
-}
-
-/// The first item of `dict[key]`, a `(kept, expires)` pair; None where there is none.
-fn kept<'py>(dict: &Bound<'py, PyDict>, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let Some(entry) = dict.get_item(key)? else {
-        return Ok(None);
-    };
-    let Ok(entry) = entry.cast_into_exact::<PyTuple>() else {
-        return Ok(None);
-    };
-    entry.get_item(0).map(Some)
-}
-
 /// An `ExternalSchema`'s `encode` or `encode_for`, as its instance keeps it.
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
 pub struct Encoder {
-    schema: Py<PyAny>,
-    writers: Py<PyDict>,
+    method: Method,
     encode_data: Py<PyType>,
     alloc: ffi::allocfunc,
     with_id: bool,
     with_context: bool,
-    planned: Py<PyAny>,
-    other: Py<PyAny>,
     /// The `EncodeData` returned last (`encode_data`), or null.
     last: AtomicPtr<ffi::PyObject>,
     /// `tuple.__new__`, which makes each `EncodeData` where one cannot be made or reused here:
     /// from Python 3.14 a tuple caches its hash in a field the stable ABI cannot reset.
     tuple_new: Option<Py<PyAny>>,
-    closed: AtomicBool,
 }
 
 #[pymethods]
@@ -403,35 +434,28 @@ impl Encoder {
             return Err(PyTypeError::new_err("encode_data has no allocator"));
         }
         Ok(Encoder {
-            schema: schema.clone().unbind(),
-            writers,
+            method: Method::new(schema.clone().unbind(), writers, planned, other),
             encode_data: encode_data.unbind(),
             // SAFETY: the slot holds the type's allocfunc.
             alloc: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::allocfunc>(alloc) },
             with_id,
             with_context,
-            planned,
-            other,
             last: AtomicPtr::new(std::ptr::null_mut()),
             tuple_new: match py.version_info() >= (3, 14) {
                 true => Some(py.get_type::<PyTuple>().getattr(intern!(py, "__new__"))?.unbind()),
                 false => None,
             },
-            closed: AtomicBool::new(false),
         })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.schema)?;
-        visit.call(&self.writers)?;
-        visit.call(&self.planned)?;
-        visit.call(&self.other)
+        self.method.traverse(&visit)
     }
 
     /// The schema was closed: every call goes the class's way (which says so), and the
     /// `EncodeData` kept for reuse, with the payload it holds, goes.
     fn close(&self, py: Python<'_>) {
-        self.closed.store(true, Ordering::Relaxed);
+        self.method.close();
         let last = self.last.swap(std::ptr::null_mut(), Ordering::Relaxed);
         if !last.is_null() {
             // SAFETY: the strong reference `last` held.
@@ -446,11 +470,11 @@ impl Encoder {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
-        let everyday = !self.closed.load(Ordering::Relaxed) && everyday(args, kwargs, 2, self.with_context)?;
+        let everyday = self.method.open() && everyday(args, kwargs, 2, self.with_context)?;
         if everyday {
             let topic = args.get_item(0)?;
             let value = args.get_item(1)?;
-            if let Some(writer) = self.kept(&topic)? {
+            if let Some(writer) = self.method.kept::<DirectWriter>(&topic)? {
                 if let Some(payload) = writer.get().written(&value)? {
                     let id = match self.with_id {
                         true => writer.get().schema_id.bind(py).clone().into_any(),
@@ -458,28 +482,14 @@ impl Encoder {
                     };
                     return self.encode_data(py, payload, id);
                 }
-                return self
-                    .planned
-                    .bind(py)
-                    .call1((self.schema(py), topic, value, py.None()));
+                return self.method.planned(py, &[topic, value, py.None().into_bound(py)]);
             }
         }
-        class_call(&self.other, &self.schema(py), args, kwargs)
+        self.method.class_call(args, kwargs)
     }
 }
 
 impl Encoder {
-    fn schema<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
-        self.schema.bind(py).clone()
-    }
-
-    /// The topic's kept writer where it is a `DirectWriter` (a Python one, or none, goes the
-    /// class's way).
-    fn kept<'py>(&self, topic: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, DirectWriter>>> {
-        Ok(kept(self.writers.bind(topic.py()), topic)?
-            .and_then(|writer| writer.cast_into::<DirectWriter>().ok()))
-    }
-
     /// `EncodeData(payload, id)`: the one this returned last where no one holds it any more,
     /// with the new items (as `zip` and `enumerate` reuse their tuples: its allocation and
     /// release were ~0.05 us a message), else a new one, made as `tuple.__new__` makes it. From

@@ -144,9 +144,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Where the extension is installed, this instance's `encode` and `encode_for` are its
         `Encoder`s, and its `decode` its `Decoder` (native/src/direct.rs): the everyday message,
         `(topic, value)` or `(topic, payload, schema_id)`, is the part's kept writer or reader in
-        one native call (the Python glue was ~0.7 and ~0.3 us), and every other call is this
-        class's method. They hold this schema, which holds them: `close` drops them, else the
-        cycle collector frees the lot."""
+        one native call (it saves ~0.5 us of an encode's Python glue, ~0.1 of a decode's), and
+        every other call is this class's method. They hold this schema, which holds them: `close`
+        drops them, else the cycle collector frees the lot."""
         native = _native.extension()
         codec = self._part.codec
         if (

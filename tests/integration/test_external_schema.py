@@ -124,7 +124,8 @@ def test_a_json_schema_with_a_reference_is_checked_by_the_native_extension_throu
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The extension's `JsonCodec` writes and reads a schema whose `$ref` the registry's
-    referenced version resolves, and gives the bytes, values and errors of the Python path."""
+    referenced version resolves, through the schema's native `encode_for` and kept readers, and
+    gives the bytes, values and errors of the Python path."""
     product_subject = unique("product")
     product = {
         "type": "object",
@@ -164,6 +165,10 @@ def test_a_json_schema_with_a_reference_is_checked_by_the_native_extension_throu
     reads = [plan.read for plan in codec.reads.plans.values() if hasattr(plan, "read")]
     assert [getattr(w, "__qualname__", "") for w in writes] == ["JsonCodec.write"]
     assert [getattr(r, "__qualname__", "") for r in reads] == ["JsonCodec.read"]
+    # and the producer's messages took the schema's native `encode_for` and the kept writer
+    assert type(schema.encode_for).__name__ == "Encoder"
+    assert [type(w).__name__ for w, _ in codec.writers.values()] == ["DirectWriter"]
+    assert {type(r).__name__ for r, _ in schema._part.readers.values()} == {"DirectReader"}
 
     # The Python path, the same schema with the extension hidden while its plans are built
     monkeypatch.setattr(_native, "extension", lambda: None)
