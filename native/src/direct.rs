@@ -87,6 +87,7 @@ impl DirectWriter {
 
 impl DirectWriter {
     /// The payload, or None for the long way.
+    #[inline]
     fn written<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = value.py();
         if self.upkeep.expired() {
@@ -152,10 +153,12 @@ impl Upkeep {
         }
     }
 
+    #[inline]
     fn expired(&self) -> bool {
         self.deadline.as_ref().is_some_and(Deadline::passed)
     }
 
+    #[inline]
     fn clear_key(&self, py: Python<'_>) -> PyResult<()> {
         if !self.key_parts.bind(py).is_empty() {
             self.clear_original_key.bind(py).call0()?;
@@ -334,12 +337,14 @@ impl Method {
         self.closed.store(true, Ordering::Relaxed);
     }
 
+    #[inline]
     fn open(&self) -> bool {
         !self.closed.load(Ordering::Relaxed)
     }
 
     /// The kept writer or reader of `key`, where it is a `T` (a Python one, or none, goes the
     /// class's way): the first item of a `(kept, expires)` pair.
+    #[inline]
     fn kept<'py, T: PyClass>(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, T>>> {
         let Some(entry) = self.kept.bind(key.py()).get_item(key)? else {
             return Ok(None);
@@ -373,6 +378,7 @@ impl Method {
 /// Whether a call is the everyday one: `arity` positional arguments, the first a `str` (the
 /// topic), or with `context` one more that is None (`encode_for`'s and `decode`'s context), and
 /// no keywords.
+#[inline]
 fn everyday(
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
@@ -494,6 +500,7 @@ impl Encoder {
     /// with the new items (as `zip` and `enumerate` reuse their tuples: its allocation and
     /// release were ~0.05 us a message), else a new one, made as `tuple.__new__` makes it. From
     /// Python 3.14, `tuple.__new__` itself (`tuple_new`).
+    #[inline]
     fn encode_data<'py>(
         &self,
         py: Python<'py>,
