@@ -1,6 +1,6 @@
 """Types of the native extension (`native/src/lib.rs`); its users are
 `pulsar_external_schema.spark.native`, `spark.writer`, `codec.json` (`JsonCodec`), `codec.part`
-(`DirectWriter`) and `schema` (`Encoder`)."""
+(`DirectWriter`, `DirectReader`) and `schema` (`Encoder`, `Decoder`)."""
 
 from collections.abc import Callable, Iterator
 from typing import Any

@@ -76,6 +76,10 @@ class PayloadError(InternalSignal):
 
 FORMATS: dict[str, ModuleType] = {"AVRO": avro, "JSON": json, "PROTOBUF": protobuf}
 
+#: A kept writer (`value -> (payload, id)`, or None where the long way must decide) and its
+#: plan's expiry (0: never).
+KeptWriter = tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]
+
 #: Non-empty once any key part exists in this process. confluent-kafka's serdes hand a message's
 #: key to the value's DLQ action through a context variable, which the value serde clears when
 #: done; with no key part anywhere it is never set, and the per-message clearing is skipped. A
@@ -119,7 +123,7 @@ class PartCodec:
         self._write_ttl = min((t for t in (latest_ttl, recheck) if t), default=None)
         self._stamps: dict[str, Stamp] = {}
         self.recheck = SchemaIdRecheck(serializer, schema_type, self._stale)
-        self.writers: dict[str, tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]] = {}
+        self.writers: dict[str, KeptWriter] = {}
         """topic -> the writer `keep_writer` kept and its plan's expiry, for the caller's everyday
         message (`ExternalSchema.encode_for`, the extension's `Encoder`). A topic's goes when the
         re-check drops its plan, so a writer needs no check of its own for that."""
@@ -170,7 +174,7 @@ class PartCodec:
         if self.writes.get(topic) is not plan:
             self.writers.pop(topic, None)
 
-    def direct_writer(self, topic: str) -> tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]:
+    def direct_writer(self, topic: str) -> KeptWriter:
         """(`value -> (payload, id)`, or None where the long way must decide; the plan's expiry)
         for messages of `topic` with no properties the rules read: what `encode` does, in one
         call, for the caller to keep until the expiry (0: never). None where the topic has no
