@@ -1,4 +1,5 @@
-"""Rows on an executor (spark/rows.py): a value that does not fit its column."""
+"""Rows on an executor (spark/rows.py): a value that does not fit its column; a message the client
+delivers again after a reconnect."""
 
 from __future__ import annotations
 
@@ -58,3 +59,92 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
     assert "message ledger 1 entry 1 batch index -1 of persistent://t/n/a" in error
     assert "does not fit the value column typed from the reader schema: expected an integer" in error
     assert dict(table[1]["_failure"])["__rule.topic"] == "persistent://t/n/a"
+
+
+class _Id:
+    def __init__(self, ledger: int, entry: int, batch: int) -> None:
+        self.place = (ledger, entry, batch)
+
+    def ledger_id(self) -> int:
+        return self.place[0]
+
+    def entry_id(self) -> int:
+        return self.place[1]
+
+    def batch_index(self) -> int:
+        return self.place[2]
+
+
+class _Message:
+    def __init__(self, ledger: int, entry: int, batch: int) -> None:
+        self.id = _Id(ledger, entry, batch)
+
+    def message_id(self) -> _Id:
+        return self.id
+
+    def properties(self) -> dict[str, str]:
+        return {}
+
+    def partition_key(self) -> str:
+        return ""
+
+    def publish_timestamp(self) -> int:
+        return 1_000
+
+    def event_timestamp(self) -> int:
+        return 0
+
+    def data(self) -> bytes:
+        return b""
+
+
+class _RedeliveringReader:
+    """pulsar-client's reader after a reconnect: what it had received comes again."""
+
+    def __init__(self, places: list[tuple[int, int, int]]) -> None:
+        self.messages = [_Message(*place) for place in places]
+
+    def has_message_available(self) -> bool:
+        return bool(self.messages)
+
+    def read_next(self, timeout_ms: int) -> _Message:
+        return self.messages.pop(0)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_message_the_client_delivers_again_after_a_reconnect_is_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from spark_support import offline_options
+
+    from pulsar_external_schema.spark import rows
+    from pulsar_external_schema.spark.offsets import EARLIEST, Bound
+    from pulsar_external_schema.spark.planning import TopicPartitionRange
+    from pulsar_external_schema.spark.values import ReaderSchema
+
+    # entries 5:0 and 5:1 of three messages each; the reader reconnects after 5:0:1, then after
+    # 5:1:2, and is given 5:0:1 and 5:1:1..2 again
+    delivered = [(5, 0, 0), (5, 0, 1), (5, 0, 1), (5, 0, 2), (5, 1, 0), (5, 1, 1), (5, 1, 2)]
+    delivered += [(5, 1, 1), (5, 1, 2), (5, 2, -1)]
+    reader = _RedeliveringReader(delivered)
+
+    class Client:
+        def create_reader(self, *args: Any, **kwargs: Any) -> _RedeliveringReader:
+            return reader
+
+    class Schema:
+        def decode_message(self, msg: _Message, **kwargs: Any) -> dict[str, int]:
+            return {"n": msg.id.place[2]}
+
+    monkeypatch.setattr(rows, "pulsar_client", lambda options: Client())
+    monkeypatch.setattr(rows, "decoding_schema", lambda options, reader: Schema())
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    reader_schema = ReaderSchema("s-value", "JSON", json.dumps(schema), 1, 1)
+    value_type, _ = json_type(json.dumps(schema))
+    part = TopicPartitionRange("persistent://t/n/a", EARLIEST, Bound(5, 2, -1, True))
+    options = offline_options(topic="persistent://t/n/a")
+    batches = list(rows.read_partition(options, reader_schema, value_type, part))
+    ids = [tuple(m.values()) for b in batches for m in b.column("messageId").to_pylist()]
+    assert ids == sorted(set(delivered))

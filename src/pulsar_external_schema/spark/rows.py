@@ -1,9 +1,11 @@
 """Reading a range on an executor: Pulsar messages in, Arrow batches of the declared columns out.
 
 A task opens a Pulsar reader at its range's first entry, skips what its start bound covers, and
-stops at the first message its end bound does not; every message is decoded with its schema id
-from the metadata, the data contract runs, and rows leave as Arrow batches of exactly the
-declared schema (`columns.read_schema`). A message that fails (bad bytes, unknown schema id, a rule) is a
+stops at the first message its end bound does not. A message at or before one it read is skipped:
+after a reconnect (a topic unload, a broker restart) pulsar-client's reader delivers again what it
+had received, and no message may be read twice. Every message is decoded with its schema id from
+the metadata, the data contract runs, and rows leave as Arrow batches of exactly the declared
+schema (`columns.read_schema`). A message that fails (bad bytes, unknown schema id, a rule) is a
 row with `_valid = false`, `_error`, `_rule` and `_failure` (the `__rule.*` properties of its DLQ
 copy): nothing is dropped. A registry that cannot be reached fails the task, which Spark retries.
 """
@@ -76,6 +78,7 @@ def read_partition(
         first_entry = (start.ledger, start.entry)
         last_entry = (end.ledger, end.entry)
         ask = True  # whether to ask the broker if more messages follow before reading the next
+        given = (-1, -1, -1)  # (ledger, entry, batch index) of the last message given (or skipped)
         while not ask or reader.has_message_available():
             try:
                 msg = read_next(timeout)
@@ -87,6 +90,10 @@ def read_partition(
             mid = msg.message_id()
             position = (mid.ledger_id(), mid.entry_id())
             batch = mid.batch_index()
+            place = (*position, batch)
+            if place <= given:  # a redelivery: message ids order within a partition
+                continue
+            given = place
             # Before the range's last entry more messages follow for sure (the planner found that
             # entry on the broker), so `has_message_available` is asked only within the last one:
             # it cost more than `read_next` itself, and was nearly half of a partition's read loop
