@@ -115,3 +115,14 @@ def test_replicate_checks_instance_names(tmp_path: Path, bare_path: str) -> None
 
     assert result.returncode == 2
     assert "instance names take letters, digits" in result.stderr
+
+
+def test_restart_of_a_stopped_instance_says_how_to_start_it(tmp_path: Path, bare_path: str) -> None:
+    result = run_services(
+        "restart", "--instance", "nothing-here", "--only", "pulsar", path=bare_path, cache=tmp_path
+    )
+
+    assert result.returncode == 2
+    assert "pulsar of instance 'nothing-here' is not running" in result.stderr
+    assert "scripts/services up --instance nothing-here" in result.stderr
+    assert "Traceback" not in result.stderr
