@@ -7,6 +7,10 @@
 //! steps back one entry for ids it takes as batch positions, which all are on the wire), so the
 //! first entry's messages before the start bound are skipped here. Messages are read in place
 //! from their entry (`wire.rs`): a batched entry is one buffer, its messages slices of it.
+//!
+//! A lost connection (a topic unloaded or moved, a broker restarting) is looked up again and
+//! subscribed again after the last message given, as pulsar-client's reader reconnects; what the
+//! broker sends again up to that message is skipped, so no message is given twice.
 
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,7 +20,7 @@ use prost::Message as _;
 use pulsar::proto::{self, base_command::Type, CompressionType, KeyValue, SingleMessageMetadata};
 
 use crate::bounds::{Bound, Range, Verdict};
-use crate::wire::{connect_for, Connection, Options, MAX_FRAME};
+use crate::wire::{connect_for, reconnect, Connection, Options, MAX_FRAME};
 
 /// Messages the broker may send ahead of the reader (flow permits); more are asked for when
 /// half of them arrived. Permits count messages, and a batched entry holds up to ~1,000.
@@ -67,7 +71,12 @@ struct Current {
 pub struct RangeConsumer {
     connection: Connection,
     consumer_id: u64,
+    options: Options,
+    read_timeout: Duration,
     range: Range,
+    /// (ledger, entry, batch index) of the last message given: after a reconnect, what comes
+    /// again up to it is skipped.
+    given: Option<(i64, i64, i32)>,
     done: bool,
     topic: String,
     received: u32,
@@ -84,57 +93,52 @@ impl RangeConsumer {
         end: Bound,
         read_timeout: Duration,
     ) -> Result<Self, String> {
-        let mut connection = connect_for(topic, options)?;
-        let consumer_id = CONSUMERS.fetch_add(1, Ordering::Relaxed) + 1;
         let unplaced = Range { start, end, last_written: (i64::MAX, i64::MAX) };
-        // pulsar-client's MessageId.earliest is (-1, -1): u64::MAX on the wire.
-        let (ledger, entry) = unplaced.first_entry().unwrap_or((-1, -1));
-        let name = subscription_name();
-        connection.request(&format!("subscribe to {topic}"), Type::Subscribe, |c, id| {
-            c.subscribe = Some(proto::CommandSubscribe {
-                topic: topic.to_string(),
-                subscription: name.clone(),
-                sub_type: proto::command_subscribe::SubType::Exclusive as i32,
-                consumer_id,
-                request_id: id,
-                consumer_name: Some(name.clone()),
-                durable: Some(false),
-                start_message_id: Some(proto::MessageIdData {
-                    ledger_id: ledger as u64,
-                    entry_id: entry as u64,
-                    partition: Some(-1),
-                    batch_index: Some(-1),
-                    ..Default::default()
-                }),
-                initial_position: Some(proto::command_subscribe::InitialPosition::Earliest as i32),
-                force_topic_creation: Some(false),
-                ..Default::default()
-            })
-        })?;
-        let last = connection.request(&format!("last message of {topic}"), Type::GetLastMessageId, |c, id| {
-            c.get_last_message_id = Some(proto::CommandGetLastMessageId { consumer_id, request_id: id })
-        })?;
-        let last_id = last.get_last_message_id_response.map(|r| r.last_message_id);
-        let last_written = last_id.map(|id| (id.ledger_id as i64, id.entry_id as i64)).unwrap_or((-1, -1));
+        let (connection, consumer_id, last_written) = subscribe(options, topic, unplaced.first_entry())?;
         let range = Range { start, end, last_written };
-        let done = range.nothing_written();
-        if !done {
-            connection.send(Type::Flow, |c| {
-                c.flow = Some(proto::CommandFlow { consumer_id, message_permits: PERMITS })
-            })?;
-        }
-        connection.set_timeout(read_timeout)?;
-        Ok(Self {
+        let mut consumer = Self {
             connection,
             consumer_id,
+            options: options.clone(),
+            read_timeout,
             range,
-            done,
+            given: None,
+            done: range.nothing_written(),
             topic: topic.to_string(),
             received: 0,
             current: None,
             plain: Vec::new(),
             single: SingleMessageMetadata::default(),
-        })
+        };
+        consumer.start()?;
+        Ok(consumer)
+    }
+
+    /// Asks for the first messages, and sets the read timeout.
+    fn start(&mut self) -> Result<(), String> {
+        self.received = 0;
+        if !self.done {
+            let consumer_id = self.consumer_id;
+            self.connection.send(Type::Flow, |c| {
+                c.flow = Some(proto::CommandFlow { consumer_id, message_permits: PERMITS })
+            })?;
+        }
+        self.connection.set_timeout(self.read_timeout)
+    }
+
+    /// After `lost`: a new connection and subscription from the entry of the last message given
+    /// (the range's first entry where none was), the read's end kept.
+    fn resubscribe(&mut self, lost: String) -> Result<(), String> {
+        self.connection.close();
+        let from = match self.given {
+            Some((ledger, entry, _)) => Some((ledger, entry)),
+            None => self.range.first_entry(),
+        };
+        let (options, topic) = (&self.options, &self.topic);
+        let (connection, consumer_id, _) = reconnect(options, &lost, || subscribe(options, topic, from))?;
+        self.connection = connection;
+        self.consumer_id = consumer_id;
+        self.start()
     }
 
     /// The next message of the range.
@@ -170,16 +174,16 @@ impl RangeConsumer {
                     let size = payload
                         .get(at..at + 4)
                         .map(|b| u32::from_be_bytes(b.try_into().unwrap()) as usize)
-                        .ok_or_else(|| format!("{}: a batch cut short", self.topic))?;
+                        .ok_or_else(|| "a batch cut short".to_string())?;
                     let meta = payload
                         .get(at + 4..at + 4 + size)
-                        .ok_or_else(|| format!("{}: a batch cut short", self.topic))?;
+                        .ok_or_else(|| "a batch cut short".to_string())?;
                     self.single.clear();
-                    self.single.merge(meta).map_err(|e| format!("{}: a batched message's metadata: {e}", self.topic))?;
+                    self.single.merge(meta).map_err(|e| format!("a batched message's metadata: {e}"))?;
                     let start = at + 4 + size;
                     let end = start + self.single.payload_size.max(0) as usize;
                     if end > payload.len() {
-                        return Err(format!("{}: a batch cut short", self.topic));
+                        return Err("a batch cut short".to_string());
                     }
                     current.offset = end;
                     (start, end)
@@ -190,6 +194,9 @@ impl RangeConsumer {
             if last_in_entry && self.range.done_after_entry(ledger, entry) {
                 self.done = true;
             }
+            if self.given.is_some_and(|given| (ledger, entry, batch) <= given) {
+                continue; // sent again after a reconnect
+            }
             match self.range.place(ledger, entry, batch) {
                 Verdict::Before => continue,
                 Verdict::After => {
@@ -199,6 +206,7 @@ impl RangeConsumer {
                 }
                 Verdict::Inside => {}
             }
+            self.given = Some((ledger, entry, batch));
             // The view borrows the entry: it is dropped from `current` on the next call.
             let current = self.current.as_ref().unwrap();
             let metadata = &current.metadata;
@@ -240,23 +248,27 @@ impl RangeConsumer {
 
     /// Receives the next entry into `current`; Some(reason) where the Python path must go on.
     fn receive_entry(&mut self) -> Result<Option<String>, String> {
-        let what = format!("partition {}", self.topic);
-        let entry = self.connection.next_entry(self.consumer_id, &what).map_err(|e| {
-            if e.ends_with("timed out") {
-                format!("{what}: the broker announced more messages but none arrived in time")
-            } else {
-                e
+        let what = "receiving";
+        let entry = loop {
+            match self.connection.next_entry(self.consumer_id, what) {
+                Ok(entry) => break entry,
+                Err(lost) if self.connection.lost() => self.resubscribe(lost)?,
+                Err(e) if e.ends_with("timed out") => {
+                    return Err("the broker announced more messages but none arrived within the read timeout".into())
+                }
+                Err(e) => return Err(e),
             }
-        })?;
+        };
         let metadata = entry.metadata;
         let count = metadata.num_messages_in_batch;
         self.received += count.unwrap_or(1).max(1) as u32;
         if self.received >= PERMITS / 2 {
             let permits = std::mem::take(&mut self.received);
             let consumer_id = self.consumer_id;
-            self.connection.send(Type::Flow, |c| {
+            // A lost connection is found, and mended, at the next entry's read.
+            let _ = self.connection.send(Type::Flow, |c| {
                 c.flow = Some(proto::CommandFlow { consumer_id, message_permits: permits })
-            })?;
+            });
         }
         let id = &entry.message.message_id;
         let (ledger, entry_id) = (id.ledger_id as i64, id.entry_id as i64);
@@ -350,6 +362,44 @@ fn decompress(metadata: &proto::MessageMetadata, payload: &[u8], plain: &mut Vec
         return Err(format!("a {codec:?} payload of {} bytes, not the {size} its metadata says", plain.len()));
     }
     Ok(true)
+}
+
+/// A connection to the broker of `topic` with an exclusive non-durable subscription from `from`
+/// (ledger, entry; None: the earliest message): (connection, consumer id, (ledger, entry) of the
+/// last message written, (-1, -1) where none was).
+fn subscribe(options: &Options, topic: &str, from: Option<(i64, i64)>) -> Result<(Connection, u64, (i64, i64)), String> {
+    let mut connection = connect_for(topic, options)?;
+    let consumer_id = CONSUMERS.fetch_add(1, Ordering::Relaxed) + 1;
+    // pulsar-client's MessageId.earliest is (-1, -1): u64::MAX on the wire.
+    let (ledger, entry) = from.unwrap_or((-1, -1));
+    let name = subscription_name();
+    connection.request("subscribing", Type::Subscribe, |c, id| {
+        c.subscribe = Some(proto::CommandSubscribe {
+            topic: topic.to_string(),
+            subscription: name.clone(),
+            sub_type: proto::command_subscribe::SubType::Exclusive as i32,
+            consumer_id,
+            request_id: id,
+            consumer_name: Some(name.clone()),
+            durable: Some(false),
+            start_message_id: Some(proto::MessageIdData {
+                ledger_id: ledger as u64,
+                entry_id: entry as u64,
+                partition: Some(-1),
+                batch_index: Some(-1),
+                ..Default::default()
+            }),
+            initial_position: Some(proto::command_subscribe::InitialPosition::Earliest as i32),
+            force_topic_creation: Some(false),
+            ..Default::default()
+        })
+    })?;
+    let last = connection.request("asking for the last message id", Type::GetLastMessageId, |c, id| {
+        c.get_last_message_id = Some(proto::CommandGetLastMessageId { consumer_id, request_id: id })
+    })?;
+    let last_id = last.get_last_message_id_response.map(|r| r.last_message_id);
+    let last_written = last_id.map(|id| (id.ledger_id as i64, id.entry_id as i64)).unwrap_or((-1, -1));
+    Ok((connection, consumer_id, last_written))
 }
 
 fn subscription_name() -> String {

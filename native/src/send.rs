@@ -11,8 +11,11 @@
 //! that starts inside one the first run persisted would be written again.
 //!
 //! Sends are pipelined: up to `MAX_PENDING` batches wait for their receipts, which the broker
-//! gives in order; a send error, or a receipt for another batch than the oldest, fails the
-//! producer (the task fails, and Spark runs it again: the broker drops what was persisted).
+//! gives in order. A lost connection (a topic unloaded or moved, a broker restarting) is looked
+//! up again, the producer created again under its name, and every batch without a receipt sent
+//! again with its sequence ids, as pulsar-client's producer does: with deduplication the broker
+//! drops what it had persisted. A broker's refusal, or a receipt for another batch than the
+//! oldest, fails the producer (the task fails, and Spark runs it again).
 
 use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -20,7 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use prost::Message as _;
 use pulsar::proto::{self, base_command::Type};
 
-use crate::wire::{connect_for, Connection, Options};
+use crate::wire::{connect_for, reconnect, Connection, Options};
 
 /// Batches sent and not yet acknowledged, at most.
 const MAX_PENDING: usize = 64;
@@ -54,19 +57,35 @@ struct Open {
     partition_key: Option<String>,
 }
 
+/// A batch sent and not acknowledged yet: what it takes to send it again.
+struct Sent {
+    messages: usize,
+    metadata: proto::MessageMetadata,
+    payload: Vec<u8>,
+}
+
+impl Sent {
+    fn first_sequence_id(&self) -> u64 {
+        self.metadata.sequence_id
+    }
+}
+
 pub struct Producer {
     connection: Connection,
+    options: Options,
     topic: String,
     producer_id: u64,
     pub name: String,
+    /// Whether the caller named the producer (else the broker did).
+    named: bool,
     /// The sequence id after the last one added (at first, after the broker's last for this
     /// name): a message's when the caller gives none.
     pub next_sequence_id: u64,
     batching: Batching,
     max_message_size: usize,
     open: Open,
-    /// (first sequence id, messages) of each batch sent and not yet acknowledged.
-    pending: VecDeque<(u64, usize)>,
+    /// The batches sent and not yet acknowledged, oldest first.
+    pending: VecDeque<Sent>,
     pub acknowledged: usize,
     failed: Option<String>,
 }
@@ -77,34 +96,15 @@ impl Producer {
     pub fn open(options: &Options, topic: &str, name: Option<&str>, batching: Batching) -> Result<Self, String> {
         let mut connection = connect_for(topic, options)?;
         let producer_id = 1;
-        let what = format!("creating a producer on {topic}");
-        let mut answer = connection.request(&what, Type::Producer, |c, id| {
-            c.producer = Some(proto::CommandProducer {
-                topic: topic.to_string(),
-                producer_id,
-                request_id: id,
-                producer_name: name.map(str::to_string),
-                user_provided_producer_name: Some(name.is_some()),
-                ..Default::default()
-            })
-        })?;
-        let success = loop {
-            let success = answer
-                .producer_success
-                .take()
-                .ok_or_else(|| format!("{what}: an answer that is not the producer's"))?;
-            if success.producer_ready.unwrap_or(true) {
-                break success;
-            }
-            // waiting for exclusive access (not asked for here): the broker says again when ready
-            answer = connection.read_command(&what)?;
-        };
+        let success = create(&mut connection, topic, producer_id, name, name.is_some())?;
         let max_message_size = connection.max_message_size;
         Ok(Self {
             connection,
+            options: options.clone(),
             topic: topic.to_string(),
             producer_id,
             name: success.producer_name,
+            named: name.is_some(),
             next_sequence_id: (success.last_sequence_id.unwrap_or(-1) + 1).max(0) as u64,
             batching,
             max_message_size,
@@ -113,6 +113,29 @@ impl Producer {
             acknowledged: 0,
             failed: None,
         })
+    }
+
+    /// After `lost`: a new connection and the producer created again under its name, every
+    /// batch without a receipt sent again.
+    fn recover(&mut self, lost: String) -> Result<(), String> {
+        self.connection.close();
+        let (options, topic, name, named) = (&self.options, &self.topic, &self.name, self.named);
+        let (producer_id, pending) = (self.producer_id, &self.pending);
+        let again = reconnect(options, &lost, || {
+            let mut connection = connect_for(topic, options)?;
+            create(&mut connection, topic, producer_id, Some(name.as_str()), named)?;
+            for sent in pending {
+                connection.send_message(send_command(producer_id, sent), &sent.metadata, &sent.payload)?;
+            }
+            Ok(connection)
+        });
+        match again {
+            Ok(connection) => {
+                self.connection = connection;
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e)),
+        }
     }
 
     /// Adds a message to the open batch, sending batches as pulsar-client would: the open batch
@@ -178,20 +201,18 @@ impl Producer {
                 self.max_message_size
             )));
         }
-        let send = proto::CommandSend {
-            producer_id: self.producer_id,
-            sequence_id: self.open.first_sequence_id,
-            num_messages: Some(self.open.messages as i32),
-            ..Default::default()
-        };
-        let sent = self.connection.send_message(send, &metadata, &self.open.payload);
-        if let Err(e) = sent {
-            return Err(self.fail(e));
-        }
-        self.pending.push_back((self.open.first_sequence_id, self.open.messages));
-        self.open.payload.clear();
+        let capacity = self.open.payload.len();
+        let payload = std::mem::replace(&mut self.open.payload, Vec::with_capacity(capacity));
+        let sent = Sent { messages: self.open.messages, metadata, payload };
         self.open.messages = 0;
         self.open.bytes = 0;
+        let written = self.connection.send_message(send_command(self.producer_id, &sent), &sent.metadata, &sent.payload);
+        self.pending.push_back(sent);
+        match written {
+            Ok(()) => {}
+            Err(lost) if self.connection.lost() => self.recover(lost)?,
+            Err(e) => return Err(self.fail(e)),
+        }
         while self.pending.len() > MAX_PENDING {
             self.receive_receipt()?;
         }
@@ -200,19 +221,24 @@ impl Producer {
 
     /// Reads the broker's answer to the oldest pending batch.
     fn receive_receipt(&mut self) -> Result<(), String> {
-        let what = format!("sending to {} as producer {}", self.topic, self.name);
+        let what = "sending";
         loop {
-            let command = match self.connection.read_command(&what) {
+            let command = match self.connection.read_command(what) {
                 Ok(command) => command,
+                Err(lost) if self.connection.lost() => {
+                    self.recover(lost)?;
+                    continue;
+                }
                 Err(e) => return Err(self.fail(e)),
             };
             if let Some(receipt) = command.send_receipt {
                 if receipt.producer_id != self.producer_id {
                     continue;
                 }
-                let Some((first, messages)) = self.pending.pop_front() else {
+                let Some(sent) = self.pending.pop_front() else {
                     return Err(self.fail(format!("{what}: a receipt for a batch not sent")));
                 };
+                let (first, messages) = (sent.first_sequence_id(), sent.messages);
                 if receipt.sequence_id != first {
                     return Err(self.fail(format!(
                         "{what}: a receipt for sequence id {}, where {first} was the oldest sent",
@@ -232,7 +258,8 @@ impl Producer {
                 )));
             }
             if command.close_producer.is_some() {
-                return Err(self.fail(format!("{what}: the broker closed the producer (topic unloaded or moved)")));
+                self.connection.mark_lost();
+                self.recover(format!("{what}: the broker closed the producer (topic unloaded or moved)"))?;
             }
         }
     }
@@ -270,6 +297,49 @@ impl Producer {
     fn fail(&mut self, reason: String) -> String {
         self.failed = Some(reason.clone());
         reason
+    }
+}
+
+/// Creates the producer `producer_id` on `connection`, named `name` (None: the broker names it;
+/// `named`: the caller chose the name), waiting while the broker makes it ready.
+fn create(
+    connection: &mut Connection,
+    topic: &str,
+    producer_id: u64,
+    name: Option<&str>,
+    named: bool,
+) -> Result<proto::CommandProducerSuccess, String> {
+    let what = "creating the producer";
+    let mut answer = connection.request(what, Type::Producer, |c, id| {
+        c.producer = Some(proto::CommandProducer {
+            topic: topic.to_string(),
+            producer_id,
+            request_id: id,
+            producer_name: name.map(str::to_string),
+            user_provided_producer_name: Some(named),
+            ..Default::default()
+        })
+    })?;
+    loop {
+        let success = answer
+            .producer_success
+            .take()
+            .ok_or_else(|| format!("{what}: an answer that is not the producer's"))?;
+        if success.producer_ready.unwrap_or(true) {
+            return Ok(success);
+        }
+        // waiting for exclusive access (not asked for here): the broker says again when ready
+        answer = connection.read_command(what)?;
+    }
+}
+
+/// The SEND command of a batch.
+fn send_command(producer_id: u64, sent: &Sent) -> proto::CommandSend {
+    proto::CommandSend {
+        producer_id,
+        sequence_id: sent.first_sequence_id(),
+        num_messages: Some(sent.messages as i32),
+        ..Default::default()
     }
 }
 

@@ -15,7 +15,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prost::Message as _;
 use pulsar::proto::{self, base_command::Type, command_lookup_topic_response::LookupType, BaseCommand};
@@ -32,6 +32,7 @@ const DEFAULT_MAX_MESSAGE_SIZE: usize = 5 << 20;
 /// Pulsar's magic number before a message's CRC32C checksum.
 const CHECKSUM_MAGIC: [u8; 2] = [0x0e, 0x01];
 
+#[derive(Clone)]
 pub struct Options {
     pub service_url: String,
     pub auth_token: Option<String>,
@@ -55,6 +56,8 @@ pub struct Connection {
     pub server_version: String,
     /// The largest frame the broker takes (`CommandConnected.max_message_size`).
     pub max_message_size: usize,
+    /// The connection broke, or the broker closed what was opened on it (`lost`).
+    lost: bool,
 }
 
 /// `pulsar://host:port` as (host, port); other schemes are refused (TLS is the Python path's).
@@ -99,6 +102,7 @@ impl Connection {
             token: options.auth_token.clone(),
             server_version: String::new(),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            lost: false,
         };
         connection.set_timeout(options.operation_timeout)?;
         let connect = proto::CommandConnect {
@@ -144,7 +148,28 @@ impl Connection {
         out.extend_from_slice(&((size + 4) as u32).to_be_bytes());
         out.extend_from_slice(&(size as u32).to_be_bytes());
         command.encode(&mut out).map_err(|e| e.to_string())?;
-        self.stream.write_all(&out).map_err(|e| format!("cannot write to the broker: {e}"))
+        let written = self.stream.write_all(&out);
+        self.written(written)
+    }
+
+    /// A write's outcome; a failed write loses the connection.
+    fn written(&mut self, outcome: std::io::Result<()>) -> Result<(), String> {
+        outcome.map_err(|e| {
+            self.lost = true;
+            format!("cannot write to the broker: {e}")
+        })
+    }
+
+    /// Whether the connection broke (a read or write failed other than by a timeout, the broker
+    /// closed it) or the broker closed the consumer or producer on it (a topic unloaded or moved,
+    /// a broker stopping): a new lookup may find the topic again, as pulsar-client reconnects.
+    pub fn lost(&self) -> bool {
+        self.lost
+    }
+
+    /// Marks the connection lost (the broker closed what was opened on it).
+    pub fn mark_lost(&mut self) {
+        self.lost = true;
     }
 
     /// Sends a message frame: `send`, then `metadata` and `payload` behind Pulsar's checksum
@@ -171,7 +196,8 @@ impl Connection {
         metadata.encode(&mut out).map_err(|e| e.to_string())?;
         let checksum = crc32c::crc32c_append(crc32c::crc32c(&out[checksum_at + 4..]), payload);
         out[checksum_at..checksum_at + 4].copy_from_slice(&checksum.to_be_bytes());
-        self.stream.write_all(&out).and_then(|()| self.stream.write_all(payload)).map_err(|e| format!("cannot write to the broker: {e}"))
+        let written = self.stream.write_all(&out).and_then(|()| self.stream.write_all(payload));
+        self.written(written)
     }
 
     /// Reads the next frame into the frame buffer; returns its command and where its payload
@@ -202,8 +228,14 @@ impl Connection {
     fn read_exact(&mut self, buf: &mut [u8], what: &str) -> Result<(), String> {
         self.stream.read_exact(buf).map_err(|e| match e.kind() {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!("{what}: timed out"),
-            std::io::ErrorKind::UnexpectedEof => format!("{what}: the broker closed the connection"),
-            _ => format!("{what}: {e}"),
+            kind => {
+                self.lost = true;
+                if kind == std::io::ErrorKind::UnexpectedEof {
+                    format!("{what}: the broker closed the connection")
+                } else {
+                    format!("{what}: {e}")
+                }
+            }
         })
     }
 
@@ -284,6 +316,7 @@ impl Connection {
                 return Err(format!("{what}: the topic was terminated"));
             }
             if command.close_consumer.is_some() {
+                self.lost = true;
                 return Err(format!("{what}: the broker closed the consumer (topic unloaded or moved)"));
             }
             // active consumer changes, and answers to requests not waited for: nothing to do
@@ -331,7 +364,7 @@ pub fn connect_for(topic: &str, options: &Options) -> Result<Connection, String>
     let mut connection = Connection::open(&options.service_url, options, None)?;
     let mut authoritative = false;
     for _ in 0..MAX_REDIRECTS {
-        let answer = connection.request(&format!("lookup of {topic}"), Type::Lookup, |c, id| {
+        let answer = connection.request("looking the topic up", Type::Lookup, |c, id| {
             c.lookup_topic = Some(proto::CommandLookupTopic {
                 topic: topic.to_string(),
                 request_id: id,
@@ -341,7 +374,7 @@ pub fn connect_for(topic: &str, options: &Options) -> Result<Connection, String>
         })?;
         let response = answer
             .lookup_topic_response
-            .ok_or_else(|| format!("lookup of {topic}: an answer that is not a lookup response"))?;
+            .ok_or_else(|| "looking the topic up: an answer that is not a lookup response".to_string())?;
         let url = response.broker_service_url.clone().unwrap_or_default();
         let proxy = response.proxy_through_service_url.unwrap_or(false);
         let kind = response.response.and_then(|r| LookupType::try_from(r).ok());
@@ -364,14 +397,61 @@ pub fn connect_for(topic: &str, options: &Options) -> Result<Connection, String>
             _ => {
                 let error = response.error.and_then(|e| proto::ServerError::try_from(e).ok());
                 return Err(format!(
-                    "lookup of {topic} failed: {:?}: {}",
+                    "looking the topic up failed: {:?}: {}",
                     error,
                     response.message.unwrap_or_default()
                 ));
             }
         }
     }
-    Err(format!("lookup of {topic}: more than {MAX_REDIRECTS} redirects"))
+    Err(format!("looking the topic up: more than {MAX_REDIRECTS} redirects"))
+}
+
+/// The first wait before a new lookup after a lost connection (pulsar-client's initial backoff),
+/// doubled at each failed try up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// Broker errors that a new try cannot mend: the topic is gone or closed for good, or the
+/// credentials are refused.
+const FINAL_ERRORS: [&str; 6] = [
+    "TopicNotFound",
+    "TopicTerminatedError",
+    "InvalidTopicName",
+    "AuthenticationError",
+    "AuthorizationError",
+    "NotAllowedError",
+];
+
+/// After `lost` (why a connection was lost), `attempt` (a new lookup, and the consumer
+/// or producer opened again) tried as pulsar-client reconnects: at once, then after a backoff of
+/// 100 ms doubling up to 2 s, until the operation timeout has passed; an error no retry mends
+/// ends it at once. The error names what was lost and the last try's failure.
+pub fn reconnect<T>(
+    options: &Options,
+    lost: &str,
+    mut attempt: impl FnMut() -> Result<T, String>,
+) -> Result<T, String> {
+    let deadline = Instant::now() + options.operation_timeout;
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let failure = match attempt() {
+            Ok(done) => return Ok(done),
+            Err(failure) => failure,
+        };
+        let gave_up = |why: &str| format!("{lost}; {why}: {failure}");
+        if FINAL_ERRORS.iter().any(|name| failure.contains(name)) {
+            return Err(gave_up("it could not be opened again"));
+        }
+        let now = Instant::now();
+        if now + backoff > deadline {
+            let waited = options.operation_timeout.as_millis();
+            return Err(gave_up(&format!(
+                "its broker was not reached again within the operation timeout ({waited} ms)"
+            )));
+        }
+        std::thread::sleep(backoff);
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
 }
 
 fn same_broker(a: &str, b: &str) -> bool {
@@ -401,7 +481,52 @@ fn request_id_of(command: &BaseCommand) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::host_port;
+    use std::time::{Duration, Instant};
+
+    use super::{host_port, reconnect, Options};
+
+    fn options(operation_timeout_ms: u64) -> Options {
+        Options {
+            service_url: "pulsar://127.0.0.1:6650".into(),
+            auth_token: None,
+            connect_timeout: Duration::from_millis(100),
+            operation_timeout: Duration::from_millis(operation_timeout_ms),
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_is_tried_again_until_it_is_back() {
+        let mut tries = 0;
+        let back = reconnect(&options(5_000), "lost", || {
+            tries += 1;
+            if tries < 3 { Err("cannot connect: Connection refused".to_string()) } else { Ok(tries) }
+        });
+        assert_eq!(back, Ok(3));
+    }
+
+    #[test]
+    fn tries_end_with_the_operation_timeout_and_say_why() {
+        let started = Instant::now();
+        let failed = reconnect::<()>(&options(400), "the broker closed the connection", || {
+            Err("cannot connect: Connection refused".to_string())
+        })
+        .unwrap_err();
+        assert!(started.elapsed() < Duration::from_millis(1_000));
+        assert!(failed.starts_with("the broker closed the connection; its broker was not reached again"));
+        assert!(failed.contains("(400 ms)") && failed.ends_with("Connection refused"));
+    }
+
+    #[test]
+    fn a_topic_gone_is_not_tried_again() {
+        let mut tries = 0;
+        let failed = reconnect::<()>(&options(5_000), "lost", || {
+            tries += 1;
+            Err("subscribing: TopicNotFound: Topic does not exist".to_string())
+        })
+        .unwrap_err();
+        assert_eq!(tries, 1);
+        assert_eq!(failed, "lost; it could not be opened again: subscribing: TopicNotFound: Topic does not exist");
+    }
 
     #[test]
     fn service_urls() {

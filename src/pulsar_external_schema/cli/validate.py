@@ -95,7 +95,7 @@ def run_validate(args: argparse.Namespace) -> int:
         return fail("validate", _first_line(error))
     finally:
         spark.stop()
-    print(f"done: {totals[0]} valid, {totals[1]} dead-lettered", file=sys.stderr)
+    print(f"done: {totals[0]} valid, {totals[1]} dead-lettered in this run", file=sys.stderr)
     return 0
 
 

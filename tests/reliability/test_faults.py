@@ -1,0 +1,286 @@
+"""The faults a cluster has, in the middle of reads and sends, on a Pulsar broker of these tests'
+own (`scripts/services up --instance faults-...`, the shared registry): topic unloads (what the
+load balancer does routinely) and a broker restart that keeps its data (`scripts/services
+restart`, as a rolling upgrade does).
+
+Each test reads or sends on both paths (pulsar-client's Python path and the native extension's),
+counts what arrived, prints it, and holds it to exactly once: a range read gives every message of
+its range once, whatever the client sees again after a reconnect, and a producer that loses its
+connection sends its pending batches again, which the broker deduplicates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("pyspark", reason="the range readers need the spark extra: pip install -e '.[spark,dev]'")
+
+import pyarrow as pa
+from conftest import Services, parse_service_urls, services_script
+from spark_support import source_options
+
+#: Messages a topic holds: enough that a read is still going when a fault comes (the native
+#: reader has up to 20,000 messages on their way, pulsar-client's reader 2,000).
+COUNT = 60_000
+ENTRY = 500  # messages a batched entry
+NAMESPACE = "public/faults"  # deduplication enabled: what exactly-once sends rely on
+RECORD = {
+    "type": "record",
+    "name": "Reading",
+    "namespace": "test.faults",
+    "fields": [{"name": "id", "type": "long"}, {"name": "sensor", "type": "string"}],
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Broker:
+    instance: str
+    services: Services
+
+    def admin(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        response = httpx.request(method, f"{self.services.admin_url}/admin/v2/{path}", json=body, timeout=120)
+        assert response.status_code < 300 or response.status_code == 409, response.text
+        return response
+
+    def unload(self, topic: str) -> float:
+        """Unloads `topic` (the broker closes its consumers and producers); the seconds it took."""
+        started = time.monotonic()
+        self.admin("PUT", f"persistent/{topic.removeprefix('persistent://')}/unload")
+        return time.monotonic() - started
+
+    def restart_in_background(self, took: list[float]) -> threading.Thread:
+        """Restarts the broker in a thread (`took` gets the seconds it took), and returns once it
+        is down: a read or a send going on meets the fault."""
+        thread = threading.Thread(target=lambda: took.append(self.restart()))
+        thread.start()
+        port = int(self.services.pulsar_url.rsplit(":", 1)[1])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) != 0:
+                    return thread
+            time.sleep(0.05)
+        raise AssertionError("the broker did not stop within 60 s")
+
+    def restart(self) -> float:
+        """Stops the broker and starts it again on its data and ports; the seconds it took."""
+        started = time.monotonic()
+        urls = parse_service_urls(services_script("restart", "--instance", self.instance, "--only", "pulsar"))
+        assert urls["PULSAR_SERVICE_URL"] == self.services.pulsar_url  # the same port
+        return time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def broker(services: Services) -> Iterator[Broker]:
+    """A Pulsar broker of this module's own (it gets restarted), with the shared registry."""
+    name = f"faults-{uuid.uuid4().hex[:6]}"
+    try:
+        urls = parse_service_urls(services_script("up", "--instance", name, "--only", "pulsar"))
+        pulsar_url, admin_url = urls["PULSAR_SERVICE_URL"], urls["PULSAR_ADMIN_URL"]
+        own = Broker(name, Services(pulsar_url, admin_url, services.registry_url, "script"))
+        own.admin("PUT", f"namespaces/{NAMESPACE}")
+        own.admin("POST", f"namespaces/{NAMESPACE}/deduplication", True)
+        yield own
+    finally:
+        services_script("down", "--instance", name)
+
+
+def fill(broker: Broker, topic: str, count: int = COUNT) -> None:
+    """`count` readings (ids 0..count-1) in batched entries, with the package's producer."""
+    import pulsar
+
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    client = pulsar.Client(broker.services.pulsar_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    with SchemaRegistrySchemaFactory({"schema.registry.url": broker.services.registry_url}) as factory:
+        schema = factory.avro(json.dumps(RECORD))
+        producer = create_producer(
+            client,
+            topic,
+            schema,
+            batching_enabled=True,
+            batching_max_messages=ENTRY,
+            batching_max_publish_delay_ms=50,
+            block_if_queue_full=True,
+        )
+        for i in range(count):
+            producer.send_async({"id": i, "sensor": f"s{i % 7}"}, lambda *_: None)
+        producer.flush()
+        producer.close()
+        schema.close()
+    client.close()
+
+
+def topic_name() -> str:
+    return f"persistent://{NAMESPACE}/readings-{uuid.uuid4().hex[:8]}"
+
+
+# ---------------------------------------------------------------------------- range reads
+
+
+def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBatch]:
+    """The whole topic as one range, read by `path`'s reader (python or native) batch by batch."""
+    from pulsar_external_schema.spark import native, rows
+    from pulsar_external_schema.spark.offsets import EARLIEST
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.planning import TopicPartitionRange
+    from pulsar_external_schema.spark.topic_metadata import PulsarAdmin
+    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+
+    source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path))
+    reader = resolve_reader_schema(source, topic)
+    value_type, _ = spark_value_type(reader, source)
+    if path == "native":
+        assert native.why_not(source, reader, value_type) is None
+    admin = PulsarAdmin(broker.services.admin_url)
+    end = admin.last_message(topic)
+    admin.close()
+    part = TopicPartitionRange(topic, EARLIEST, end)
+    return (native if path == "native" else rows).read_partition(source, reader, value_type, part)
+
+
+def read_with(batches: Iterator[pa.RecordBatch], fault: Callable[[int], None]) -> list[int]:
+    """The ids of every row the batches give; `fault(n)` is called after the n-th batch."""
+    ids: list[int] = []
+    for n, batch in enumerate(batches, start=1):
+        assert all(batch.column("_valid").to_pylist())
+        ids.extend(value["id"] for value in batch.column("value").to_pylist())
+        fault(n)
+    return ids
+
+
+def assert_once(ids: list[int], count: int, what: str) -> None:
+    duplicates = len(ids) - len(set(ids))
+    missing = count - len(set(ids))
+    print(f"{what}: {len(ids)} rows for {count} messages, {duplicates} duplicated, {missing} missing")
+    assert duplicates == 0 and missing == 0 and sorted(set(ids)) == list(range(count))
+
+
+PATHS = ["python", "native"]
+
+
+def require_native(path: str) -> None:
+    from pulsar_external_schema._native import extension
+
+    if path == "native" and extension() is None:
+        pytest.skip("the native extension is not built here (scripts/bootstrap builds it where cargo is)")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_range_read_across_topic_unloads_gives_every_message_once(broker: Broker, path: str) -> None:
+    require_native(path)
+    topic = topic_name()
+    fill(broker, topic)
+    took: list[float] = []
+
+    def unload(n: int) -> None:
+        if n in (1, 3, 5):  # three unloads, each while the reader has messages on their way
+            took.append(broker.unload(topic))
+
+    ids = read_with(range_reader(broker, topic, path), unload)
+    print(f"{path} reader: {len(took)} unloads of {', '.join(f'{t:.2f}' for t in took)} s")
+    assert len(took) == 3
+    assert_once(ids, COUNT, f"{path} reader across 3 unloads")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_range_read_across_a_broker_restart_gives_every_message_once(broker: Broker, path: str) -> None:
+    require_native(path)
+    topic = topic_name()
+    fill(broker, topic)
+    restarts: list[threading.Thread] = []
+    took: list[float] = []
+
+    def restart(n: int) -> None:
+        if n == 1:  # the reader goes on while the broker is down and starting
+            restarts.append(broker.restart_in_background(took))
+
+    started = time.monotonic()
+    ids = read_with(range_reader(broker, topic, path), restart)
+    elapsed = time.monotonic() - started
+    for thread in restarts:
+        thread.join(timeout=300)
+    print(f"{path} reader: the broker restarted in {took[0]:.1f} s; the read took {elapsed:.1f} s")
+    assert_once(ids, COUNT, f"{path} reader across a broker restart")
+
+
+# ---------------------------------------------------------------------------- sends
+
+
+def read_ids(broker: Broker, topic: str) -> list[int]:
+    """The ids of every message on `topic`, decoded by the Python path's reader."""
+    return read_with(range_reader(broker, topic, "python"), lambda _: None)
+
+
+def native_send(broker: Broker, topic: str, fault: Callable[[int], None], count: int = COUNT) -> int:
+    """`count` readings sent by the native producer in Arrow batches of 5,000 rows (sequence ids
+    0..count-1), `fault(n)` after the n-th; the messages the broker acknowledged."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory
+    from pulsar_external_schema._native import extension
+
+    module = extension()
+    assert module is not None
+    with SchemaRegistrySchemaFactory({"schema.registry.url": broker.services.registry_url}) as factory:
+        schema = factory.avro(json.dumps(RECORD))
+        encoded = [schema.encode(topic, {"id": i, "sensor": f"s{i % 7}"}) for i in range(count)]
+        schema.close()
+    hex_id = "ff" + encoded[0].schema_id.hex()  # the PIP-420 property form
+    client = module.Client(broker.services.pulsar_url)
+    producer = client.producer(topic, f"faults-{uuid.uuid4().hex[:6]}", batching_max_messages=ENTRY)
+    step = 5_000
+    for n, first in enumerate(range(0, count, step), start=1):
+        data = [e.data for e in encoded[first : first + step]]
+        properties = [[("__schema_id", hex_id)]] * len(data)
+        columns = {
+            "data": pa.array(data, pa.binary()),
+            "properties": pa.array(properties, pa.map_(pa.string(), pa.string())),
+        }
+        batch = pa.RecordBatch.from_pydict(columns)
+        producer.send(batch, first)
+        fault(n)
+    acknowledged = producer.flush()
+    producer.close()
+    return int(acknowledged)
+
+
+def test_the_native_producer_across_topic_unloads_sends_every_message_once(broker: Broker) -> None:
+    require_native("native")
+    topic = topic_name()
+
+    def unload(n: int) -> None:
+        if n in (2, 5, 8):  # with batches on their way and not acknowledged
+            broker.unload(topic)
+
+    acknowledged = native_send(broker, topic, unload)
+    assert acknowledged == COUNT
+    assert_once(read_ids(broker, topic), COUNT, "native producer across 3 unloads")
+
+
+def test_the_native_producer_across_a_broker_restart_sends_every_message_once(broker: Broker) -> None:
+    require_native("native")
+    topic = topic_name()
+    restarts: list[threading.Thread] = []
+    took: list[float] = []
+
+    def restart(n: int) -> None:
+        if n == 3:  # with batches on their way; the sends go on while the broker is down
+            restarts.append(broker.restart_in_background(took))
+
+    started = time.monotonic()
+    acknowledged = native_send(broker, topic, restart)
+    elapsed = time.monotonic() - started
+    for thread in restarts:
+        thread.join(timeout=300)
+    print(f"native producer: the broker restarted in {took[0]:.1f} s; the sends took {elapsed:.1f} s")
+    assert acknowledged == COUNT
+    assert_once(read_ids(broker, topic), COUNT, "native producer across a broker restart")
