@@ -11,13 +11,18 @@ connection sends its pending batches again, which the broker deduplicates.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -284,3 +289,94 @@ def test_the_native_producer_across_a_broker_restart_sends_every_message_once(br
     print(f"native producer: the broker restarted in {took[0]:.1f} s; the sends took {elapsed:.1f} s")
     assert acknowledged == COUNT
     assert_once(read_ids(broker, topic), COUNT, "native producer across a broker restart")
+
+
+# ---------------------------------------------------------------------------- the validation job
+
+
+class Unloader:
+    """Unloads topics over and over, each `every` seconds, from a thread, until stopped."""
+
+    def __init__(self, broker: Broker, topics: list[str], every: float = 0.5) -> None:
+        self.broker, self.topics, self.every = broker, topics, every
+        self.count = 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.every):
+            for topic in self.topics:
+                if self.stopped.is_set():
+                    return
+                with contextlib.suppress(httpx.HTTPError, AssertionError):  # a topic not made yet
+                    self.broker.unload(topic)
+                    self.count += 1
+
+    def __enter__(self) -> Unloader:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=120)
+
+
+GARBAGE = 300  # raw messages that do not decode: dead-lettered
+
+
+@pytest.mark.parametrize("path", ["auto", "python"])
+def test_the_validation_job_across_topic_unloads_forwards_every_message_once(
+    broker: Broker, path: str, tmp_path: Path
+) -> None:
+    import pulsar
+
+    from pulsar_external_schema._native import extension
+
+    if path == "auto" and extension() is None:
+        pytest.skip("the native extension is not built here (scripts/bootstrap builds it where cargo is)")
+    raw = topic_name()
+    fill(broker, raw)
+    client = pulsar.Client(broker.services.pulsar_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    junk = client.create_producer(raw)
+    for i in range(GARBAGE):
+        junk.send(b"\x07not avro", properties={"__schema_id": "ff0000000001", "junk": str(i)})
+    junk.close()
+    client.close()
+    valid, dlq = f"{raw}-valid", f"{raw}-dlq"
+    command = [
+        str(Path(sys.executable).parent / "pulsar-external-schema"),
+        "validate",
+        "--master",
+        "local[2]",
+        *("-p", f"reader={path}", "-p", f"writer={path}"),
+        *("--input", raw, "--valid", valid, "--dead-letter-topic", dlq),
+        *("--checkpoint", str(tmp_path / "checkpoint"), "--producer-name", "faults"),
+        *("--max-entries-per-partition", "20"),  # micro-batches of 10,000 messages
+    ]
+    env = {
+        **os.environ,
+        "PULSAR_SERVICE_URL": broker.services.pulsar_url,
+        "PULSAR_ADMIN_URL": broker.services.admin_url,
+        "SCHEMA_REGISTRY_URL": broker.services.registry_url,
+    }
+    with Unloader(broker, [raw, valid, dlq]) as unloader:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
+    print(f"validation job ({path}): {unloader.count} unloads while it ran")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"done: {COUNT} valid, {GARBAGE} dead-lettered" in done.stderr
+    assert_once(read_ids(broker, valid), COUNT, f"validation job ({path}) across {unloader.count} unloads")
+    junk_ids = [int(properties["junk"]) for properties in raw_properties(broker, dlq)]
+    assert_once(junk_ids, GARBAGE, f"validation job ({path}): dead letters")
+
+
+def raw_properties(broker: Broker, topic: str) -> list[dict[str, str]]:
+    """The properties of every message on `topic`, as stored."""
+    import pulsar
+
+    client = pulsar.Client(broker.services.pulsar_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    reader = client.create_reader(topic, pulsar.MessageId.earliest)
+    found = []
+    while reader.has_message_available():
+        found.append(reader.read_next(30_000).properties())
+    client.close()
+    return found
