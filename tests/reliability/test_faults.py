@@ -77,6 +77,15 @@ class Broker:
             time.sleep(0.05)
         raise AssertionError("the broker did not stop within 60 s")
 
+    def wait_up(self, timeout: float = 120) -> None:
+        """Returns once the broker answers (after a restart a failed test left running)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.services.admin_url}/admin/v2/namespaces/public", timeout=5).is_success:
+                    return
+            time.sleep(0.5)
+
     def restart(self) -> float:
         """Stops the broker and starts it again on its data and ports; the seconds it took."""
         started = time.monotonic()
@@ -98,6 +107,13 @@ def broker(services: Services) -> Iterator[Broker]:
         yield own
     finally:
         services_script("down", "--instance", name)
+
+
+@pytest.fixture(autouse=True)
+def broker_up_after(broker: Broker) -> Iterator[None]:
+    """Each test leaves the broker up for the next, whatever it left running."""
+    yield
+    broker.wait_up()
 
 
 def fill(broker: Broker, topic: str, count: int = COUNT) -> None:
@@ -130,6 +146,34 @@ def topic_name() -> str:
     return f"persistent://{NAMESPACE}/readings-{uuid.uuid4().hex[:8]}"
 
 
+class Unloader:
+    """Unloads topics over and over, each `every` seconds, from a thread, until stopped or
+    `limit` unloads were done."""
+
+    def __init__(self, broker: Broker, topics: list[str], every: float = 0.5, limit: int = 1_000) -> None:
+        self.broker, self.topics, self.every, self.limit = broker, topics, every, limit
+        self.count = 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.every):
+            for topic in self.topics:
+                if self.stopped.is_set() or self.count >= self.limit:
+                    return
+                with contextlib.suppress(httpx.HTTPError, AssertionError):  # a topic not made yet
+                    self.broker.unload(topic)
+                    self.count += 1
+
+    def __enter__(self) -> Unloader:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=120)
+
+
 # ---------------------------------------------------------------------------- range reads
 
 
@@ -151,7 +195,10 @@ def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBat
     end = admin.last_message(topic)
     admin.close()
     part = TopicPartitionRange(topic, EARLIEST, end)
-    return (native if path == "native" else rows).read_partition(source, reader, value_type, part)
+    read: Iterator[pa.RecordBatch] = (native if path == "native" else rows).read_partition(
+        source, reader, value_type, part
+    )
+    return read
 
 
 def read_with(batches: Iterator[pa.RecordBatch], fault: Callable[[int], None]) -> list[int]:
@@ -219,6 +266,27 @@ def test_a_range_read_across_a_broker_restart_gives_every_message_once(broker: B
     assert_once(ids, COUNT, f"{path} reader across a broker restart")
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_a_spark_batch_read_with_its_topic_unloaded_over_and_over_gives_exact_rows(
+    spark: Any, broker: Broker, path: str
+) -> None:
+    from pyspark.sql import functions as F
+
+    require_native(path)
+    topic = topic_name()
+    fill(broker, topic)
+    options = source_options(broker.services, topic=topic, reader=path)
+    frame = spark.read.format("pulsar-external").options(**options).load()
+    with Unloader(broker, [topic], every=0.5) as unloader:
+        counted = frame.agg(
+            F.count("*").alias("rows"),
+            F.countDistinct("messageId").alias("ids"),
+            F.countDistinct("value.id").alias("values"),
+        ).first()
+    print(f"Spark batch read ({path}): {counted['rows']} rows, {unloader.count} unloads while it ran")
+    assert (counted["rows"], counted["ids"], counted["values"]) == (COUNT, COUNT, COUNT)
+
+
 # ---------------------------------------------------------------------------- sends
 
 
@@ -239,7 +307,9 @@ def native_send(broker: Broker, topic: str, fault: Callable[[int], None], count:
         schema = factory.avro(json.dumps(RECORD))
         encoded = [schema.encode(topic, {"id": i, "sensor": f"s{i % 7}"}) for i in range(count)]
         schema.close()
-    hex_id = "ff" + encoded[0].schema_id.hex()  # the PIP-420 property form
+    schema_id = encoded[0].schema_id
+    assert schema_id is not None
+    hex_id = "ff" + schema_id.hex()  # the PIP-420 property form
     client = module.Client(broker.services.pulsar_url)
     producer = client.producer(topic, f"faults-{uuid.uuid4().hex[:6]}", batching_max_messages=ENTRY)
     step = 5_000
@@ -294,33 +364,6 @@ def test_the_native_producer_across_a_broker_restart_sends_every_message_once(br
 # ---------------------------------------------------------------------------- the validation job
 
 
-class Unloader:
-    """Unloads topics over and over, each `every` seconds, from a thread, until stopped."""
-
-    def __init__(self, broker: Broker, topics: list[str], every: float = 0.5) -> None:
-        self.broker, self.topics, self.every = broker, topics, every
-        self.count = 0
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self.stopped.wait(self.every):
-            for topic in self.topics:
-                if self.stopped.is_set():
-                    return
-                with contextlib.suppress(httpx.HTTPError, AssertionError):  # a topic not made yet
-                    self.broker.unload(topic)
-                    self.count += 1
-
-    def __enter__(self) -> Unloader:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stopped.set()
-        self.thread.join(timeout=120)
-
-
 GARBAGE = 300  # raw messages that do not decode: dead-lettered
 
 
@@ -364,6 +407,7 @@ def test_the_validation_job_across_topic_unloads_forwards_every_message_once(
     print(f"validation job ({path}): {unloader.count} unloads while it ran")
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"done: {COUNT} valid, {GARBAGE} dead-lettered" in done.stderr
+    assert "is not deduplicated" not in done.stderr  # the targets' namespace deduplicates
     assert_once(read_ids(broker, valid), COUNT, f"validation job ({path}) across {unloader.count} unloads")
     junk_ids = [int(properties["junk"]) for properties in raw_properties(broker, dlq)]
     assert_once(junk_ids, GARBAGE, f"validation job ({path}): dead letters")
@@ -380,3 +424,182 @@ def raw_properties(broker: Broker, topic: str) -> list[dict[str, str]]:
         found.append(reader.read_next(30_000).properties())
     client.close()
     return found
+
+
+# ---------------------------------------------------------------------------- the Spark sink
+
+
+@pytest.mark.parametrize("writer", ["python", "native"])
+def test_a_sink_task_across_topic_unloads_and_a_restart_writes_every_row_once(
+    broker: Broker, writer: str
+) -> None:
+    # A sink task that names its producer (exactly once), its rows in Arrow batches as Spark gives
+    # them; the target unloaded twice and the broker restarted while the task sends.
+    require_native(writer)
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.writer import TaskWriter
+
+    topic = topic_name()
+    options = SourceOptions.parse(
+        source_options(broker.services, topic=topic, producerName=f"sink-{uuid.uuid4().hex[:6]}")
+        | {"sequenceBase": "1", "writer": writer}
+    )
+    count, step = 30_000, 3_000
+    took: list[float] = []
+    restarts: list[threading.Thread] = []
+    task = TaskWriter(options, 1, 0)
+    for n, first in enumerate(range(0, count, step), start=1):
+        ids = range(first, first + step)
+        task.write(
+            pa.RecordBatch.from_pydict(
+                {
+                    "key": [str(i) for i in ids],
+                    "data": [b"%d" % i for i in ids],
+                    "properties": pa.array([[("n", str(i))] for i in ids], pa.map_(pa.string(), pa.string())),
+                }
+            )
+        )
+        if n in (2, 4):
+            broker.unload(topic)
+        if n == 6:
+            restarts.append(broker.restart_in_background(took))
+    assert task.finish().sent == count
+    assert (next(iter(task.native.values()), None) is not None) == (writer == "native")
+    for thread in restarts:
+        thread.join(timeout=300)
+    written = [int(properties["n"]) for properties in raw_properties(broker, topic)]
+    assert_once(
+        written, count, f"sink task ({writer} writer) across 2 unloads and a restart ({took[0]:.1f} s)"
+    )
+
+
+# ---------------------------------------------------------------------------- the everyday clients
+
+
+def test_a_producer_with_rules_and_consume_with_a_dlq_across_an_unload_and_a_restart_lose_nothing(
+    broker: Broker,
+) -> None:
+    # The producer's WRITE rule and the consumer's READ rule (every 10th reading dead-lettered) run
+    # while the topic is unloaded and the broker restarted under both clients (pulsar-client's).
+    import pulsar
+    from contracts import contract, drain, rule
+
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, consume, create_producer
+
+    topic = topic_name()
+    dlq = f"{topic}-dlq"
+    factory = SchemaRegistrySchemaFactory(
+        {"schema.registry.url": broker.services.registry_url, "use.latest.version": True}
+    )
+    rules = [
+        rule("known", "CONDITION", "CEL", "WRITE", "message.id >= 0"),
+        rule("tenth", "CONDITION", "CEL", "READ", "message.id % 10 != 0", onFailure="DLQ"),
+    ]
+    factory.registry_client.register_schema(
+        f"{topic.removeprefix('persistent://').replace('/', '.')}-value",
+        contract(RECORD, ruleSet={"domainRules": rules}),
+    )
+    client = pulsar.Client(
+        broker.services.pulsar_url,
+        operation_timeout_seconds=60,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
+    )
+    schema = factory.avro(json.dumps(RECORD))
+    consumer = client.subscribe(topic, "faults", schema=schema, consumer_type=pulsar.ConsumerType.Shared)
+    handled: list[int] = []
+    stop = threading.Event()
+
+    def consuming() -> None:
+        while not stop.is_set():
+            consume(
+                consumer,
+                lambda msg, value: handled.append(value["id"]),
+                timeout_millis=1_000,
+                dead_letter_topic=dlq,
+                client=client,
+            )
+
+    reader = threading.Thread(target=consuming, daemon=True)
+    reader.start()
+    producer = create_producer(client, topic, schema, send_timeout_millis=60_000)
+    count = 3_000
+    took: list[float] = []
+    restarts: list[threading.Thread] = []
+    for i in range(count):
+        if i == 1_000:
+            broker.unload(topic)
+        if i == 2_000:
+            restarts.append(broker.restart_in_background(took))
+        producer.send({"id": i, "sensor": f"s{i % 7}"})  # acknowledged by the broker on return
+    for thread in restarts:
+        thread.join(timeout=300)
+    wanted = {i for i in range(count) if i % 10}
+    deadline = time.monotonic() + 120
+    while not wanted <= set(handled) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    stop.set()
+    reader.join(timeout=30)
+    # A DLQ copy decodes with the subject of the topic it failed on, skipping the rule it failed.
+    dead = client.subscribe(dlq, "check", schema=schema, initial_position=pulsar.InitialPosition.Earliest)
+    dead_ids = [m.value()["id"] for m in drain(dead)]
+    client.close()
+    factory.close()
+    lost = (wanted - set(handled)) | ({i for i in range(count) if i % 10 == 0} - set(dead_ids))
+    again = len(handled) - len(set(handled)) + len(dead_ids) - len(set(dead_ids))
+    print(
+        f"producer + consume with a DLQ across an unload and a restart ({took[0]:.1f} s): {count} sent, "
+        f"{len(handled)} handled, {len(dead_ids)} dead-lettered, {again} again (as Pulsar redelivers "
+        f"what was not acknowledged), {len(lost)} lost"
+    )
+    assert not lost
+    assert set(handled) == wanted  # none of the dead-lettered handled
+
+
+def test_a_validate_function_across_topic_unloads_loses_nothing(broker: Broker) -> None:
+    # A Function is at least once (the runtime acknowledges its input after the output's send):
+    # across unloads of its three topics, every input is on the output or the DLQ, none lost.
+    import pulsar
+
+    from pulsar_external_schema.functions import ValidateFunction
+    from pulsar_external_schema.functions.local import LocalRunner
+
+    source = topic_name()
+    valid, dlq = f"{source}-valid", f"{source}-dlq"
+    count, junk = 2_000, 50  # a Function sends one message at a time, and waits for it
+    fill(broker, source, count)
+    client = pulsar.Client(
+        broker.services.pulsar_url,
+        operation_timeout_seconds=60,
+        logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error),
+    )
+    raw = client.create_producer(source)
+    for i in range(junk):
+        raw.send(b"\x07not avro", properties={"__schema_id": "ff0000000001", "junk": str(i)})
+    raw.close()
+    registry = {"schema.registry.url": broker.services.registry_url}
+    with (
+        Unloader(broker, [source, valid, dlq], every=1.0, limit=9) as unloader,
+        LocalRunner(
+            client,
+            ValidateFunction,
+            inputs=[source],
+            output=valid,
+            custom_schema="pulsar_external_schema.functions.ValidatingSchema",
+            schema_properties=registry,
+            user_config={"dlq.topic": dlq},
+            subscription=f"{NAMESPACE}/{source.rsplit('/', 1)[1]}-validate",
+        ) as runner,
+    ):
+        result = runner.run(timeout_millis=10_000)
+    client.close()
+    forwarded = read_ids(broker, valid)
+    dead = [int(properties["junk"]) for properties in raw_properties(broker, dlq)]
+    lost = (set(range(count)) - set(forwarded)) | (set(range(junk)) - set(dead))
+    again = len(forwarded) - len(set(forwarded)) + len(dead) - len(set(dead))
+    print(
+        f"validate function across {unloader.count} unloads: {result.processed} processed, "
+        f"{len(forwarded)} forwarded, {len(dead)} dead-lettered, {again} again (at least once), "
+        f"{len(lost)} lost"
+    )
+    assert not lost
+    assert (result.user_errors, result.system_errors) == ([], [])

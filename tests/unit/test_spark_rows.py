@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
 
+from pulsar_external_schema.errors import ExternalSchemaError
 from pulsar_external_schema.spark.rows import Rows
 from pulsar_external_schema.spark.types import (
     json_type,
@@ -114,21 +115,15 @@ class _RedeliveringReader:
         pass
 
 
-def test_a_message_the_client_delivers_again_after_a_reconnect_is_read_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _read_all(
+    monkeypatch: pytest.MonkeyPatch, reader: _RedeliveringReader, end: tuple[int, int]
+) -> list[Any]:
     from spark_support import offline_options
 
     from pulsar_external_schema.spark import rows
     from pulsar_external_schema.spark.offsets import EARLIEST, Bound
     from pulsar_external_schema.spark.planning import TopicPartitionRange
     from pulsar_external_schema.spark.values import ReaderSchema
-
-    # entries 5:0 and 5:1 of three messages each; the reader reconnects after 5:0:1, then after
-    # 5:1:2, and is given 5:0:1 and 5:1:1..2 again
-    delivered = [(5, 0, 0), (5, 0, 1), (5, 0, 1), (5, 0, 2), (5, 1, 0), (5, 1, 1), (5, 1, 2)]
-    delivered += [(5, 1, 1), (5, 1, 2), (5, 2, -1)]
-    reader = _RedeliveringReader(delivered)
 
     class Client:
         def create_reader(self, *args: Any, **kwargs: Any) -> _RedeliveringReader:
@@ -143,8 +138,44 @@ def test_a_message_the_client_delivers_again_after_a_reconnect_is_read_once(
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     reader_schema = ReaderSchema("s-value", "JSON", json.dumps(schema), 1, 1)
     value_type, _ = json_type(json.dumps(schema))
-    part = TopicPartitionRange("persistent://t/n/a", EARLIEST, Bound(5, 2, -1, True))
-    options = offline_options(topic="persistent://t/n/a")
+    part = TopicPartitionRange("persistent://t/n/a", EARLIEST, Bound(*end, -1, True))
+    options = offline_options(topic="persistent://t/n/a", **{"read.timeout.ms": "3000"})
     batches = list(rows.read_partition(options, reader_schema, value_type, part))
-    ids = [tuple(m.values()) for b in batches for m in b.column("messageId").to_pylist()]
-    assert ids == sorted(set(delivered))
+    return [tuple(m.values()) for b in batches for m in b.column("messageId").to_pylist()]
+
+
+class _UnloadedReader(_RedeliveringReader):
+    """A reader whose broker cannot say, for a while, whether more messages follow (pulsar-client
+    raises while its topic is unloaded)."""
+
+    def __init__(self, places: list[tuple[int, int, int]], failures: list[Exception]) -> None:
+        super().__init__(places)
+        self.failures = failures
+
+    def has_message_available(self) -> bool:
+        if self.failures:
+            raise self.failures.pop(0)
+        return super().has_message_available()
+
+
+def test_a_broker_that_cannot_say_whether_more_follow_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pulsar
+
+    failures: list[Exception] = [pulsar.BrokerMetadataError("x"), pulsar.NotConnected("y")]
+    reader = _UnloadedReader([(5, 0, -1), (5, 1, -1)], failures)
+    assert _read_all(monkeypatch, reader, (5, 1)) == [(5, 0, -1), (5, 1, -1)]
+    gone = _UnloadedReader([(5, 0, -1)], [pulsar.TopicNotFound("deleted")])
+    with pytest.raises(ExternalSchemaError) as raised:
+        _read_all(monkeypatch, gone, (5, 1))
+    assert str(raised.value).startswith("partition persistent://t/n/a: the broker could not say")
+    assert "TopicNotFound" in str(raised.value)
+
+
+def test_a_message_the_client_delivers_again_after_a_reconnect_is_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # entries 5:0 and 5:1 of three messages each; the reader reconnects after 5:0:1, then after
+    # 5:1:2, and is given 5:0:1 and 5:1:1..2 again
+    delivered = [(5, 0, 0), (5, 0, 1), (5, 0, 1), (5, 0, 2), (5, 1, 0), (5, 1, 1), (5, 1, 2)]
+    delivered += [(5, 1, 1), (5, 1, 2), (5, 2, -1)]
+    assert _read_all(monkeypatch, _RedeliveringReader(delivered), (5, 2)) == sorted(set(delivered))

@@ -13,7 +13,8 @@ copy): nothing is dropped. A registry that cannot be reached fails the task, whi
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -66,12 +67,18 @@ def read_partition(
             if start.is_earliest
             else pulsar.MessageId(-1, start.ledger, start.entry, -1)
         )
-        reader = client.create_reader(
-            partition.partition_topic,
-            start_id,
-            start_message_id_inclusive=True,
-            receiver_queue_size=2000,
-        )
+        try:
+            reader = client.create_reader(
+                partition.partition_topic,
+                start_id,
+                start_message_id_inclusive=True,
+                receiver_queue_size=2000,
+            )
+        except pulsar.PulsarException as error:  # pulsar-client tried for its operation timeout
+            raise ExternalSchemaError(
+                f"partition {partition.partition_topic}: a reader could not be opened "
+                f"({type(error).__name__}: {error})"
+            ) from None
         read_next = _pulsar_client.read_next(reader)  # C++ messages, no wrapper per message
         timeout = options.read_timeout_ms
         rows = Rows(options.include_data, reader_schema, topic, index)
@@ -79,7 +86,8 @@ def read_partition(
         last_entry = (end.ledger, end.entry)
         ask = True  # whether to ask the broker if more messages follow before reading the next
         given = (-1, -1, -1)  # (ledger, entry, batch index) of the last message given (or skipped)
-        while not ask or reader.has_message_available():
+        more = _more_follow(pulsar, reader, partition.partition_topic, options.read_timeout_ms)
+        while not ask or more():
             try:
                 msg = read_next(timeout)
             except Exception as error:
@@ -114,6 +122,38 @@ def read_partition(
         collections.close()
         if reader is not None:
             reader.close()
+
+
+def _more_follow(pulsar: Any, reader: Any, partition_topic: str, timeout_ms: int) -> Callable[[], bool]:
+    """`reader.has_message_available`, asked again while the broker cannot answer it: while a topic
+    is unloaded or its broker restarts, pulsar-client raises (BrokerMetadataError, ServiceUnitNotReady,
+    NotConnected...) where its reader reconnects. Within the read timeout, with a backoff of 100 ms
+    doubling up to 2 s, as pulsar-client's own; an answer no retry mends (the topic deleted,
+    credentials refused) at once."""
+    final = (
+        pulsar.TopicNotFound,
+        pulsar.TopicTerminated,
+        pulsar.AuthenticationError,
+        pulsar.AuthorizationError,
+        pulsar.AlreadyClosed,
+    )
+
+    def more() -> bool:
+        deadline = time.monotonic() + timeout_ms / 1000
+        backoff = 0.1
+        while True:
+            try:
+                return bool(reader.has_message_available())
+            except pulsar.PulsarException as error:
+                if isinstance(error, final) or time.monotonic() + backoff > deadline:
+                    raise ExternalSchemaError(
+                        f"partition {partition_topic}: the broker could not say whether more messages "
+                        f"follow within {timeout_ms} ms ({type(error).__name__}: {error})"
+                    ) from None
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 2.0)
+
+    return more
 
 
 class Rows:
