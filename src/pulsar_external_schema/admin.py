@@ -106,6 +106,23 @@ class PulsarAdmin:
         scheme, tenant, namespace, local = subjects.split_topic(topic)
         return f"/admin/v2/{scheme}/{tenant}/{namespace}/{local}"
 
+    def deduplicated(self, topic: str) -> bool:
+        """Whether the broker drops a message to `topic` whose sequence id it persisted for its
+        producer name (Pulsar's deduplication): the policy it applies to the topic (the topic's,
+        else its namespace's, else the broker's), or, for a topic not created yet, its namespace's
+        (unset: off, the broker's default)."""
+        what = f"read the deduplication policy of {topic}"
+        response = self._request("GET", f"{self._path(topic)}/deduplicationEnabled?applied=true", what)
+        if response.status_code == 200:
+            return response.json() is True
+        if response.status_code != 404:
+            raise self._refused(response, what)
+        _, tenant, namespace, _ = subjects.split_topic(topic)
+        response = self._request("GET", f"/admin/v2/namespaces/{tenant}/{namespace}/deduplication", what)
+        if response.status_code != 200:
+            raise self._refused(response, what)
+        return response.content.strip() == b"true"
+
     def declare_external(self, topic: str) -> bool:
         """Store an EXTERNAL SchemaInfo for `topic` if it has no schema; True when the topic's
         schema is EXTERNAL afterwards (it was, or now is), False on a broker older than 4.1,

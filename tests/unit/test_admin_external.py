@@ -122,3 +122,57 @@ def test_a_refused_token_is_named_as_the_option_the_user_gave_it_with(
     message = str(raised.value)
     assert f"HTTP 401 Authentication required (it refused the token given with '{given_as}')" in message
     assert "sekret" not in message and "sekret" not in repr(config)
+
+
+DEDUPLICATION = "/admin/v2/persistent/acme/shop/orders/deduplicationEnabled"
+NAMESPACE_DEDUPLICATION = "/admin/v2/namespaces/acme/shop/deduplication"
+
+
+@pytest.mark.parametrize(
+    ("topic_answer", "namespace_answer", "expected"),
+    [
+        (httpx.Response(200, json=True), None, True),
+        (httpx.Response(200, json=False), None, False),
+        # a topic not created yet: its namespace's policy, unset meaning off
+        (httpx.Response(404, json={"reason": "not found"}), httpx.Response(200, content=b"true"), True),
+        (httpx.Response(404, json={"reason": "not found"}), httpx.Response(200, content=b""), False),
+    ],
+)
+def test_whether_the_broker_deduplicates_a_topic(
+    topic_answer: httpx.Response, namespace_answer: httpx.Response | None, expected: bool
+) -> None:
+    asked: list[tuple[str, str, object]] = []
+    answers = {("GET", DEDUPLICATION): topic_answer}
+    if namespace_answer is not None:
+        answers[("GET", NAMESPACE_DEDUPLICATION)] = namespace_answer
+    assert admin(answers, asked).deduplicated("persistent://acme/shop/orders") is expected
+
+
+def test_the_validation_job_says_which_target_is_not_deduplicated_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("pyspark", reason="the validation job needs the spark extra")
+    from pulsar_external_schema.spark import ValidationJob
+    from pulsar_external_schema.spark.planning import Planner
+
+    answers = {
+        ("GET", DEDUPLICATION.replace("orders", "valid")): httpx.Response(200, json=True),
+        ("GET", DEDUPLICATION.replace("orders", "dlq")): httpx.Response(200, json=False),
+    }
+    monkeypatch.setattr(Planner, "admin", lambda self: admin(answers, []))
+    job = ValidationJob(
+        input="persistent://acme/shop/orders",
+        valid="persistent://acme/shop/valid",
+        dead_letter_topic="persistent://acme/shop/dlq",
+        checkpoint="/tmp/x",
+        options={
+            "service.url": "pulsar://b:6650",
+            "admin.url": "http://a",
+            "schema.registry.url": "http://r",
+        },
+    )
+    with caplog.at_level(logging.WARNING):
+        job._say_if_at_least_once()
+    [said] = [r.getMessage() for r in caplog.records]
+    assert said.startswith("validate: persistent://acme/shop/dlq is not deduplicated")
+    assert "pulsar-admin namespaces set-deduplication acme/shop --enable" in said

@@ -33,8 +33,8 @@ from typing import Any
 from .. import metrics
 from .._deprecated import renamed_parameters
 from ..deadletter import RULE_PREFIX
-from ..errors import ConfigError
-from ..subjects import is_full_topic_name
+from ..errors import ConfigError, PulsarAdminError
+from ..subjects import is_full_topic_name, split_topic
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,8 @@ class ValidationJob:
         from pyspark.sql import functions as F
 
         register(spark)
+        if is_topic(self.valid):
+            self._say_if_at_least_once()
         reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
         # producers do not get to skip rules
         reader = reader.option("trustRuleProperties", "false")
@@ -149,6 +151,31 @@ class ValidationJob:
         else:
             writer = writer.trigger(processingTime=self.interval)
         return writer.queryName(f"validate {self.input}").start()
+
+    def _say_if_at_least_once(self) -> None:
+        """Warns, naming the topic and what to do, for each target topic the broker does not
+        deduplicate: there a task run again, or a batch sent again after a reconnect, is written
+        twice."""
+        from .options import SourceOptions
+        from .planning import Planner
+
+        admin = Planner(SourceOptions.parse({**self.options, "topic": self.input})).admin()
+        try:
+            for topic in (self.valid, self.dead_letter_topic):
+                if not admin.deduplicated(topic):
+                    _, tenant, namespace, _ = split_topic(topic)
+                    log.warning(
+                        "validate: %s is not deduplicated: a message may be written to it twice (after "
+                        "a crash or a lost connection); enable deduplication to write each once: "
+                        "pulsar-admin namespaces set-deduplication %s/%s --enable",
+                        topic,
+                        tenant,
+                        namespace,
+                    )
+        except PulsarAdminError as error:
+            log.warning("validate: whether the target topics are deduplicated is not known: %s", error)
+        finally:
+            admin.close()
 
     def run(self, spark: Any) -> None:
         """Run until the input is drained (available-now) or the query is stopped, passing each
