@@ -28,6 +28,7 @@ from contracts import (
     tagged_person,
     unique,
 )
+from function_support import SCHEMA_CLASS, properties_of, run_function, run_validate_function
 from schemas import ORDER_JSON, ORDER_V1, ORDER_V2, order_message_class
 
 from pulsar_external_schema import (
@@ -43,12 +44,9 @@ from pulsar_external_schema.functions import (
     FunctionSchema,
     LocalRunner,
     Rejected,
-    RunResult,
-    ValidateFunction,
     make_input_schema,
 )
 
-SCHEMA_CLASS = "pulsar_external_schema.functions.FunctionSchema"
 RECEIPT = {
     "type": "record",
     "name": "Receipt",
@@ -72,49 +70,6 @@ class DeclaredReceipts(Receipts):
 
 def topic_named(prefix: str) -> str:
     return f"persistent://public/default/{unique(prefix)}"
-
-
-def properties_of(services: Services, **extra: Any) -> dict[str, Any]:
-    return {"schema.registry.url": services.registry_url, **extra}
-
-
-def run_function(
-    client: Any,
-    function: Any,
-    services: Services,
-    inputs: list[str],
-    *,
-    max_messages: int | None = None,
-    timeout_millis: int = 2_000,
-    **options: Any,
-) -> RunResult:
-    """`LocalRunner` with FunctionSchema on the inputs and the registry in schema properties and
-    user config, unless `options` say otherwise."""
-    options = {
-        "custom_schema": SCHEMA_CLASS,
-        "schema_properties": properties_of(services),
-        "user_config": properties_of(services),
-        **options,
-    }
-    with LocalRunner(client, function, inputs=inputs, **options) as runner:
-        return runner.run(max_messages=max_messages, timeout_millis=timeout_millis)
-
-
-def run_validate_function(
-    client: Any, services: Services, source: str, valid: str, dlq: str, **options: Any
-) -> RunResult:
-    """`ValidateFunction` from `source` to `valid`, dead letters to `dlq`, as deployed (its
-    `ValidatingSchema` on the input)."""
-    return run_function(
-        client,
-        ValidateFunction,
-        services,
-        [source],
-        output=valid,
-        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        user_config={"dlq.topic": dlq},
-        **options,
-    )
 
 
 def test_the_runtime_builds_function_schema_from_its_class_path(services: Services) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from cli_support import errors, read_all, records
 from conftest import Services
 from contracts import drain, subscribe, unique
+from function_support import run_validate_function as run_function_as_deployed
 from journey_support import (
     NAMED,
     ORDER,
@@ -28,22 +29,11 @@ from spark_support import register_contract
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.deadletter import RULE_NAME, RULE_TOPIC
-from pulsar_external_schema.functions import LocalRunner, ValidateFunction
 
 
 def run_validate_function(client: Any, services: Services, source: str, valid: str, dlq: str) -> Any:
-    registry = {"schema.registry.url": services.registry_url}
-    with LocalRunner(
-        client,
-        ValidateFunction,
-        inputs=[source],
-        output=valid,
-        custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-        schema_properties=registry,
-        user_config={"dlq.topic": dlq},
-        subscription=f"public/default/{source.rsplit('/', 1)[1]}-validate",
-    ) as runner:
-        return runner.run(timeout_millis=2_000)
+    subscription = f"public/default/{source.rsplit('/', 1)[1]}-validate"
+    return run_function_as_deployed(client, services, source, valid, dlq, subscription=subscription)
 
 
 def test_produce_validate_in_a_function_read_its_output_fix_and_replay(

@@ -221,6 +221,13 @@ def assert_once(ids: list[int], count: int, what: str) -> None:
 PATHS = ["python", "native"]
 
 
+def tally(*outputs: tuple[list[int], set[int]]) -> tuple[set[int], int]:
+    """Of at-least-once outputs, each (what arrived, what should have): the ids missing, and how
+    many arrived more than once."""
+    missing = set().union(*(wanted - set(got) for got, wanted in outputs))
+    return missing, sum(len(got) - len(set(got)) for got, _ in outputs)
+
+
 def require_native(path: str) -> None:
     from pulsar_external_schema._native import extension
 
@@ -544,8 +551,7 @@ def test_a_producer_with_rules_and_consume_with_a_dlq_across_an_unload_and_a_res
     dead_ids = [m.value()["id"] for m in drain(dead)]
     client.close()
     factory.close()
-    lost = (wanted - set(handled)) | ({i for i in range(count) if i % 10 == 0} - set(dead_ids))
-    again = len(handled) - len(set(handled)) + len(dead_ids) - len(set(dead_ids))
+    lost, again = tally((handled, wanted), (dead_ids, {i for i in range(count) if i % 10 == 0}))
     print(
         f"producer + consume with a DLQ across an unload and a restart ({took[0]:.1f} s): {count} sent, "
         f"{len(handled)} handled, {len(dead_ids)} dead-lettered, {again} again (as Pulsar redelivers "
@@ -559,9 +565,7 @@ def test_a_validate_function_across_topic_unloads_loses_nothing(broker: Broker) 
     # A Function is at least once (the runtime acknowledges its input after the output's send):
     # across unloads of its three topics, every input is on the output or the DLQ, none lost.
     import pulsar
-
-    from pulsar_external_schema.functions import ValidateFunction
-    from pulsar_external_schema.functions.local import LocalRunner
+    from function_support import run_validate_function
 
     source = topic_name()
     valid, dlq = f"{source}-valid", f"{source}-dlq"
@@ -576,26 +580,15 @@ def test_a_validate_function_across_topic_unloads_loses_nothing(broker: Broker) 
     for i in range(junk):
         raw.send(b"\x07not avro", properties={"__schema_id": "ff0000000001", "junk": str(i)})
     raw.close()
-    registry = {"schema.registry.url": broker.services.registry_url}
-    with (
-        Unloader(broker, [source, valid, dlq], every=1.0, limit=9) as unloader,
-        LocalRunner(
-            client,
-            ValidateFunction,
-            inputs=[source],
-            output=valid,
-            custom_schema="pulsar_external_schema.functions.ValidatingSchema",
-            schema_properties=registry,
-            user_config={"dlq.topic": dlq},
-            subscription=f"{NAMESPACE}/{source.rsplit('/', 1)[1]}-validate",
-        ) as runner,
-    ):
-        result = runner.run(timeout_millis=10_000)
+    with Unloader(broker, [source, valid, dlq], every=1.0, limit=9) as unloader:
+        subscription = f"{NAMESPACE}/{source.rsplit('/', 1)[1]}-validate"
+        result = run_validate_function(
+            client, broker.services, source, valid, dlq, subscription=subscription, timeout_millis=10_000
+        )
     client.close()
     forwarded = read_ids(broker, valid)
     dead = [int(properties["junk"]) for properties in raw_properties(broker, dlq)]
-    lost = (set(range(count)) - set(forwarded)) | (set(range(junk)) - set(dead))
-    again = len(forwarded) - len(set(forwarded)) + len(dead) - len(set(dead))
+    lost, again = tally((forwarded, set(range(count))), (dead, set(range(junk))))
     print(
         f"validate function across {unloader.count} unloads: {result.processed} processed, "
         f"{len(forwarded)} forwarded, {len(dead)} dead-lettered, {again} again (at least once), "
