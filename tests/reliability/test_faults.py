@@ -569,7 +569,7 @@ def test_a_validate_function_across_topic_unloads_loses_nothing(broker: Broker) 
 
     source = topic_name()
     valid, dlq = f"{source}-valid", f"{source}-dlq"
-    count, junk = 2_000, 50  # a Function sends one message at a time, and waits for it
+    count, junk = 1_000, 20  # a Function sends one message at a time, and waits for it
     fill(broker, source, count)
     client = pulsar.Client(
         broker.services.pulsar_url,
@@ -580,7 +580,7 @@ def test_a_validate_function_across_topic_unloads_loses_nothing(broker: Broker) 
     for i in range(junk):
         raw.send(b"\x07not avro", properties={"__schema_id": "ff0000000001", "junk": str(i)})
     raw.close()
-    with Unloader(broker, [source, valid, dlq], every=1.0, limit=9) as unloader:
+    with Unloader(broker, [source, valid, dlq], every=1.0, limit=6) as unloader:
         subscription = f"{NAMESPACE}/{source.rsplit('/', 1)[1]}-validate"
         result = run_validate_function(
             client, broker.services, source, valid, dlq, subscription=subscription, timeout_millis=10_000
