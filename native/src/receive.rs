@@ -20,7 +20,7 @@ use prost::Message as _;
 use pulsar::proto::{self, base_command::Type, CompressionType, KeyValue, SingleMessageMetadata};
 
 use crate::bounds::{Bound, Range, Verdict};
-use crate::wire::{connect_for, reconnect, Connection, Options, MAX_FRAME};
+use crate::wire::{connect_for, opened, reconnect, Connection, Options, MAX_FRAME};
 
 /// Messages the broker may send ahead of the reader (flow permits); more are asked for when
 /// half of them arrived. Permits count messages, and a batched entry holds up to ~1,000.
@@ -94,7 +94,8 @@ impl RangeConsumer {
         read_timeout: Duration,
     ) -> Result<Self, String> {
         let unplaced = Range { start, end, last_written: (i64::MAX, i64::MAX) };
-        let (connection, consumer_id, last_written) = subscribe(options, topic, unplaced.first_entry())?;
+        let first = unplaced.first_entry();
+        let (connection, consumer_id, last_written) = opened(options, || subscribe(options, topic, first))?;
         let range = Range { start, end, last_written };
         let mut consumer = Self {
             connection,

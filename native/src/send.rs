@@ -23,7 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use prost::Message as _;
 use pulsar::proto::{self, base_command::Type};
 
-use crate::wire::{connect_for, reconnect, Connection, Options};
+use crate::wire::{connect_for, opened, reconnect, Connection, Options};
 
 /// Batches sent and not yet acknowledged, at most.
 const MAX_PENDING: usize = 64;
@@ -94,9 +94,12 @@ impl Producer {
     /// Connects to the broker of `topic` and creates a producer there, named `name` (None: the
     /// broker names it).
     pub fn open(options: &Options, topic: &str, name: Option<&str>, batching: Batching) -> Result<Self, String> {
-        let mut connection = connect_for(topic, options)?;
         let producer_id = 1;
-        let success = create(&mut connection, topic, producer_id, name, name.is_some())?;
+        let (connection, success) = opened(options, || {
+            let mut connection = connect_for(topic, options)?;
+            let success = create(&mut connection, topic, producer_id, name, name.is_some())?;
+            Ok((connection, success))
+        })?;
         let max_message_size = connection.max_message_size;
         Ok(Self {
             connection,

