@@ -100,8 +100,7 @@ class ValidationJob:
         from pyspark.sql import functions as F
 
         register(spark)
-        if is_topic(self.valid):
-            self._say_if_at_least_once()
+        self._say_if_at_least_once()
         reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
         # producers do not get to skip rules
         reader = reader.option("trustRuleProperties", "false")
@@ -161,7 +160,8 @@ class ValidationJob:
 
         admin = Planner(SourceOptions.parse({**self.options, "topic": self.input})).admin()
         try:
-            for topic in (self.valid, self.dead_letter_topic):
+            # the DLQ is a topic whatever the valid output is (Parquet overwrites its own batches)
+            for topic in [t for t in (self.valid, self.dead_letter_topic) if is_topic(t)]:
                 if not admin.deduplicated(topic):
                     _, tenant, namespace, _ = split_topic(topic)
                     log.warning(
