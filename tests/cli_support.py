@@ -29,17 +29,22 @@ def cli(
     stdin: str | None = None,
     registry_url: str | None = None,
     token: str | None = None,
+    client_conf: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """The console script with the services in its environment (and PULSAR_AUTH_TOKEN only when
-    `token` is given, whatever the shell running the tests exports)."""
+    """The console script with the services in its environment (and PULSAR_AUTH_TOKEN and
+    PULSAR_CLIENT_CONF only when `token` or `client_conf` is given, whatever the shell running
+    the tests exports)."""
+    secured = ("PULSAR_AUTH_TOKEN", "PULSAR_CLIENT_CONF")
     env = {
-        **{key: value for key, value in os.environ.items() if key != "PULSAR_AUTH_TOKEN"},
+        **{key: value for key, value in os.environ.items() if key not in secured},
         "PULSAR_SERVICE_URL": services.pulsar_url,
         "PULSAR_ADMIN_URL": services.admin_url,
         "SCHEMA_REGISTRY_URL": registry_url or services.registry_url,
     }
     if token is not None:
         env["PULSAR_AUTH_TOKEN"] = token
+    if client_conf is not None:
+        env["PULSAR_CLIENT_CONF"] = client_conf
     return subprocess.run(
         [str(COMMAND), *args], input=stdin, capture_output=True, text=True, env=env, timeout=180, check=False
     )

@@ -61,8 +61,8 @@ def service_pid(instance: str, service: str) -> int:
 
 def parse_service_urls(output: str) -> dict[str, str]:
     """Read the `KEY=VALUE` lines that `scripts/services up` prints (URLs, and an instance's
-    PULSAR_AUTH_TOKEN when it was started with `--tokens`)."""
-    return dict(re.findall(r"^([A-Z_]+_(?:URL|TOKEN))=(\S+)$", output, flags=re.MULTILINE))
+    PULSAR_AUTH_TOKEN when it was started with `--tokens`, PULSAR_CLIENT_CONF with `--tls`)."""
+    return dict(re.findall(r"^([A-Z_]+_(?:URL|TOKEN|CONF))=(\S+)$", output, flags=re.MULTILINE))
 
 
 def _from_environment() -> Services | None:

@@ -1,8 +1,15 @@
-"""A Pulsar that lets in only clients with a token (a pytest plugin of tests/conftest.py): started
-by `scripts/services up --instance secured --only pulsar --tokens` beside the session's services
-(the registry is the session's), as a secured cluster is. The tests show that each of the
-package's ways to Pulsar sends the token it is given, and that one without a token, or with a
-wrong one, fails with an error that says so and does not show the token."""
+"""Secured Pulsars (a pytest plugin of tests/conftest.py), each started by `scripts/services up
+--only pulsar` beside the session's services (the registry is the session's), as secured
+clusters are:
+
+- `secured`: lets in only clients with a token (`--tokens`). The tests show that each of the
+  package's ways to Pulsar sends the token it is given, and that one without a token, or with a
+  wrong one, fails with an error that says so and does not show the token;
+- `tls_pulsar`: speaks TLS only, with a certificate of a CA made at its start (`--tls`);
+- `mtls_pulsar`: TLS, and lets in only clients with a certificate of its CA (`--mtls`).
+
+The TLS ones come with the `client.conf` `scripts/services` writes for them (PULSAR_CLIENT_CONF),
+which the tests hand to the package as a user would."""
 
 from __future__ import annotations
 
@@ -11,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from conftest import SERVICES_SCRIPT, Services, parse_service_urls
@@ -31,6 +39,28 @@ class SecuredPulsar:
     def wrong_token(self) -> str:
         """A token of the same claims signed with another key."""
         return self.token[:-8] + ("AAAAAAAA" if not self.token.endswith("AAAAAAAA") else "BBBBBBBB")
+
+
+@dataclass(frozen=True)
+class TlsPulsar:
+    pulsar_url: str
+    """pulsar+ssl://"""
+    admin_url: str
+    """https://"""
+    client_conf: str
+    """The path of a `client.conf` for it (its CA trusted; its client certificate where mutual)."""
+    registry_url: str
+    """The session's registry."""
+    mutual: bool
+
+    @property
+    def tls_dir(self) -> Path:
+        """ca.crt, client.crt and client.key (and the broker's): made at its start."""
+        return Path(self.client_conf).parent / "tls"
+
+    @property
+    def services(self) -> Services:
+        return Services(self.pulsar_url, self.admin_url, self.registry_url, "script")
 
 
 def _script(*args: str) -> subprocess.CompletedProcess[str]:
@@ -61,3 +91,37 @@ def secured(services: Services) -> Iterator[SecuredPulsar]:
     finally:
         if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
             _script("down", "--instance", INSTANCE)
+
+
+def _tls_instance(services: Services, instance: str, flag: str) -> Iterator[TlsPulsar]:
+    if services.origin == "docker":
+        pytest.skip(
+            "the TLS tests start another Pulsar with scripts/services (java, mvn and openssl on this "
+            "machine); the Docker services have none that speaks TLS"
+        )
+    already_running = _script("status", "--instance", instance).returncode == 0
+    started = _script("up", "--instance", instance, "--only", "pulsar", flag)
+    if started.returncode != 0:
+        pytest.fail(f"scripts/services up --instance {instance} {flag} failed:\n{started.stderr}")
+    urls = parse_service_urls(started.stdout)
+    try:
+        yield TlsPulsar(
+            urls["PULSAR_SERVICE_URL"],
+            urls["PULSAR_ADMIN_URL"],
+            urls["PULSAR_CLIENT_CONF"],
+            services.registry_url,
+            mutual=flag == "--mtls",
+        )
+    finally:
+        if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
+            _script("down", "--instance", instance)
+
+
+@pytest.fixture(scope="session")
+def tls_pulsar(services: Services) -> Iterator[TlsPulsar]:
+    yield from _tls_instance(services, "secured-tls", "--tls")
+
+
+@pytest.fixture(scope="session")
+def mtls_pulsar(services: Services) -> Iterator[TlsPulsar]:
+    yield from _tls_instance(services, "secured-mtls", "--mtls")

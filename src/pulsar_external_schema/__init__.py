@@ -15,6 +15,7 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .config import ExternalSchemaConfig
+    from .connections import ClientConf, connect
     from .consumer import ConsumeResult, consume, consume_async, subscribe
     from .errors import (
         CelCompileError,
@@ -86,6 +87,7 @@ _LAZY = {
     ),
     "SCHEMA_ID_PROPERTY": ".schema_id",
     "ExternalSchemaConfig": ".config",
+    **dict.fromkeys(["ClientConf", "connect"], ".connections"),
     **dict.fromkeys(["ConsumeResult", "consume", "consume_async", "subscribe"], ".consumer"),
     "SchemaRegistrySchemaFactory": ".factory",
     "JsonSchemaEvolution": ".json_evolution",
@@ -101,6 +103,7 @@ __all__ = [
     "AsyncProducer",
     "CelCompileError",
     "CelEvaluationError",
+    "ClientConf",
     "ConfigError",
     "ConsumeResult",
     "DeadLetteredError",
@@ -136,6 +139,7 @@ __all__ = [
     "__version__",
     "check_metadata",
     "check_rule_set",
+    "connect",
     "consume",
     "consume_async",
     "create_async_producer",

@@ -18,7 +18,9 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 MASK = "****"
 
 #: Any key with one of these in its name holds a secret (ours, confluent-kafka's, KMS params).
-_SECRET_KEY = re.compile(r"secret|password|token|user\.info|credentials|private\.key|api\.key", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"secret|password|token|user\.info|credentials|private\.key|api\.key|auth\.?params", re.IGNORECASE
+)
 
 
 def is_secret(key: str) -> bool:

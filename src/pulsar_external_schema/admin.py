@@ -21,6 +21,7 @@ import httpx
 
 from . import subjects
 from .config import ADMIN_TOKEN_KEY, ExternalSchemaConfig, token_given_as
+from .connections import ClientConf
 from .errors import ConfigError, PulsarAdminError
 from .subjects import TopicName
 
@@ -55,17 +56,29 @@ class PulsarAdmin:
         *,
         token: str | None = None,
         token_key: str = ADMIN_TOKEN_KEY,
+        client: ClientConf | None = None,
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         """`token_key`: the option that gives `token`, named when the API refuses a call for want
-        of a token or for the token given. `transport`: httpx's, for tests (an
-        `httpx.MockTransport` plays the broker)."""
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._token_key, self._has_token = token_key, bool(token)
+        of a token or for the token given. `client`: the cluster's client configuration, whose
+        TLS (trust file, client certificate) the calls use, and its credentials where no `token`
+        is given. `transport`: httpx's, for tests (an `httpx.MockTransport` plays the broker)."""
+        verify = _tls() if client is None else client.admin_tls()
+        headers = client.admin_headers() if client is not None and not token else {}
+        if token:
+            headers = {"Authorization": f"Bearer {token}"}
+        elif headers:
+            token_key = "authParams"
+        self._token_key, self._has_token = token_key, bool(headers)
+        self._trust = (
+            "the CAs of tlsTrustCertsFilePath"
+            if client and client.tls_trust_certs_file_path
+            else "the system's CAs"
+        )
         self.url = url.rstrip("/")
         self._http = httpx.Client(
-            base_url=self.url, headers=headers, timeout=timeout, transport=transport, verify=_tls()
+            base_url=self.url, headers=headers, timeout=timeout, transport=transport, verify=verify
         )
 
     def close(self) -> None:
@@ -75,8 +88,13 @@ class PulsarAdmin:
         try:
             return self._http.request(method, path, json=body)
         except httpx.HTTPError as error:
+            hint = ""
+            if "CERTIFICATE_VERIFY_FAILED" in str(error):
+                hint = f" (its TLS certificate is not one of {self._trust}, or does not name its host)"
+            elif isinstance(error.__context__, ssl.SSLError) or "SSL" in str(error):
+                hint = " (a TLS handshake failed: a broker of mutual TLS wants a client certificate)"
             raise PulsarAdminError(
-                f"cannot reach the Pulsar admin API at {self.url} to {what}: {error}"
+                f"cannot reach the Pulsar admin API at {self.url} to {what}: {error}{hint}"
             ) from None
 
     def _refused(self, response: httpx.Response, what: str) -> PulsarAdminError:
@@ -196,7 +214,9 @@ def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
         if key in _DECLARED:
             return
         token = config.pulsar_admin_token
-        admin = PulsarAdmin(config.pulsar_admin_url, token=token, token_key=token_given_as(token))
+        admin = PulsarAdmin(
+            config.pulsar_admin_url, token=token, token_key=token_given_as(token), client=config.pulsar_client
+        )
         try:
             admin.declare_external(topic)
         finally:

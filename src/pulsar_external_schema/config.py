@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ._deprecated import renamed_key
 from ._secrets import mask_urls, masked, shown, split_userinfo
+from .connections import ClientConf
 from .errors import ConfigError
 from .rules.settings import COMPONENT_KEY, RuleSettings, parse_rule_settings
 from .subjects import SubjectNameStrategy, resolve_strategy
@@ -56,6 +57,11 @@ DEFAULT_RECHECK_SEC = 60
 
 #: The config key of the admin API's token.
 ADMIN_TOKEN_KEY = "pulsar.admin.token"
+
+#: The prefix of Pulsar's client configuration keys (`connections.py`): `pulsar.client.conf`, a
+#: `client.conf` file, and `pulsar.client.<key>` for each of its keys (StreamNative's Spark
+#: connector's prefix).
+CLIENT_PREFIX = "pulsar.client."
 
 #: Other spellings of a key, accepted as that key (docs/configuration.md lists them): the keys of
 #: confluent-kafka's `SchemaRegistryClient` config, which a Python user may bring as they are.
@@ -442,6 +448,9 @@ class ExternalSchemaConfig:
     pulsar_admin_url: str | None = None
     """`pulsar.admin.url`: where producers declare their topic's schema EXTERNAL (None: they do not)."""
     pulsar_admin_token: str | None = field(default=None, repr=False)
+    pulsar_client: ClientConf | None = None
+    """`pulsar.client.conf` and `pulsar.client.*`: the cluster's TLS and credentials, which the
+    admin API's calls use too (`pulsar.admin.token` over its credentials)."""
 
     @classmethod
     def from_dict(cls, conf: Mapping[str, Any]) -> ExternalSchemaConfig:
@@ -455,9 +464,14 @@ class ExternalSchemaConfig:
         rule_keys: dict[str, Any] = {}
         components: dict[str, Any] = {}
         conf = _canonical(conf)
+        client = ClientConf.from_prefixed(
+            {k: v for k, v in conf.items() if isinstance(k, str)}, CLIENT_PREFIX, "config key"
+        )
         for key, value in conf.items():
             if not isinstance(key, str):
                 raise ConfigError(f"config keys are strings, not {key!r}")
+            if key.lower().startswith(CLIENT_PREFIX):
+                continue
             if COMPONENT_KEY.match(key):
                 components[key] = value
                 continue
@@ -515,6 +529,7 @@ class ExternalSchemaConfig:
             schema_id_recheck_sec=None if recheck == -1 else recheck,
             pulsar_admin_url=ours.get("pulsar.admin.url"),
             pulsar_admin_token=ours.get("pulsar.admin.token"),
+            pulsar_client=client,
         )
 
     @property

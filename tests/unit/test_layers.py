@@ -7,9 +7,10 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
    `_imports`, `_deprecated`, `_secrets`, `_version`, `_signal` (the internal signals' root),
    `_native` (the optional native extension, where installed), and `registry` / `redaction`
    (what a registry error means, what a value must not show);
-1. `config`, `schema_id`, `subjects`, `rules.settings` (the rule engine's part of the config),
-   the quarantines `_confluent`, `_pulsar_client` and `_fastavro` (every use of confluent-kafka's,
-   pulsar-client's and fastavro's private API);
+1. `config`, `connections` (Pulsar's client configuration), `schema_id`, `subjects`,
+   `rules.settings` (the rule engine's part of the config), the quarantines `_confluent`,
+   `_pulsar_client` and `_fastavro` (every use of confluent-kafka's, pulsar-client's and
+   fastavro's private API);
 2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `topic_schemas`,
    `registered_schema`);
@@ -50,6 +51,7 @@ LAYERS: dict[str, int] = {
     "registry": 0,
     "redaction": 0,
     "config": 1,
+    "connections": 1,
     "schema_id": 1,
     "subjects": 1,
     "rules.settings": 1,

@@ -13,11 +13,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 from .._signal import InternalSignal
 from . import PROG, signals
+
+if TYPE_CHECKING:
+    from ..connections import ClientConf
 
 #: `--format`'s values, and the registry's name for each.
 SCHEMA_TYPES = {"avro": "AVRO", "json": "JSON", "protobuf": "PROTOBUF"}
@@ -157,6 +160,14 @@ def add_registry_options(
         )
     if pulsar or admin:
         group.add_argument(
+            "--client-conf",
+            default=os.environ.get("PULSAR_CLIENT_CONF"),
+            metavar="FILE",
+            help="a Pulsar client.conf, as pulsar-client and pulsar-admin read it: brokerServiceUrl, "
+            "webServiceUrl, the TLS files (tlsTrustCertsFilePath, ...) and authPlugin/authParams; "
+            "the flags here override it [PULSAR_CLIENT_CONF]",
+        )
+        group.add_argument(
             "--auth-token",
             default=os.environ.get("PULSAR_AUTH_TOKEN"),
             metavar="TOKEN",
@@ -267,11 +278,41 @@ def serve_rule_metrics(args: argparse.Namespace) -> None:
     print(f"rule metrics at http://0.0.0.0:{server.server_port}/metrics", file=sys.stderr, flush=True)
 
 
+def connection(args: argparse.Namespace) -> ClientConf:
+    """The cluster's client configuration: `--client-conf`'s file, with `--service-url`,
+    `--admin-url` and `--auth-token` over it. `args.service_url` and `args.admin_url` are then
+    the URLs to use (the file's where no flag gives one), for `require` and every message."""
+    from ..connections import AUTH_TOKEN, ClientConf
+    from ..errors import ConfigError
+
+    path = getattr(args, "client_conf", None)
+    try:
+        conf = ClientConf.read(path) if path else ClientConf(where="")
+        token = auth_token(args)
+        conf = conf.with_values(
+            service_url=getattr(args, "service_url", None),
+            web_service_url=getattr(args, "admin_url", None),
+            auth_plugin=AUTH_TOKEN if token else None,
+            auth_params=f"token:{token}" if token else None,
+        )
+        conf.check()
+    except ConfigError as error:
+        raise UsageError(
+            f"--client-conf: {error}" if path and str(path) in str(error) else str(error)
+        ) from None
+    if hasattr(args, "service_url"):
+        args.service_url = conf.service_url
+    if hasattr(args, "admin_url"):
+        args.admin_url = conf.web_service_url
+    args.connection = conf
+    return conf
+
+
 def require(args: argparse.Namespace, *names: str) -> None:
     """Fail with the flags (and environment variables) a command needs and did not get."""
     flags = {
-        "service_url": "--service-url (PULSAR_SERVICE_URL)",
-        "admin_url": "--admin-url (PULSAR_ADMIN_URL)",
+        "service_url": "--service-url (PULSAR_SERVICE_URL, or brokerServiceUrl of --client-conf)",
+        "admin_url": "--admin-url (PULSAR_ADMIN_URL, or webServiceUrl of --client-conf)",
         "registry_url": "--registry-url (SCHEMA_REGISTRY_URL)",
     }
     missing = [flags[name] for name in names if not getattr(args, name, None)]
@@ -286,6 +327,8 @@ def schema_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     from ..config import with_broker_token
 
     config = {"schema.registry.url": args.registry_url, **dict(args.property), **extra}
+    if getattr(args, "client_conf", None):  # the admin API's TLS and credentials (-p pulsar.admin.url)
+        config.setdefault("pulsar.client.conf", args.client_conf)
     return with_broker_token(config, auth_token(args), "--auth-token")
 
 

@@ -40,7 +40,7 @@ from .common import (
     EXIT_OK,
     CommandError,
     UsageError,
-    auth_token,
+    connection,
     fail,
     json_argument,
     plural,
@@ -60,6 +60,7 @@ from .schemas import Resolved, SchemaArguments, for_consume, for_produce
 def run_produce(args: argparse.Namespace) -> int:
     try:
         settle(args, producing=True)
+        connection(args)
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
         serve_rule_metrics(args)
@@ -179,6 +180,7 @@ def _record(args: argparse.Namespace, resolved: Resolved, line: str) -> tuple[An
 def run_consume(args: argparse.Namespace) -> int:
     try:
         settle(args, producing=False)
+        connection(args)
         require(args, "service_url", "registry_url")
         _check_service_url(args.service_url)
         if args.dead_letter_topic and not args.subscription:
@@ -499,20 +501,14 @@ def _client(args: argparse.Namespace) -> Any:
     target = stderr if args.verbose and os.path.exists(stderr) else os.devnull
     logger = pulsar.FileLogger(level, target) if os.path.exists(target) else pulsar.ConsoleLogger(level)
     seconds = max(1, round(args.connect_timeout))
-    token = auth_token(args)
     try:
-        return pulsar.Client(
-            args.service_url,
-            authentication=pulsar.AuthenticationToken(token) if token else None,
+        return args.connection.pulsar_client(
             logger=logger,
             operation_timeout_seconds=seconds,
             connection_timeout_ms=int(args.connect_timeout * 1000),
         )
-    except ValueError as error:  # the C++ client's own check of the URL: no host, a bad port
-        raise UsageError(
-            f"--service-url {args.service_url!r} is not a Pulsar service URL ({error}), "
-            "e.g. pulsar://127.0.0.1:6650"
-        ) from None
+    except ConfigError as error:  # the C++ client's own check of the URL: no host, a bad port
+        raise UsageError(f"--service-url {error}") from None
 
 
 def _check_topic(client: Any, args: argparse.Namespace, *, registering: bool = False) -> None:
@@ -553,9 +549,15 @@ def _pulsar_call(
             raise CommandError(f"{doing}: {error}") from None
         # A broker that refuses a client's token (or its lack of one) closes the connection, and
         # pulsar-client reports that as a timeout too: its log says which it was.
+        check = (
+            "--service-url, the TLS files of --client-conf (tlsTrustCertsFilePath; a client "
+            "certificate where the broker wants one) and its credentials"
+            if args.service_url.startswith("pulsar+ssl://")
+            else "--service-url and, where the broker wants one, --auth-token"
+        )
         raise CommandError(
             f"{doing}: cannot connect to the broker at {args.service_url} within {args.connect_timeout:g} s "
-            f"({error}); check --service-url and, where the broker wants one, --auth-token, or raise "
+            f"({error}); check {check}, or raise "
             "--connect-timeout" + ("" if args.verbose else " (--verbose shows the client's log)")
         ) from None
     except pulsar.PulsarException as error:

@@ -15,6 +15,7 @@ from .common import (
     CommandError,
     auth_token,
     connect_address,
+    connection,
     fail,
     require,
     serve_rule_metrics,
@@ -23,6 +24,7 @@ from .common import (
 
 def run_validate(args: argparse.Namespace) -> int:
     try:
+        connection(args)
         require(args, "service_url", "admin_url", "registry_url")
         serve_rule_metrics(args)  # the driver's: messages passed on and dead-lettered, by rule
     except CommandError as error:
@@ -42,10 +44,9 @@ def run_validate(args: argparse.Namespace) -> int:
         "schema.registry.url": args.registry_url,
         **dict(args.property),
     }
-    try:
-        token = auth_token(args)
-    except CommandError as error:
-        return fail("validate", error)
+    if args.client_conf:
+        options["pulsar.client.conf"] = args.client_conf
+    token = auth_token(args)  # read by connection() already: no error here
     if token:
         options["pulsar.auth.token"] = token
     if args.max_entries_per_partition:

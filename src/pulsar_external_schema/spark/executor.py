@@ -52,16 +52,14 @@ forwarding: Kept[ForwardedSchemas] = Kept(MAX_CLIENTS, lambda kept: kept.close()
 
 
 def pulsar_client(options: SourceOptions) -> Any:
-    """The worker's Pulsar client for `options.service_url` and token; the caller must not close it."""
+    """The worker's Pulsar client for `options.client` (the URL, TLS and credentials); the caller
+    must not close it."""
     import pulsar  # imported on the executor
 
     def make() -> Any:
-        args: dict[str, Any] = {"logger": pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn)}
-        if options.auth_token:
-            args["authentication"] = pulsar.AuthenticationToken(options.auth_token)
-        return pulsar.Client(options.service_url, **args)
+        return options.client.pulsar_client(logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
 
-    return clients.get((options.service_url, options.auth_token), make)
+    return clients.get(options.client, make)
 
 
 def native_client(options: SourceOptions, module: Any) -> Any:
@@ -70,9 +68,9 @@ def native_client(options: SourceOptions, module: Any) -> Any:
     range read opens its own."""
 
     def make() -> Any:
-        return module.Client(options.service_url, auth_token=options.auth_token)
+        return module.Client(options.service_url, auth_token=options.client.token())
 
-    return clients.get(("native", options.service_url, options.auth_token), make)
+    return clients.get(("native", options.client), make)
 
 
 def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:

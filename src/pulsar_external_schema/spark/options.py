@@ -3,7 +3,9 @@
 Pulsar options have the Pulsar Spark connector's names (`service.url`, `admin.url`) and Spark's
 Kafka source names (`startingOffsets`, `failOnDataLoss`, ...). Every other option is a key of this
 package's configuration (`schema.registry.url`, `use.latest.version`, `rule.executors...`), checked
-the same way: an unknown key is an error that names it.
+the same way: an unknown key is an error that names it. Among them, `pulsar.client.conf` (a
+Pulsar `client.conf`) and `pulsar.client.<key>` (any of its keys) give the cluster's TLS and
+credentials (`connections.py`), for the broker and the admin API alike.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import ExternalSchemaConfig, with_broker_token
+from ..connections import AUTH_TOKEN, ClientConf
 from ..errors import ConfigError
 from .offsets import parse_offsets
 
@@ -34,8 +37,10 @@ SPELLING = {
 }
 
 SOURCE_OPTIONS = {
-    "service.url": "Pulsar service URL, e.g. pulsar://127.0.0.1:6650 (required)",
-    "admin.url": "Pulsar admin REST URL, e.g. http://127.0.0.1:8080 (required to read)",
+    "service.url": "Pulsar service URL, e.g. pulsar://127.0.0.1:6650 (required, unless "
+    "pulsar.client.conf gives brokerServiceUrl)",
+    "admin.url": "Pulsar admin REST URL, e.g. http://127.0.0.1:8080 (required to read, unless "
+    "pulsar.client.conf gives webServiceUrl)",
     "topic": "one topic to read, or the topic written to",
     "topics": "comma-separated topics to read",
     "topicpattern": "regex over full topic names of one namespace, e.g. persistent://public/default/orders-.*",
@@ -100,24 +105,36 @@ class SourceOptions:
     """With `forward_to`: the topic of invalid messages."""
     config: dict[str, Any] = field(default_factory=dict)
     """This package's configuration keys (the registry, serdes and rules)."""
+    client: ClientConf = field(default_factory=ClientConf)
+    """How to connect: `pulsar.client.*` with `service.url`, `admin.url` and `pulsar.auth.token`
+    over them; every Pulsar client and admin call of the query is made from it."""
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
         values = {key.lower(): value for key, value in options.items() if key.lower() not in SPARK_OPTIONS}
         source = {key: values.pop(key) for key in list(values) if key in SOURCE_OPTIONS}
-        service_url = source.get("service.url")
+        token = source.get("pulsar.auth.token")
+        values = with_broker_token(values, token, "pulsar.auth.token")
+        config = ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
+        client = (config.pulsar_client or ClientConf()).with_values(
+            service_url=source.get("service.url") or None,
+            web_service_url=source.get("admin.url") or None,
+            auth_plugin=AUTH_TOKEN if token else None,
+            auth_params=f"token:{token}" if token else None,
+        )
+        service_url = client.service_url
         if not service_url:
             raise ConfigError(
-                "option 'service.url' is required (the Pulsar service URL, e.g. pulsar://127.0.0.1:6650)"
+                "option 'service.url' is required (the Pulsar service URL, e.g. pulsar://127.0.0.1:6650), "
+                "or brokerServiceUrl in the file of 'pulsar.client.conf'"
             )
+        client.check()
         topics = tuple(t.strip() for t in source.get("topics", "").split(",") if t.strip())
         if source.get("topic"):
             topics = (*topics, source["topic"].strip())
-        values = with_broker_token(values, source.get("pulsar.auth.token"), "pulsar.auth.token")
-        ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
         parsed = cls(
             service_url=service_url,
-            admin_url=source.get("admin.url"),
+            admin_url=client.web_service_url,
             topics=topics,
             topic_pattern=source.get("topicpattern"),
             starting_offsets=parse_offsets("startingOffsets", source.get("startingoffsets"), "earliest"),
@@ -127,7 +144,7 @@ class SourceOptions:
             fail_on_data_loss=_bool(source, "failondataloss", True),
             include_data=_bool(source, "includedata", False),
             protobuf_message_class=source.get("protobuf.message.class"),
-            auth_token=source.get("pulsar.auth.token"),
+            auth_token=token,
             read_timeout_ms=_positive_int(source, "read.timeout.ms") or 30_000,
             trust_rule_properties=_bool(source, "trustruleproperties", True),
             producer_name=source.get("producername"),
@@ -138,6 +155,7 @@ class SourceOptions:
             forward_to=source.get("forwardto") or None,
             dead_letter_topic=source.get("deadlettertopic") or None,
             config=values,
+            client=client,
         )
         if (parsed.forward_to is None) != (parsed.dead_letter_topic is None):
             raise ConfigError(
@@ -152,7 +170,8 @@ class SourceOptions:
             raise ConfigError("set either 'topic'/'topics' or 'topicPattern', not both")
         if not self.admin_url:
             raise ConfigError(
-                "option 'admin.url' is required to read (the Pulsar admin REST URL, e.g. http://127.0.0.1:8080)"
+                "option 'admin.url' is required to read (the Pulsar admin REST URL, e.g. "
+                "http://127.0.0.1:8080), or webServiceUrl in the file of 'pulsar.client.conf'"
             )
 
 

@@ -35,6 +35,7 @@ from .._deprecated import renamed_parameters
 from ..deadletter import RULE_PREFIX
 from ..errors import ConfigError, PulsarAdminError
 from ..subjects import is_full_topic_name, split_topic
+from .options import SourceOptions
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)
@@ -90,9 +91,10 @@ class ValidationJob:
                 "the dead-letter topic must be a full topic name (persistent://tenant/namespace/topic), "
                 f"not {self.dead_letter_topic!r}"
             )
-        for key in ("service.url", "admin.url", "schema.registry.url"):
-            if not self.options.get(key):
-                raise ConfigError(f"option {key!r} is required")
+        if not self.options.get("schema.registry.url"):
+            raise ConfigError("option 'schema.registry.url' is required")
+        # service.url and admin.url, or a client.conf (pulsar.client.conf) that gives them
+        SourceOptions.parse({**self.options, "topic": self.input}).require_topics()
 
     def start(self, spark: Any) -> Any:
         """Start the streaming query; returns Spark's `StreamingQuery`. Each finished batch's
@@ -155,7 +157,6 @@ class ValidationJob:
         """Warns, naming the topic and what to do, for each target topic the broker does not
         deduplicate: there a task run again, or a batch sent again after a reconnect, is written
         twice."""
-        from .options import SourceOptions
         from .planning import Planner
 
         admin = Planner(SourceOptions.parse({**self.options, "topic": self.input})).admin()

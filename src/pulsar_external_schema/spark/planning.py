@@ -44,7 +44,10 @@ class Planner:
     def admin(self) -> PulsarAdmin:
         assert self.options.admin_url is not None
         return PulsarAdmin(
-            self.options.admin_url, token=self.options.auth_token, token_key="pulsar.auth.token"
+            self.options.admin_url,
+            token=self.options.auth_token,
+            token_key="pulsar.auth.token",
+            client=self.options.client,
         )
 
     def topics(self, admin: PulsarAdmin) -> list[str]:

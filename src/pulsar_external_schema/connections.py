@@ -1,0 +1,505 @@
+"""Connections to Pulsar, in one place: Pulsar's own client configuration (`client.conf`).
+
+A Pulsar user describes a cluster once, in a `client.conf` as `pulsar-client` and `pulsar-admin`
+read it (`brokerServiceUrl`, `webServiceUrl`, `authPlugin` + `authParams`, `tlsTrustCertsFilePath`,
+...). `ClientConf` holds those keys, read from such a file (`ClientConf.read`), from options
+(`ClientConf.from_options`: the console's flags, Spark's `pulsar.client.<key>` options, the
+factory config's `pulsar.client.*` keys) or both (`merged`: what is given later wins), and builds
+from them everything that connects to the cluster:
+
+- `pulsar_client()`: a `pulsar.Client` (pulsar-client's TLS and `Authentication` objects);
+- `admin_tls()` / `admin_headers()`: the admin REST API's TLS context and credentials;
+- `native_options()`: the native extension's wire client's options.
+
+Nothing else in the package parses an auth plugin's parameters or a certificate path.
+
+The names are Pulsar's: the `client.conf` keys, and, as aliases, the Java client's
+`ClientConfigurationData` names that `ClientBuilder.loadConf` and the StreamNative Spark connector
+take (`serviceUrl`, `authPluginClassName`, `tlsHostnameVerificationEnable`). Keys are matched
+without regard to case (Spark lowercases options). A key of Pulsar's `client.conf` this package
+does not use (KeyStore TLS, the Java web service's TLS provider) is accepted at its default; a
+key that is no key is an error with the nearest name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import ssl
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from ._secrets import MASK
+from .errors import ConfigError
+
+__all__ = [
+    "AUTH_OAUTH2",
+    "AUTH_TLS",
+    "AUTH_TOKEN",
+    "CLIENT_CONF_ENV",
+    "CLIENT_KEYS",
+    "ClientConf",
+    "connect",
+]
+
+#: The environment variable naming a `client.conf`, as Pulsar's own tools read it.
+CLIENT_CONF_ENV = "PULSAR_CLIENT_CONF"
+
+#: The auth plugins, by the Java class names `client.conf` gives (pulsar-client's short names too).
+AUTH_TOKEN = "org.apache.pulsar.client.impl.auth.AuthenticationToken"
+AUTH_TLS = "org.apache.pulsar.client.impl.auth.AuthenticationTls"
+AUTH_OAUTH2 = "org.apache.pulsar.client.impl.auth.oauth2.AuthenticationOAuth2"
+_PLUGINS = {
+    AUTH_TOKEN.lower(): AUTH_TOKEN,
+    "token": AUTH_TOKEN,
+    AUTH_TLS.lower(): AUTH_TLS,
+    "tls": AUTH_TLS,
+    AUTH_OAUTH2.lower(): AUTH_OAUTH2,
+    "oauth2": AUTH_OAUTH2,
+}
+
+
+@dataclass(frozen=True)
+class _ClientKey:
+    attribute: str
+    kind: str  # "str", "path", "url", "bool", "ms"
+    help: str
+
+
+#: The keys this package reads, by their `client.conf` names.
+CLIENT_KEYS: dict[str, _ClientKey] = {
+    "brokerServiceUrl": _ClientKey(
+        "service_url", "url", "the binary protocol's URL, pulsar:// or pulsar+ssl://"
+    ),
+    "webServiceUrl": _ClientKey("web_service_url", "url", "the admin REST API's URL, http:// or https://"),
+    "authPlugin": _ClientKey(
+        "auth_plugin",
+        "str",
+        "AuthenticationToken, AuthenticationTls or oauth2.AuthenticationOAuth2 (Java names)",
+    ),
+    "authParams": _ClientKey("auth_params", "str", "the plugin's parameters (a secret: masked)"),
+    "tlsTrustCertsFilePath": _ClientKey("tls_trust_certs_file_path", "path", "PEM file of the CAs to trust"),
+    "tlsAllowInsecureConnection": _ClientKey(
+        "tls_allow_insecure_connection", "bool", "trust any server certificate (default false)"
+    ),
+    "tlsEnableHostnameVerification": _ClientKey(
+        "tls_enable_hostname_verification",
+        "bool",
+        "the server's certificate must name its host (default false)",
+    ),
+    "tlsCertificateFilePath": _ClientKey(
+        "tls_certificate_file_path", "path", "PEM client certificate (mutual TLS)"
+    ),
+    "tlsKeyFilePath": _ClientKey("tls_key_file_path", "path", "PEM key of the client certificate"),
+    "operationTimeoutMs": _ClientKey(
+        "operation_timeout_ms", "ms", "how long an operation may take (default 30000)"
+    ),
+    "connectionTimeoutMs": _ClientKey(
+        "connection_timeout_ms", "ms", "how long opening a connection may take (default 10000)"
+    ),
+}
+
+#: The Java client's `ClientConfigurationData` names (`loadConf`, pulsar-spark's `pulsar.client.*`).
+_ALIASES = {
+    "serviceUrl": "brokerServiceUrl",
+    "authPluginClassName": "authPlugin",
+    "tlsHostnameVerificationEnable": "tlsEnableHostnameVerification",
+}
+
+#: Keys of Pulsar's `client.conf` for the Java client only: accepted at these values, refused
+#: otherwise with what to give instead.
+_JAVA_ONLY = {
+    "useTls": None,  # the URL's scheme says it
+    "useKeyStoreTls": "false",
+    "tlsTrustStoreType": None,
+    "tlsTrustStorePath": "",
+    "tlsTrustStorePassword": "",
+    "tlsKeyStoreType": None,
+    "tlsKeyStorePath": "",
+    "tlsKeyStorePassword": "",
+    "webserviceTlsProvider": None,
+}
+
+_BY_LOWER = {name.lower(): name for name in [*CLIENT_KEYS, *_ALIASES, *_JAVA_ONLY]}
+
+
+def _canonical_key(key: str, where: str) -> str | None:
+    """The `client.conf` name of `key` (None for a Java-only key), or a `ConfigError` with the
+    nearest name."""
+    name = _BY_LOWER.get(key.lower())
+    if name is None:
+        close = difflib.get_close_matches(key.lower(), _BY_LOWER, n=1, cutoff=0.6)
+        hint = (
+            f"; did you mean {_BY_LOWER[close[0]]!r}?" if close else f" (it takes {', '.join(CLIENT_KEYS)})"
+        )
+        raise ConfigError(f"unknown Pulsar client key {key!r} {where}{hint}")
+    if name in _JAVA_ONLY:
+        return None
+    return _ALIASES.get(name, name)
+
+
+@dataclass(frozen=True, repr=False)
+class ClientConf:
+    """Pulsar's client configuration for one cluster (see the module's docstring).
+
+    Every field is None (or its default) when not given; `where` says where the values came from,
+    for errors (`in /etc/pulsar/client.conf`, `in option 'pulsar.client.*'`)."""
+
+    service_url: str | None = None
+    web_service_url: str | None = None
+    auth_plugin: str | None = None
+    auth_params: str | None = None
+    tls_trust_certs_file_path: str | None = None
+    tls_allow_insecure_connection: bool = False
+    tls_enable_hostname_verification: bool = False
+    tls_certificate_file_path: str | None = None
+    tls_key_file_path: str | None = None
+    operation_timeout_ms: int | None = None
+    connection_timeout_ms: int | None = None
+    where: str = field(default="", compare=False)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> ClientConf:
+        """A `client.conf` file, read as Java's `Properties` reads one (`key=value` or `key: value`
+        lines, `#` and `!` comments, a trailing `\\` continues a line). Empty values are unset."""
+        try:
+            text = Path(path).read_text()
+        except OSError as error:
+            raise ConfigError(
+                f"cannot read the Pulsar client configuration {path}: {error.strerror or error}"
+            ) from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"the Pulsar client configuration {path} is not a text file") from None
+        values: dict[str, str] = {}
+        pending = ""
+        for raw in text.splitlines():
+            line = pending + raw.strip()
+            pending = ""
+            if line.endswith("\\") and not line.endswith("\\\\"):
+                pending = line[:-1]
+                continue
+            if not line or line.startswith(("#", "!")):
+                continue
+            match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)", line)
+            if match is None:
+                values[line] = ""
+                continue
+            values[match.group(1)] = match.group(2).strip()
+        return cls.from_options(values, where=f"in {path}")
+
+    @classmethod
+    def from_options(cls, values: Mapping[str, Any], *, where: str = "") -> ClientConf:
+        """`values` by `client.conf` key (any case; the Java aliases too). Empty values are unset."""
+        given: dict[str, Any] = {}
+        for key, value in values.items():
+            name = _canonical_key(str(key), where)
+            if name is None:
+                _check_java_only(str(key), value, where)
+                continue
+            if value is None or (isinstance(value, str) and not value.strip()):
+                continue
+            spec = CLIENT_KEYS[name]
+            if spec.attribute in given:
+                raise ConfigError(
+                    f"Pulsar client key {name!r} is given twice {where} (once under another name)"
+                )
+            given[spec.attribute] = _parse(name, spec, value, where)
+        return cls(**given, where=where)
+
+    @classmethod
+    def from_prefixed(cls, values: Mapping[str, Any], prefix: str, what: str) -> ClientConf | None:
+        """The keys of `values` that start with `prefix` (any case): `<prefix>conf`, a
+        `client.conf` file, then each `<prefix><client.conf key>` over it. None when none is
+        given. `what`: how errors name such a key (`option`, `config key`)."""
+        mine = {k: v for k, v in values.items() if k.lower().startswith(prefix.lower())}
+        if not mine:
+            return None
+        path = next((v for k, v in mine.items() if k.lower() == f"{prefix}conf".lower()), None)
+        conf = cls.read(path) if path else cls()
+        keys = {k[len(prefix) :]: v for k, v in mine.items() if k.lower() != f"{prefix}conf".lower()}
+        for key, value in keys.items():  # each error names the key as it was given
+            cls.from_options({key: value}, where=f"(given as {what} '{prefix}{key}')")
+        return conf.merged(cls.from_options(keys, where=f"(a {what} '{prefix}*')")) if keys else conf
+
+    def merged(self, other: ClientConf) -> ClientConf:
+        """This configuration with every value `other` sets (flags over a file)."""
+        changes = {
+            f.name: getattr(other, f.name)
+            for f in fields(self)
+            if f.name != "where" and getattr(other, f.name) != f.default
+        }
+        where = " and ".join(w for w in (self.where, other.where) if w and changes) or self.where
+        return replace(self, **changes, where=where)
+
+    def with_values(self, **values: Any) -> ClientConf:
+        """This configuration with the given fields set where they are given (flags; None and ""
+        are not: an empty environment variable gives nothing, as in Pulsar's file)."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None and v != ""})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{f.name}={MASK if f.name == 'auth_params' else getattr(self, f.name)!r}"
+            for f in fields(self)
+            if f.name != "where" and getattr(self, f.name) != f.default
+        )
+        return f"ClientConf({shown})"
+
+    # -- what it means ----------------------------------------------------------------------
+
+    def _key(self, attribute: str) -> str:
+        """How an error names a field: its `client.conf` key and where it was given."""
+        name = next(key for key, spec in CLIENT_KEYS.items() if spec.attribute == attribute)
+        return f"{name!r} {self.where}".rstrip()
+
+    @property
+    def uses_tls(self) -> bool:
+        return bool(self.service_url and self.service_url.startswith("pulsar+ssl://"))
+
+    @property
+    def plugin(self) -> str | None:
+        """The auth plugin's Java class name, or None."""
+        if not self.auth_plugin:
+            return AUTH_TLS if self.tls_certificate_file_path else None
+        plugin = _PLUGINS.get(self.auth_plugin.lower())
+        if plugin is None:
+            raise ConfigError(
+                f"{self._key('auth_plugin')} names an auth plugin this package does not know: "
+                f"{self.auth_plugin!r} (it takes {AUTH_TOKEN}, {AUTH_TLS} or {AUTH_OAUTH2})"
+            )
+        return plugin
+
+    def _params(self) -> dict[str, str]:
+        """`authParams` as a map: JSON, or the `key:value,key2:value2` form."""
+        text = (self.auth_params or "").strip()
+        if text.startswith("{"):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                raise ConfigError(
+                    f"{self._key('auth_params')} is not valid JSON (its value is a secret: not shown)"
+                ) from None
+            if not isinstance(parsed, dict):
+                raise ConfigError(f"{self._key('auth_params')} is JSON but not an object")
+            return {str(k): str(v) for k, v in parsed.items()}
+        params: dict[str, str] = {}
+        for pair in filter(None, (part.strip() for part in text.split(","))):
+            name, sep, value = pair.partition(":")
+            if not sep:
+                raise ConfigError(
+                    f"{self._key('auth_params')}: a parameter has no ':' (key:value,key2:value2)"
+                )
+            params[name.strip()] = value.strip()
+        return params
+
+    def token(self) -> str | None:
+        """The token of `AuthenticationToken` (`token:...`, `file:///path`, or the token itself),
+        read now (a token file is read again for every connection, as Java's client does)."""
+        if self.plugin != AUTH_TOKEN:
+            return None
+        return self._token_source()()
+
+    def _token_source(self) -> Callable[[], str]:
+        text = (self.auth_params or "").strip()
+        if text.startswith("{"):
+            params = self._params()
+            text = f"token:{params['token']}" if "token" in params else f"file:{params.get('file', '')}"
+        if text.startswith("file:"):
+            path = text[5:][2:] if text[5:].startswith("//") else text[5:]
+
+            def from_file() -> str:
+                try:
+                    return Path(path).read_text().strip()
+                except OSError as error:
+                    raise ConfigError(
+                        f"{self._key('auth_params')}: cannot read the token file {path}: "
+                        f"{error.strerror or error}"
+                    ) from None
+
+            from_file()  # a missing file is an error now, not at the first connection
+            return from_file
+        token = text[6:] if text.startswith("token:") else text
+        if not token:
+            raise ConfigError(f"{self._key('auth_params')} gives no token (token:JWT or file:///path)")
+        return lambda: token
+
+    def client_certificate(self) -> tuple[str, str] | None:
+        """(certificate, key) files of mutual TLS: `AuthenticationTls`'s `tlsCertFile` and
+        `tlsKeyFile`, else `tlsCertificateFilePath` and `tlsKeyFilePath`; each must be readable."""
+        if self.plugin == AUTH_TLS and self.auth_params:
+            params = self._params()
+            pair = (params.get("tlsCertFile", ""), params.get("tlsKeyFile", ""))
+            what = f"{self._key('auth_params')} (tlsCertFile, tlsKeyFile)"
+        elif self.tls_certificate_file_path or self.tls_key_file_path:
+            pair = (self.tls_certificate_file_path or "", self.tls_key_file_path or "")
+            what = f"{self._key('tls_certificate_file_path')} and 'tlsKeyFilePath'"
+        else:
+            return None
+        if not all(pair):
+            raise ConfigError(f"mutual TLS needs a certificate and its key: {what} gives only one")
+        for path in pair:
+            _readable(path, what)
+        return pair[0], pair[1]
+
+    def trust_file(self) -> str | None:
+        if self.tls_trust_certs_file_path:
+            _readable(self.tls_trust_certs_file_path, self._key("tls_trust_certs_file_path"))
+        return self.tls_trust_certs_file_path
+
+    def check(self) -> ClientConf:
+        """Every file named exists and every credential parses, before anything connects."""
+        self.trust_file()
+        plugin = self.plugin
+        if plugin == AUTH_TOKEN:
+            self._token_source()
+        elif plugin == AUTH_TLS:
+            if self.client_certificate() is None:
+                raise ConfigError(
+                    f"{self._key('auth_plugin')} is AuthenticationTls but no certificate is given "
+                    "(authParams tlsCertFile:...,tlsKeyFile:..., or tlsCertificateFilePath and "
+                    "tlsKeyFilePath)"
+                )
+        elif plugin == AUTH_OAUTH2:
+            raise ConfigError(
+                f"{self._key('auth_plugin')}: OAuth2 is not supported yet by this package's own "
+                "connections; give a token (AuthenticationToken) or a client certificate"
+            )
+        return self
+
+    # -- what it builds ---------------------------------------------------------------------
+
+    def pulsar_client_args(self) -> dict[str, Any]:
+        """Keyword arguments of `pulsar.Client` (without the URL and the logger)."""
+        import pulsar
+
+        self.check()
+        args: dict[str, Any] = {}
+        plugin = self.plugin
+        if plugin == AUTH_TOKEN:
+            args["authentication"] = pulsar.AuthenticationToken(self._token_source())
+        elif plugin == AUTH_TLS:
+            certificate = self.client_certificate()
+            assert certificate is not None  # check() said so
+            args["authentication"] = pulsar.AuthenticationTLS(*certificate)
+        if self.uses_tls:
+            args["use_tls"] = True
+            args["tls_allow_insecure_connection"] = self.tls_allow_insecure_connection
+            args["tls_validate_hostname"] = self.tls_enable_hostname_verification
+            if self.tls_trust_certs_file_path:
+                args["tls_trust_certs_file_path"] = self.tls_trust_certs_file_path
+        if self.operation_timeout_ms is not None:
+            args["operation_timeout_seconds"] = max(1, round(self.operation_timeout_ms / 1000))
+        if self.connection_timeout_ms is not None:
+            args["connection_timeout_ms"] = self.connection_timeout_ms
+        return args
+
+    def pulsar_client(self, **extra: Any) -> Any:
+        """A `pulsar.Client` for `service_url` (`extra`: more of its keyword arguments, e.g.
+        `logger`); a bad URL is a `ConfigError`."""
+        import pulsar
+
+        if not self.service_url:
+            raise ConfigError("no Pulsar service URL: give brokerServiceUrl (or the service URL option)")
+        try:
+            return pulsar.Client(self.service_url, **{**self.pulsar_client_args(), **extra})
+        except ValueError as error:  # the C++ client's own check of the URL
+            raise ConfigError(
+                f"{self.service_url!r} is not a Pulsar service URL ({error}), e.g. pulsar://127.0.0.1:6650"
+            ) from None
+
+    def admin_tls(self) -> ssl.SSLContext:
+        """The admin REST API's TLS context: the trust file's CAs (else certifi's), the client
+        certificate of mutual TLS, hostname verification as `tlsEnableHostnameVerification` says
+        (Pulsar's default: off) and none of it with `tlsAllowInsecureConnection`."""
+        import certifi
+
+        context = ssl.create_default_context(cafile=self.trust_file() or certifi.where())
+        context.check_hostname = (
+            self.tls_enable_hostname_verification and not self.tls_allow_insecure_connection
+        )
+        if self.tls_allow_insecure_connection:
+            context.verify_mode = ssl.CERT_NONE
+        certificate = self.client_certificate()
+        if certificate is not None:
+            try:
+                context.load_cert_chain(*certificate)
+            except (ssl.SSLError, OSError) as error:
+                raise ConfigError(
+                    f"the client certificate {certificate[0]} and key {certificate[1]} do not load: {error}"
+                ) from None
+        return context
+
+    def admin_headers(self) -> dict[str, str]:
+        """The admin REST API's credentials: a token's `Authorization` header."""
+        token = self.token()
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def connect(conf: str | os.PathLike[str] | ClientConf | None = None, **client_args: Any) -> Any:
+    """A `pulsar.Client` for the cluster a `client.conf` describes (`conf`: its path, a
+    `ClientConf`, or None for the file `PULSAR_CLIENT_CONF` names), with TLS and credentials as
+    `pulsar-client` and `pulsar-admin` would use them. `client_args`: more of `pulsar.Client`'s
+    keyword arguments (`logger`, `io_threads`, ...)."""
+    if conf is None:
+        path = os.environ.get(CLIENT_CONF_ENV)
+        if not path:
+            raise ConfigError(f"no client configuration: give its path, or set {CLIENT_CONF_ENV}")
+        conf = path
+    if not isinstance(conf, ClientConf):
+        conf = ClientConf.read(conf)
+    return conf.pulsar_client(**client_args)
+
+
+def _parse(name: str, spec: _ClientKey, value: Any, where: str) -> Any:
+    key = f"{name!r} {where}".rstrip()
+    if spec.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if str(value).strip().lower() in ("true", "false"):
+            return str(value).strip().lower() == "true"
+        raise ConfigError(f"Pulsar client key {key} takes true or false, not {value!r}")
+    if spec.kind == "ms":
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            number = 0
+        if number <= 0:
+            raise ConfigError(
+                f"Pulsar client key {key} takes a positive number of milliseconds, not {value!r}"
+            )
+        return number
+    if not isinstance(value, str):
+        raise ConfigError(f"Pulsar client key {key} takes a string, not {type(value).__name__}")
+    value = value.strip()
+    if spec.kind == "url":
+        schemes = (
+            ("pulsar://", "pulsar+ssl://") if spec.attribute == "service_url" else ("http://", "https://")
+        )
+        if not value.startswith(schemes):
+            raise ConfigError(f"Pulsar client key {key} takes a {' or '.join(schemes)} URL, not {value!r}")
+    return value
+
+
+def _check_java_only(key: str, value: Any, where: str) -> None:
+    name = _BY_LOWER[key.lower()]
+    wanted = _JAVA_ONLY[name]
+    if wanted is None or str(value).strip().lower() == wanted:
+        return
+    raise ConfigError(
+        f"Pulsar client key {name!r} {where} is the Java client's KeyStore TLS, which this package "
+        "does not read: give PEM files with tlsTrustCertsFilePath (and tlsCertificateFilePath and "
+        "tlsKeyFilePath for mutual TLS)"
+    )
+
+
+def _readable(path: str, what: str) -> None:
+    try:
+        with open(path, "rb") as handle:
+            handle.read(1)
+    except OSError as error:
+        raise ConfigError(f"{what}: cannot read {path}: {error.strerror or error}") from None

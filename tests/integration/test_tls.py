@@ -1,0 +1,236 @@
+"""The package on Pulsars that speak TLS only (`tls_pulsar`) and that want a client certificate
+(`mtls_pulsar`), configured as Pulsar users configure their clients: with the `client.conf`
+`scripts/services` writes for them, through `connect`, the factory config's `pulsar.client.*`
+keys and the console tools' `--client-conf`. A wrong CA, a missing certificate or a typo is one
+line that names the file or key; no key or token is shown."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pulsar
+import pytest
+from cli_support import cli, errors, records
+from contracts import unique
+from secured_support import TlsPulsar
+
+from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer, subscribe
+from pulsar_external_schema.connections import ClientConf, connect
+from pulsar_external_schema.errors import PulsarAdminError
+
+SCHEMA = '{"type":"record","name":"Note","fields":[{"name":"text","type":"string"}]}'
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["tls", "mtls"])
+def secured(request: pytest.FixtureRequest) -> TlsPulsar:
+    """Each test on both: TLS, and TLS with a client certificate."""
+    return request.getfixturevalue(f"{request.param}_pulsar")  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def client(secured: TlsPulsar) -> Iterator[Any]:
+    made = connect(secured.client_conf, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    yield made
+    made.close()
+
+
+def new_topic() -> str:
+    return f"persistent://public/default/{unique('tls')}"
+
+
+def admin_get(secured: TlsPulsar, path: str) -> httpx.Response:
+    conf = ClientConf.read(secured.client_conf)
+    return httpx.get(f"{secured.admin_url}{path}", verify=conf.admin_tls(), headers=conf.admin_headers())
+
+
+def test_connect_builds_a_client_from_the_client_conf_that_sends_and_receives(
+    secured: TlsPulsar, client: Any
+) -> None:
+    topic = new_topic()
+    factory = SchemaRegistrySchemaFactory(
+        {
+            "schema.registry.url": secured.registry_url,
+            "pulsar.admin.url": secured.admin_url,
+            "pulsar.client.conf": secured.client_conf,
+        }
+    )
+    schema = factory.avro(SCHEMA)
+
+    producer = create_producer(client, topic, schema)  # declares the topic EXTERNAL over https
+    consumer = subscribe(client, topic, "tls", schema, initial_position=pulsar.InitialPosition.Earliest)
+    for i in range(3):
+        producer.send({"text": f"note {i}"})
+
+    received = [consumer.receive(10_000).value() for _ in range(3)]
+    assert received == [{"text": f"note {i}"} for i in range(3)]
+    declared = admin_get(secured, f"/admin/v2/schemas/{topic.removeprefix('persistent://')}/schema")
+    assert declared.status_code == 200 and declared.json()["type"] == "EXTERNAL"
+    factory.close()
+
+
+def test_the_admin_declaration_without_the_ca_says_the_certificate_is_not_trusted(
+    secured: TlsPulsar, client: Any
+) -> None:
+    """The factory's admin calls use `pulsar.client.*`; without the CA, the system's do not
+    trust the broker's certificate."""
+    factory = SchemaRegistrySchemaFactory(
+        {"schema.registry.url": secured.registry_url, "pulsar.admin.url": secured.admin_url}
+    )
+
+    with pytest.raises(PulsarAdminError) as raised:
+        create_producer(client, new_topic(), factory.avro(SCHEMA))
+
+    message = str(raised.value)
+    assert f"cannot reach the Pulsar admin API at {secured.admin_url}" in message
+    assert "CERTIFICATE_VERIFY_FAILED" in message and "not one of the system's CAs" in message
+    factory.close()
+
+
+def test_a_client_that_does_not_trust_the_ca_cannot_connect(secured: TlsPulsar, tmp_path: Path) -> None:
+    """The certifi bundle as the trust file: a real CA file, not the broker's."""
+    import certifi
+
+    conf = ClientConf.read(secured.client_conf).with_values(
+        tls_trust_certs_file_path=certifi.where(), operation_timeout_ms=5_000
+    )
+    made = conf.pulsar_client(logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    try:
+        with pytest.raises((pulsar.ConnectError, pulsar.Timeout)):
+            made.create_producer(new_topic())
+    finally:
+        made.close()
+
+
+def test_a_broker_of_mutual_tls_refuses_a_client_without_a_certificate(mtls_pulsar: TlsPulsar) -> None:
+    conf = ClientConf.read(mtls_pulsar.client_conf)
+    without = ClientConf(
+        service_url=conf.service_url,
+        tls_trust_certs_file_path=conf.tls_trust_certs_file_path,
+        operation_timeout_ms=5_000,
+    )
+    made = without.pulsar_client(logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
+    try:
+        with pytest.raises((pulsar.ConnectError, pulsar.Timeout)):
+            made.create_producer(new_topic())
+    finally:
+        made.close()
+    with pytest.raises(httpx.TransportError, match="BAD_CERTIFICATE"):  # the admin API too
+        httpx.get(f"{mtls_pulsar.admin_url}/admin/v2/clusters", verify=without.admin_tls())
+
+
+# -- the console tools ------------------------------------------------------------------------
+
+
+def test_produce_and_consume_take_the_client_conf_by_flag_or_environment(secured: TlsPulsar) -> None:
+    topic = new_topic()
+    lines = "".join(json.dumps({"text": f"note {i}"}) + "\n" for i in range(3))
+
+    produced = cli(
+        secured.services, "produce", "--topic", topic, "--value-schema", SCHEMA,
+        "--client-conf", secured.client_conf, "-p", f"pulsar.admin.url={secured.admin_url}", stdin=lines,
+    )  # fmt: skip
+    consumed = cli(
+        secured.services, "consume", "--topic", topic, "--from-beginning", "--max-messages", "3",
+        "--timeout-ms", "10000", client_conf=secured.client_conf,
+    )  # fmt: skip
+
+    assert produced.returncode == 0, produced.stderr
+    assert consumed.returncode == 0, consumed.stderr
+    assert records(consumed) == [{"text": f"note {i}"} for i in range(3)]
+    declared = admin_get(secured, f"/admin/v2/schemas/{topic.removeprefix('persistent://')}/schema")
+    assert declared.json()["type"] == "EXTERNAL"
+
+
+def test_the_client_conf_gives_the_urls_when_no_flag_does(secured: TlsPulsar, tmp_path: Path) -> None:
+    topic = new_topic()
+    empty = secured.services.__class__("", "", secured.registry_url, "script")
+
+    produced = cli(
+        empty, "produce", "--topic", topic, "--value-schema", SCHEMA, "--client-conf", secured.client_conf,
+        stdin='{"text": "a"}\n',
+    )  # fmt: skip
+
+    assert produced.returncode == 0, produced.stderr
+
+
+@pytest.fixture
+def broken_confs(secured: TlsPulsar, tmp_path: Path) -> Iterator[dict[str, Path]]:
+    """client.conf files a user could get wrong, each beside a copy of the real one."""
+    original = Path(secured.client_conf).read_text()
+    tls = secured.tls_dir
+    made = {
+        "missing CA file": original.replace(f"{tls}/ca.crt", f"{tmp_path}/absent-ca.crt"),
+        "typo": original + "tlsTrustCertFilePath=/x\n",
+        "wrong CA": original.replace(f"{tls}/ca.crt", _certifi()),
+    }
+    paths = {}
+    for name, text in made.items():
+        paths[name] = tmp_path / f"{name.replace(' ', '-')}.conf"
+        paths[name].write_text(text)
+    yield paths
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _certifi() -> str:
+    import certifi
+
+    return str(certifi.where())
+
+
+@pytest.mark.parametrize(
+    ("case", "code", "expected"),
+    [
+        ("missing CA file", 2,
+         "'tlsTrustCertsFilePath' in {conf}: cannot read {tmp}/absent-ca.crt: No such file"),
+        ("typo", 2,
+         "unknown Pulsar client key 'tlsTrustCertFilePath' in {conf}; did you mean 'tlsTrustCertsFilePath'?"),
+        ("wrong CA", 1, "cannot connect to the broker at {url} within 3 s"),
+    ],
+)  # fmt: skip
+def test_a_wrong_client_conf_is_one_line_that_names_the_file_or_the_key(
+    secured: TlsPulsar, broken_confs: dict[str, Path], case: str, code: int, expected: str
+) -> None:
+    conf = broken_confs[case]
+
+    result = cli(
+        secured.services, "produce", "--topic", new_topic(), "--value-schema", SCHEMA,
+        "--client-conf", str(conf), "--connect-timeout", "3", stdin='{"text": "a"}\n',
+    )  # fmt: skip
+
+    assert result.returncode == code, result.stderr
+    [line] = errors(result)
+    assert expected.format(conf=conf, tmp=conf.parent, url=secured.pulsar_url) in line
+    if case == "wrong CA":
+        assert "tlsTrustCertsFilePath" in line
+    assert "Traceback" not in result.stderr and "BEGIN" not in result.stderr
+
+
+def test_consume_without_a_client_certificate_on_mutual_tls_says_what_to_check(
+    mtls_pulsar: TlsPulsar, tmp_path: Path
+) -> None:
+    conf = tmp_path / "no-certificate.conf"
+    conf.write_text(
+        "\n".join(
+            line
+            for line in Path(mtls_pulsar.client_conf).read_text().splitlines()
+            if not line.startswith(("authPlugin", "authParams"))
+        )
+    )
+
+    result = cli(
+        mtls_pulsar.services, "consume", "--topic", new_topic(), "--max-messages", "1",
+        "--client-conf", str(conf), "--connect-timeout", "3",
+    )  # fmt: skip
+
+    assert result.returncode == 1
+    [line] = errors(result)
+    assert f"cannot connect to the broker at {mtls_pulsar.pulsar_url}" in line
+    assert "a client certificate where the broker wants one" in line
+    assert "Traceback" not in result.stderr

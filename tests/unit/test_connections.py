@@ -1,0 +1,231 @@
+"""connections.py: Pulsar's client configuration read as `pulsar-client` reads it, and what it
+builds (a `pulsar.Client`'s arguments, the admin API's TLS and credentials). Against the real
+secured brokers: tests/integration/test_secured_tls.py."""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+
+import pulsar
+import pytest
+
+from pulsar_external_schema.config import ExternalSchemaConfig
+from pulsar_external_schema.connections import AUTH_TLS, AUTH_TOKEN, ClientConf, connect
+from pulsar_external_schema.errors import ConfigError
+
+TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl"
+
+
+@pytest.fixture
+def pem(tmp_path: Path) -> Path:
+    """Files where PEM files would be (their contents are not read until a connection)."""
+    for name in ("ca.crt", "client.crt", "client.key"):
+        (tmp_path / name).write_text(f"-----BEGIN {name}-----\n")
+    return tmp_path
+
+
+def write_conf(path: Path, text: str) -> Path:
+    conf = path / "client.conf"
+    conf.write_text(text)
+    return conf
+
+
+def test_a_client_conf_is_read_as_pulsars_tools_read_it(pem: Path) -> None:
+    conf = ClientConf.read(
+        write_conf(
+            pem,
+            "# Configuration for pulsar-client and pulsar-admin CLI tools\n"
+            "webServiceUrl=https://pulsar.example:8443/\n"
+            "brokerServiceUrl = pulsar+ssl://pulsar.example:6651/\n"
+            "authPlugin=org.apache.pulsar.client.impl.auth.AuthenticationTls\n"
+            f"authParams=tlsCertFile:{pem}/client.crt,\\\n    tlsKeyFile:{pem}/client.key\n"
+            "! a comment too\n"
+            f"tlsTrustCertsFilePath: {pem}/ca.crt\n"
+            "tlsAllowInsecureConnection=false\n"
+            "tlsEnableHostnameVerification=true\n"
+            "tlsCertificateFilePath=\n"
+            "useKeyStoreTls=false\n"
+            "tlsTrustStoreType=JKS\n"
+            "tlsTrustStorePassword=\n"
+            "webserviceTlsProvider=\n",
+        )
+    )
+
+    assert conf.service_url == "pulsar+ssl://pulsar.example:6651/"
+    assert conf.web_service_url == "https://pulsar.example:8443/"
+    assert conf.uses_tls and conf.plugin == AUTH_TLS
+    assert conf.client_certificate() == (f"{pem}/client.crt", f"{pem}/client.key")
+    assert conf.tls_trust_certs_file_path == f"{pem}/ca.crt"
+    assert conf.tls_enable_hostname_verification and not conf.tls_allow_insecure_connection
+    assert conf.tls_certificate_file_path is None  # empty: unset, as in Pulsar's own file
+
+
+def test_the_pulsar_client_gets_pulsar_clients_own_tls_and_authentication(pem: Path) -> None:
+    conf = ClientConf.from_options(
+        {
+            "brokerServiceUrl": "pulsar+ssl://127.0.0.1:6651",
+            "tlsTrustCertsFilePath": f"{pem}/ca.crt",
+            "tlsEnableHostnameVerification": "true",
+            "tlsCertificateFilePath": f"{pem}/client.crt",
+            "tlsKeyFilePath": f"{pem}/client.key",
+            "operationTimeoutMs": "5000",
+        }
+    )
+
+    args = conf.pulsar_client_args()
+
+    assert isinstance(args.pop("authentication"), pulsar.AuthenticationTLS)
+    assert args == {
+        "use_tls": True,
+        "tls_allow_insecure_connection": False,
+        "tls_validate_hostname": True,
+        "tls_trust_certs_file_path": f"{pem}/ca.crt",
+        "operation_timeout_seconds": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    "params", [f"token:{TOKEN}", TOKEN, f'{{"token": "{TOKEN}"}}', "file:///{dir}/token", "file:{dir}/token"]
+)
+def test_a_token_is_given_as_pulsar_clients_token_plugin_takes_it(tmp_path: Path, params: str) -> None:
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    conf = ClientConf.from_options(
+        {"authPlugin": "token", "authParams": params.replace("{dir}", str(tmp_path)).replace("////", "///")}
+    )
+
+    assert conf.plugin == AUTH_TOKEN
+    assert conf.token() == TOKEN
+    assert conf.admin_headers() == {"Authorization": f"Bearer {TOKEN}"}
+    assert isinstance(conf.pulsar_client_args()["authentication"], pulsar.AuthenticationToken)
+
+
+def test_java_client_names_are_taken_as_their_client_conf_keys_in_any_case() -> None:
+    conf = ClientConf.from_options(
+        {
+            "serviceUrl": "pulsar://h:6650",
+            "AUTHPLUGINCLASSNAME": AUTH_TOKEN,
+            "authparams": "token:x",
+            "tlshostnameverificationenable": "true",
+        }
+    )
+
+    assert conf.service_url == "pulsar://h:6650" and conf.plugin == AUTH_TOKEN
+    assert conf.tls_enable_hostname_verification
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"tlsTrustCertFilePath": "/x"},
+         "unknown Pulsar client key 'tlsTrustCertFilePath'.*did you mean 'tlsTrustCertsFilePath'"),
+        ({"brokerServiceUrl": "http://h:8080"},
+         "'brokerServiceUrl'.* takes a pulsar:// or pulsar\\+ssl:// URL"),
+        ({"tlsAllowInsecureConnection": "yes"},
+         "'tlsAllowInsecureConnection'.*takes true or false, not 'yes'"),
+        ({"useKeyStoreTls": "true"},
+         "'useKeyStoreTls'.*KeyStore TLS.*give PEM files with tlsTrustCertsFilePath"),
+        ({"serviceUrl": "pulsar://a:1", "brokerServiceUrl": "pulsar://b:1"}, "given twice"),
+        ({"operationTimeoutMs": "0"}, "positive number of milliseconds"),
+    ],
+)  # fmt: skip
+def test_a_bad_key_or_value_is_one_error_that_names_it(values: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ClientConf.from_options(values, where="in client.conf")
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"tlsTrustCertsFilePath": "/nowhere/ca.crt"},
+         "'tlsTrustCertsFilePath'.*cannot read /nowhere/ca.crt: No such file"),
+        ({"authPlugin": AUTH_TLS, "authParams": "tlsCertFile:/nowhere/c.crt,tlsKeyFile:/nowhere/c.key"},
+         "cannot read /nowhere/c.crt"),
+        ({"tlsCertificateFilePath": "{dir}/client.crt"}, "mutual TLS needs a certificate and its key"),
+        ({"authPlugin": AUTH_TLS}, "AuthenticationTls but no certificate is given"),
+        ({"authPlugin": "token", "authParams": "file:///nowhere/token"},
+         "cannot read the token file /nowhere/token"),
+        ({"authPlugin": "token", "authParams": "token:"}, "gives no token"),
+        ({"authPlugin": "kerberos"}, "an auth plugin this package does not know: 'kerberos'"),
+        ({"authPlugin": "token", "authParams": "{not json"},
+         "is not valid JSON \\(its value is a secret: not shown\\)"),
+    ],
+)  # fmt: skip
+def test_a_file_that_does_not_read_or_a_credential_that_does_not_parse_fails_before_connecting(
+    pem: Path, values: dict[str, str], message: str
+) -> None:
+    conf = ClientConf.from_options(
+        {k: v.replace("{dir}", str(pem)) for k, v in values.items()}, where="in client.conf"
+    )
+
+    with pytest.raises(ConfigError, match=message) as raised:
+        conf.check()
+    assert "in client.conf" in str(raised.value)
+
+
+def test_no_secret_shows_in_repr_or_errors(tmp_path: Path) -> None:
+    conf = ClientConf.from_options({"authPlugin": "token", "authParams": f"token:{TOKEN}"})
+    broken = ClientConf.from_options({"authPlugin": "oauth2", "authParams": '{"clientSecret": "hush", '})
+
+    assert TOKEN not in repr(conf) and "****" in repr(conf)
+    with pytest.raises(ConfigError) as raised:
+        broken.check()
+    assert "hush" not in str(raised.value)
+
+
+def test_flags_override_the_file_and_the_file_keeps_the_rest(pem: Path) -> None:
+    from_file = ClientConf.read(
+        write_conf(pem, f"brokerServiceUrl=pulsar+ssl://a:6651\ntlsTrustCertsFilePath={pem}/ca.crt\n")
+    )
+
+    given = from_file.with_values(service_url="pulsar+ssl://b:6651", web_service_url=None)
+
+    assert given.service_url == "pulsar+ssl://b:6651"
+    assert given.tls_trust_certs_file_path == f"{pem}/ca.crt"
+
+
+def test_the_admin_api_trusts_the_ca_file_and_checks_hostnames_as_the_file_says(tmp_path: Path) -> None:
+    plain = ClientConf().admin_tls()
+    insecure = ClientConf.from_options({"tlsAllowInsecureConnection": "true"}).admin_tls()
+    checked = ClientConf.from_options({"tlsEnableHostnameVerification": "true"}).admin_tls()
+
+    assert plain.verify_mode == ssl.CERT_REQUIRED and not plain.check_hostname  # Pulsar's default
+    assert insecure.verify_mode == ssl.CERT_NONE
+    assert checked.check_hostname
+
+
+def test_the_factory_config_takes_pulsar_client_keys_and_a_client_conf_file(pem: Path) -> None:
+    conf_file = write_conf(pem, f"tlsTrustCertsFilePath={pem}/ca.crt\nbrokerServiceUrl=pulsar+ssl://a:6651\n")
+
+    config = ExternalSchemaConfig.from_dict(
+        {
+            "schema.registry.url": "http://r:8081",
+            "pulsar.client.conf": str(conf_file),
+            "pulsar.client.tlsEnableHostnameVerification": "true",
+        }
+    )
+
+    assert config.pulsar_client is not None
+    assert config.pulsar_client.tls_trust_certs_file_path == f"{pem}/ca.crt"
+    assert config.pulsar_client.tls_enable_hostname_verification
+    with pytest.raises(
+        ConfigError, match=r"'pulsar\.client\.tlsTrustCertFilePath'.*did you mean 'tlsTrustCertsFilePath'"
+    ):
+        ExternalSchemaConfig.from_dict(
+            {"schema.registry.url": "http://r:8081", "pulsar.client.tlsTrustCertFilePath": "x"}
+        )
+    with pytest.raises(ConfigError, match=r"cannot read the Pulsar client configuration /nowhere\.conf"):
+        ExternalSchemaConfig.from_dict(
+            {"schema.registry.url": "http://r:8081", "pulsar.client.conf": "/nowhere.conf"}
+        )
+
+
+def test_connect_reads_the_file_pulsar_client_conf_names(pem: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    with pytest.raises(ConfigError, match="set PULSAR_CLIENT_CONF"):
+        connect()
+    monkeypatch.setenv("PULSAR_CLIENT_CONF", str(write_conf(pem, "brokerServiceUrl=pulsar://127.0.0.1:1\n")))
+
+    client = connect()  # pulsar-client connects lazily
+
+    client.close()
