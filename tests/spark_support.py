@@ -291,3 +291,35 @@ def kill_after_commits(running: subprocess.Popen[str], checkpoint: Path, commits
         time.sleep(0.2)
     os.killpg(running.pid, signal.SIGKILL)
     running.wait()
+
+
+# -- the native reader against the Python path (test_native.py, test_spark_tls.py) --------------
+
+
+class Spy:
+    """Counts the rows the extension decoded itself (`_native`) in the batches it gave."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from pulsar_external_schema.spark import native
+
+        self.native_rows = 0
+        self.rows = 0
+        finish = native.Finisher.finish
+
+        def counting(finisher: Any, batch: Any) -> Any:
+            self.native_rows += batch.column("_native").true_count
+            self.rows += batch.num_rows
+            return finish(finisher, batch)
+
+        monkeypatch.setattr(native.Finisher, "finish", counting)
+
+
+def assert_same(native_table: Any, python_table: Any) -> None:
+    """Two `pyarrow.Table`s equal column for column; the first row that differs named."""
+    assert native_table.num_rows == python_table.num_rows
+    for name in python_table.column_names:
+        n, p = native_table.column(name), python_table.column(name)
+        if not n.equals(p):
+            for i, (a, b) in enumerate(zip(n.to_pylist(), p.to_pylist(), strict=True)):
+                assert a == b, f"column {name}, row {i}: native {a!r} != python {b!r}"
+            raise AssertionError(f"column {name}: {n.type} != {p.type}")

@@ -9,7 +9,9 @@
 //! Python API (private; `pulsar_external_schema.spark.native` is the typed one):
 //!
 //! ```text
-//! Client(service_url, *, auth_token=None, operation_timeout_ms=30000, connection_timeout_ms=10000)
+//! Client(service_url, *, auth_token=None, tls_trust_certs_file_path=None,
+//!     tls_certificate_file_path=None, tls_key_file_path=None, tls_hostname_verification=False,
+//!     tls_allow_insecure_connection=False, operation_timeout_ms=30000, connection_timeout_ms=10000)
 //! Client.read(topic, start, end, schema, reader_schema, writer, *, rows_per_batch, read_timeout_ms)
 //!     -> RangeReader, an iterator of pyarrow.RecordBatch; .handover; .native_ids; .close()
 //! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
@@ -42,6 +44,7 @@ mod direct;
 mod json;
 mod receive;
 mod send;
+mod tls;
 mod wire;
 
 use std::sync::{Arc, Mutex};
@@ -89,18 +92,49 @@ struct Client {
 #[pymethods]
 impl Client {
     #[new]
-    #[pyo3(signature = (service_url, *, auth_token=None, operation_timeout_ms=30_000, connection_timeout_ms=10_000))]
+    /// A `pulsar+ssl://` URL takes the TLS settings of Pulsar's client configuration (read by
+    /// `connections.py`); their files are read here, once.
+    #[pyo3(signature = (
+        service_url, *, auth_token=None, tls_trust_certs_file_path=None, tls_certificate_file_path=None,
+        tls_key_file_path=None, tls_hostname_verification=false, tls_allow_insecure_connection=false,
+        operation_timeout_ms=30_000, connection_timeout_ms=10_000,
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         service_url: String,
         auth_token: Option<String>,
+        tls_trust_certs_file_path: Option<String>,
+        tls_certificate_file_path: Option<String>,
+        tls_key_file_path: Option<String>,
+        tls_hostname_verification: bool,
+        tls_allow_insecure_connection: bool,
         operation_timeout_ms: u64,
         connection_timeout_ms: u64,
     ) -> PyResult<Self> {
         wire::host_port(&service_url).map_err(error)?;
+        let certificate = match (tls_certificate_file_path, tls_key_file_path) {
+            (Some(certificate), Some(key)) => Some((certificate, key)),
+            (None, None) => None,
+            _ => return Err(error("a client certificate needs its key, and a key its certificate")),
+        };
+        let tls_authentication = certificate.is_some();
+        let tls = if wire::is_tls(&service_url) {
+            let settings = tls::TlsSettings {
+                trust_file: tls_trust_certs_file_path,
+                certificate,
+                verify_hostname: tls_hostname_verification,
+                allow_insecure: tls_allow_insecure_connection,
+            };
+            Some(tls::client_config(&settings).map_err(error)?)
+        } else {
+            None
+        };
         Ok(Self {
             options: Arc::new(Options {
                 service_url,
                 auth_token,
+                tls,
+                tls_authentication,
                 connect_timeout: Duration::from_millis(connection_timeout_ms),
                 operation_timeout: Duration::from_millis(operation_timeout_ms),
             }),

@@ -1,5 +1,5 @@
-//! A client's side of Pulsar's binary protocol, over one blocking TCP connection: connect (with
-//! a token), look the topic up, subscribe, ask for the last message id, give flow permits,
+//! A client's side of Pulsar's binary protocol, over one blocking TCP connection (TLS for
+//! `pulsar+ssl://`: `tls.rs`): connect (with a token, or a client certificate), look the topic up, subscribe, ask for the last message id, give flow permits,
 //! receive entries, answer pings. The commands are pulsar-rs's (`pulsar::proto`, generated from
 //! Pulsar's `PulsarApi.proto`); the consumer around them is ours.
 //!
@@ -14,11 +14,14 @@
 //! a broker entry metadata section `[0x0e02][size][BrokerEntryMetadata]`.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prost::Message as _;
 use pulsar::proto::{self, base_command::Type, command_lookup_topic_response::LookupType, BaseCommand};
+
+use crate::tls::Stream;
 
 /// The protocol version this client speaks (Pulsar 2.10's, which has everything used here).
 const PROTOCOL_VERSION: i32 = 19;
@@ -36,8 +39,24 @@ const CHECKSUM_MAGIC: [u8; 2] = [0x0e, 0x01];
 pub struct Options {
     pub service_url: String,
     pub auth_token: Option<String>,
+    /// TLS for `pulsar+ssl://` URLs (`tls::client_config`); None: plaintext only.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The client certificate authenticates (Pulsar's `AuthenticationTls`) where no token does.
+    pub tls_authentication: bool,
     pub connect_timeout: Duration,
     pub operation_timeout: Duration,
+}
+
+impl Options {
+    /// The CONNECT command's auth method and data: a token's, else mutual TLS's (the broker reads
+    /// the certificate of the TLS session), else none.
+    fn authentication(&self) -> (Option<String>, Option<Vec<u8>>) {
+        match (&self.auth_token, self.tls_authentication) {
+            (Some(token), _) => (Some("token".into()), Some(token.as_bytes().to_vec())),
+            (None, true) => (Some("tls".into()), Some(Vec::new())),
+            (None, false) => (None, None),
+        }
+    }
 }
 
 /// One received MESSAGE frame: its command and where its parts are in the frame buffer.
@@ -49,7 +68,7 @@ pub struct Entry {
 }
 
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     frame: Vec<u8>,
     request_id: u64,
     token: Option<String>,
@@ -60,18 +79,25 @@ pub struct Connection {
     lost: bool,
 }
 
-/// `pulsar://host:port` as (host, port); other schemes are refused (TLS is the Python path's).
+/// `pulsar://host:port` or `pulsar+ssl://host:port` as (host, port); other schemes are refused.
 pub fn host_port(url: &str) -> Result<(String, u16), String> {
-    let rest = url
-        .strip_prefix("pulsar://")
-        .ok_or_else(|| format!("{url}: the native reader connects to pulsar:// URLs only"))?;
+    let (rest, default_port) = match (url.strip_prefix("pulsar://"), url.strip_prefix("pulsar+ssl://")) {
+        (Some(rest), _) => (rest, 6650),
+        (_, Some(rest)) => (rest, 6651),
+        _ => return Err(format!("{url}: not a Pulsar service URL (pulsar:// or pulsar+ssl://)")),
+    };
     let authority = rest.split('/').next().unwrap_or(rest);
     let first = authority.split(',').next().unwrap_or(authority); // a list of hosts: the first
     let (host, port) = match first.rsplit_once(':') {
         Some((host, port)) => (host, port.parse::<u16>().map_err(|_| format!("{url}: bad port {port:?}"))?),
-        None => (first, 6650),
+        None => (first, default_port),
     };
     Ok((host.trim_start_matches('[').trim_end_matches(']').to_string(), port))
+}
+
+/// Whether `url` speaks TLS (`pulsar+ssl://`).
+pub fn is_tls(url: &str) -> bool {
+    url.starts_with("pulsar+ssl://")
 }
 
 impl Connection {
@@ -93,8 +119,16 @@ impl Connection {
                 Err(e) => last_error = format!("cannot connect to {url}: {e}"),
             }
         }
-        let stream = stream.ok_or(last_error)?;
-        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        let socket = stream.ok_or(last_error)?;
+        socket.set_nodelay(true).map_err(|e| e.to_string())?;
+        let stream = if is_tls(url) {
+            let config = options.tls.as_ref().ok_or_else(|| format!("{url}: a TLS URL, and no TLS settings given"))?;
+            socket.set_read_timeout(Some(options.connect_timeout)).map_err(|e| e.to_string())?;
+            socket.set_write_timeout(Some(options.connect_timeout)).map_err(|e| e.to_string())?;
+            Stream::tls(config, &host, socket)?
+        } else {
+            Stream::Plain(socket)
+        };
         let mut connection = Self {
             stream,
             frame: Vec::with_capacity(1 << 16),
@@ -105,10 +139,11 @@ impl Connection {
             lost: false,
         };
         connection.set_timeout(options.operation_timeout)?;
+        let (auth_method_name, auth_data) = options.authentication();
         let connect = proto::CommandConnect {
             client_version: CLIENT_VERSION.into(),
-            auth_method_name: options.auth_token.as_ref().map(|_| "token".to_string()),
-            auth_data: options.auth_token.as_ref().map(|t| t.as_bytes().to_vec()),
+            auth_method_name,
+            auth_data,
             protocol_version: Some(PROTOCOL_VERSION),
             proxy_to_broker_url: proxy_to.map(str::to_string),
             ..Default::default()
@@ -130,8 +165,8 @@ impl Connection {
     }
 
     pub fn set_timeout(&self, timeout: Duration) -> Result<(), String> {
-        self.stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-        self.stream.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())
+        self.stream.socket().set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+        self.stream.socket().set_write_timeout(Some(timeout)).map_err(|e| e.to_string())
     }
 
     pub fn next_request_id(&mut self) -> u64 {
@@ -233,7 +268,8 @@ impl Connection {
                 if kind == std::io::ErrorKind::UnexpectedEof {
                     format!("{what}: the broker closed the connection")
                 } else {
-                    format!("{what}: {e}")
+                    let text = e.to_string();
+                    format!("{what}: {text}{}", crate::tls::hint(&text))
                 }
             }
         })
@@ -354,7 +390,7 @@ impl Connection {
     }
 
     pub fn close(&mut self) {
-        let _ = self.stream.shutdown(Shutdown::Both);
+        self.stream.shutdown();
     }
 }
 
@@ -375,7 +411,12 @@ pub fn connect_for(topic: &str, options: &Options) -> Result<Connection, String>
         let response = answer
             .lookup_topic_response
             .ok_or_else(|| "looking the topic up: an answer that is not a lookup response".to_string())?;
-        let url = response.broker_service_url.clone().unwrap_or_default();
+        // a TLS client goes on over TLS: the broker's TLS URL
+        let url = if is_tls(&options.service_url) {
+            response.broker_service_url_tls.clone().unwrap_or_default()
+        } else {
+            response.broker_service_url.clone().unwrap_or_default()
+        };
         let proxy = response.proxy_through_service_url.unwrap_or(false);
         let kind = response.response.and_then(|r| LookupType::try_from(r).ok());
         match kind {
@@ -411,15 +452,19 @@ pub fn connect_for(topic: &str, options: &Options) -> Result<Connection, String>
 /// doubled at each failed try up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
-/// Broker errors that a new try cannot mend: the topic is gone or closed for good, or the
-/// credentials are refused.
-const FINAL_ERRORS: [&str; 6] = [
+/// Errors that a new try cannot mend: the topic is gone or closed for good, the credentials are
+/// refused, or TLS failed (a certificate not trusted, or none shown where the broker wants one).
+const FINAL_ERRORS: [&str; 10] = [
     "TopicNotFound",
     "TopicTerminatedError",
     "InvalidTopicName",
     "AuthenticationError",
     "AuthorizationError",
     "NotAllowedError",
+    "TLS handshake",
+    "CertificateRequired",
+    "BadCertificate",
+    "UnknownCA",
 ];
 
 /// Why `retried` gave up: the last try's failure, and whether it was final (no retry mends it)
@@ -504,6 +549,8 @@ mod tests {
         Options {
             service_url: "pulsar://127.0.0.1:6650".into(),
             auth_token: None,
+            tls: None,
+            tls_authentication: false,
             connect_timeout: Duration::from_millis(100),
             operation_timeout: Duration::from_millis(operation_timeout_ms),
         }
@@ -549,6 +596,7 @@ mod tests {
         assert_eq!(host_port("pulsar://broker").unwrap(), ("broker".into(), 6650));
         assert_eq!(host_port("pulsar://a:1,b:2/").unwrap(), ("a".into(), 1));
         assert_eq!(host_port("pulsar://[::1]:6651").unwrap(), ("::1".into(), 6651));
-        assert!(host_port("pulsar+ssl://a:6651").is_err());
+        assert_eq!(host_port("pulsar+ssl://a").unwrap(), ("a".into(), 6651));
+        assert!(host_port("http://a:8080").is_err());
     }
 }

@@ -412,6 +412,29 @@ class ClientConf:
                 f"{self.service_url!r} is not a Pulsar service URL ({error}), e.g. pulsar://127.0.0.1:6650"
             ) from None
 
+    def native_options(self) -> dict[str, Any]:
+        """Keyword arguments of the native extension's `Client` (after the URL): the token, and
+        for `pulsar+ssl://` the TLS files and checks (rustls: `native/src/tls.rs`). Without a
+        trust file, certifi's CAs (the admin API's too)."""
+        import certifi
+
+        self.check()
+        options: dict[str, Any] = {"auth_token": self.token()}
+        if self.uses_tls:
+            certificate = self.client_certificate()
+            options.update(
+                tls_trust_certs_file_path=self.trust_file() or certifi.where(),
+                tls_certificate_file_path=certificate[0] if certificate else None,
+                tls_key_file_path=certificate[1] if certificate else None,
+                tls_hostname_verification=self.tls_enable_hostname_verification,
+                tls_allow_insecure_connection=self.tls_allow_insecure_connection,
+            )
+        if self.operation_timeout_ms is not None:
+            options["operation_timeout_ms"] = self.operation_timeout_ms
+        if self.connection_timeout_ms is not None:
+            options["connection_timeout_ms"] = self.connection_timeout_ms
+        return options
+
     def admin_tls(self) -> ssl.SSLContext:
         """The admin REST API's TLS context: the trust file's CAs (else certifi's), the client
         certificate of mutual TLS, hostname verification as `tlsEnableHostnameVerification` says

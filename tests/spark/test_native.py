@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from conftest import Services, create_partitioned_topic
 from contracts import unique
-from spark_support import source_options
+from spark_support import Spy, assert_same, source_options
 
 UTC = dt.UTC
 
@@ -169,24 +169,6 @@ def message_ids(client: Any, partition_topic: str) -> list[tuple[int, int, int]]
     return ids
 
 
-class Spy:
-    """Counts the rows the extension decoded itself (`_native`) in the batches it gave."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from pulsar_external_schema.spark import native
-
-        self.native_rows = 0
-        self.rows = 0
-        finish = native.Finisher.finish
-
-        def counting(finisher: Any, batch: pa.RecordBatch) -> pa.RecordBatch:
-            self.native_rows += batch.column("_native").true_count
-            self.rows += batch.num_rows
-            return finish(finisher, batch)
-
-        monkeypatch.setattr(native.Finisher, "finish", counting)
-
-
 def read_both(
     services: Services, topic: str, partition_topic: str, start: Any = None, end: Any = None, **options: str
 ) -> tuple[pa.Table, pa.Table]:
@@ -219,16 +201,6 @@ def read_both(
         table(native.read_partition(source, reader, value_type, part)),
         table(rows.read_partition(source, reader, value_type, part)),
     )
-
-
-def assert_same(native_table: pa.Table, python_table: pa.Table) -> None:
-    assert native_table.num_rows == python_table.num_rows
-    for name in python_table.column_names:
-        n, p = native_table.column(name), python_table.column(name)
-        if not n.equals(p):
-            for i, (a, b) in enumerate(zip(n.to_pylist(), p.to_pylist(), strict=True)):
-                assert a == b, f"column {name}, row {i}: native {a!r} != python {b!r}"
-            raise AssertionError(f"column {name}: {n.type} != {p.type}")
 
 
 def valid(table: pa.Table) -> int:

@@ -1,10 +1,9 @@
 """The Spark source, sink and validation job on Pulsars that speak TLS only (`tls_pulsar`) and
 that want a client certificate (`mtls_pulsar`), given the cluster's `client.conf` as the option
 `pulsar.client.conf` (or its keys as `pulsar.client.<key>`), which every connection of a query
-uses: the planner's admin calls, each task's Pulsar client, the sink's declaration.
-
-The native reader and sender speak `pulsar://` only so far: on `pulsar+ssl://`, `reader=auto`
-reads on the Python path, and says so in the log."""
+uses: the planner's admin calls, each task's Pulsar client or native connection, the sink's
+declaration. Reads and writes run on both paths (`reader_path`): the native reader and sender
+speak TLS with rustls, and read what the Python path reads, row for row."""
 
 from __future__ import annotations
 
@@ -20,7 +19,15 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 import pulsar
 from contracts import unique
 from secured_support import TlsPulsar
-from spark_support import COMMAND, Produced, produce_orders, register_contract, register_v3_contract
+from spark_support import (
+    COMMAND,
+    Produced,
+    Spy,
+    assert_same,
+    produce_orders,
+    register_contract,
+    register_v3_contract,
+)
 
 from pulsar_external_schema.connections import ClientConf, connect
 
@@ -65,15 +72,20 @@ def orders(secured: TlsPulsar, client: Any) -> Produced:
 
 
 def options(secured: TlsPulsar, **extra: str) -> dict[str, str]:
+    from spark_support import READER
+
     return {
         "service.url": secured.pulsar_url,
         "admin.url": secured.admin_url,
         "schema.registry.url": secured.registry_url,
         "pulsar.client.conf": secured.client_conf,
+        "reader": READER["path"],
+        "writer": READER["path"],
         **extra,
     }
 
 
+@pytest.mark.usefixtures("reader_path")
 def test_a_query_given_the_client_conf_reads_every_message(
     spark: Any, secured: TlsPulsar, orders: Produced
 ) -> None:
@@ -126,6 +138,7 @@ def test_a_misspelt_client_key_is_refused_on_the_driver_with_the_nearest_name(
     assert "did you mean 'tlsTrustCertsFilePath'" in str(failed.value)
 
 
+@pytest.mark.usefixtures("reader_path")
 def test_the_sink_sends_over_tls_and_declares_the_topic_external(
     spark: Any, secured: TlsPulsar, client: Any
 ) -> None:
@@ -178,3 +191,131 @@ def test_the_validation_job_takes_the_client_conf(
         seen += 1
     reader.close()
     assert seen == len(orders.valid)
+
+
+# -- the native reader and sender over TLS -----------------------------------------------------
+
+
+def native_and_python(secured: TlsPulsar, topic: str, partition_topic: str) -> tuple[Any, Any]:
+    """One partition read whole by the native reader and by the Python path, as tables."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from pulsar_external_schema.spark import native, rows
+    from pulsar_external_schema.spark.columns import read_schema
+    from pulsar_external_schema.spark.offsets import EARLIEST
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+
+    source = SourceOptions.parse(options(secured, topic=topic))
+    reader = resolve_reader_schema(source, topic)
+    value_type, _ = spark_value_type(reader, source)
+    assert native.why_not(source, reader, value_type) is None  # TLS reads natively
+    admin = Planner(source).admin()
+    part = TopicPartitionRange(partition_topic, EARLIEST, admin.last_message(partition_topic))
+    admin.close()
+    schema = to_arrow_schema(read_schema(value_type, source.include_data), timezone="UTC")
+
+    def table(batches: Iterator[Any]) -> Any:
+        return pa.Table.from_batches(list(batches), schema=schema).combine_chunks()
+
+    return (
+        table(native.read_partition(source, reader, value_type, part)),
+        table(rows.read_partition(source, reader, value_type, part)),
+    )
+
+
+def test_the_native_reader_reads_over_tls_what_the_python_path_reads(
+    secured: TlsPulsar, orders: Produced, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = Spy(monkeypatch)
+    total = 0
+    for index in range(2):
+        native_table, python_table = native_and_python(
+            secured, orders.topic, f"{orders.topic}-partition-{index}"
+        )
+        assert_same(native_table, python_table)
+        total += python_table.num_rows
+
+    assert total == orders.total
+    assert spy.native_rows == orders.total  # every row decoded natively, none left to Python
+
+
+def native_client(secured: TlsPulsar, **changes: Any) -> Any:
+    import _pulsar_external_schema_native as extension
+
+    conf = ClientConf.read(secured.client_conf)
+    given = {**conf.native_options(), "operation_timeout_ms": 10_000, **changes}
+    return extension.Client(secured.pulsar_url, **given)
+
+
+def test_the_native_reader_refuses_a_broker_whose_ca_it_does_not_trust_at_once(
+    secured: TlsPulsar, orders: Produced
+) -> None:
+    """certifi's CAs, not the broker's: one try (a retry cannot mend it), the trust file named."""
+    import time
+
+    import certifi
+
+    client = native_client(secured, tls_trust_certs_file_path=certifi.where())
+    started = time.monotonic()
+    with pytest.raises(Exception) as failed:
+        client._drain(f"{orders.topic}-partition-0")
+
+    assert time.monotonic() - started < 5
+    text = str(failed.value)
+    assert "the TLS handshake with 127.0.0.1 failed" in text and "UnknownIssuer" in text
+    assert "not signed by a CA of tlsTrustCertsFilePath" in text
+
+
+def test_the_native_reader_without_a_client_certificate_on_mutual_tls_says_so(mtls_pulsar: TlsPulsar) -> None:
+    topic = f"persistent://public/default/{unique('mtls-native')}"
+    native = native_client(mtls_pulsar, tls_certificate_file_path=None, tls_key_file_path=None)
+
+    with pytest.raises(Exception) as failed:
+        native._drain(topic)
+
+    text = str(failed.value)
+    assert "the broker wants a client certificate of its CA" in text, text
+    assert "BEGIN" not in text
+
+
+def test_the_native_extension_names_a_trust_file_that_does_not_read(
+    secured: TlsPulsar, tmp_path: Path
+) -> None:
+    with pytest.raises(
+        Exception, match=f"tlsTrustCertsFilePath: cannot read certificates from {tmp_path}/absent"
+    ):
+        native_client(secured, tls_trust_certs_file_path=str(tmp_path / "absent"))
+
+
+def test_the_native_sender_sends_over_tls_as_pulsar_client_does(secured: TlsPulsar, client: Any) -> None:
+    """A task's `data` rows sent by the native extension over TLS (a client certificate on the
+    mutual one), each once, keyed as given."""
+    import pyarrow as pa
+
+    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.spark.writer import TaskWriter
+
+    topic = f"persistent://public/default/{unique('tls-native-send')}"
+    count = 1_500
+    rows = pa.RecordBatch.from_pydict(
+        {
+            "key": [str(i) for i in range(count)],
+            "data": [b"%d" % i for i in range(count)],
+            "properties": pa.array([[]] * count, pa.map_(pa.string(), pa.string())),
+        }
+    )
+    task = TaskWriter(SourceOptions.parse(options(secured, topic=topic, writer="native")), 0, 0)
+    task.write(rows)
+
+    assert task.finish().sent == count
+    assert next(iter(task.native.values()), None) is not None  # the extension sent them
+    reader = client.create_reader(topic, pulsar.MessageId.earliest)
+    received = []
+    while reader.has_message_available():
+        message = reader.read_next(10_000)
+        received.append((message.partition_key(), message.data()))
+    reader.close()
+    assert received == [(str(i), b"%d" % i) for i in range(count)]

@@ -68,7 +68,7 @@ def native_client(options: SourceOptions, module: Any) -> Any:
     range read opens its own."""
 
     def make() -> Any:
-        return module.Client(options.service_url, auth_token=options.client.token())
+        return module.Client(options.service_url, **options.client.native_options())
 
     return clients.get(("native", options.client), make)
 

@@ -78,8 +78,6 @@ def why_not(options: SourceOptions, reader: ReaderSchema, value_type: DataType) 
         )
     if reader.schema_type != "AVRO":
         return f"the native reader reads Avro, and the subject holds {reader.schema_type} schemas"
-    if not options.service_url.startswith("pulsar://"):
-        return "the native reader connects to pulsar:// service URLs only (TLS is read on the Python path)"
     text = reader_json(reader)
     if text is None:
         return (

@@ -241,8 +241,6 @@ class TaskWriter:
             return "option writer=python"
         if extension() is None:
             return "the native extension is not installed (pip install 'pulsar-external-schema[native]')"
-        if not self.options.service_url.startswith("pulsar://"):
-            return "the native producer connects to pulsar:// service URLs only (TLS is pulsar-client's)"
         types = {name: schema.field(name).type for name in schema.names}
         if not pa.types.is_binary(types["data"]) and not pa.types.is_large_binary(types["data"]):
             return f"the data column is {types['data']}, not binary"
