@@ -6,7 +6,9 @@ clusters are:
   package's ways to Pulsar sends the token it is given, and that one without a token, or with a
   wrong one, fails with an error that says so and does not show the token;
 - `tls_pulsar`: speaks TLS only, with a certificate of a CA made at its start (`--tls`);
-- `mtls_pulsar`: TLS, and lets in only clients with a certificate of its CA (`--mtls`).
+- `mtls_pulsar`: TLS, and lets in only clients with a certificate of its CA (`--mtls`);
+- `oauth2_pulsar`: TLS, and lets in only clients with a token of an OAuth2 issuer started beside
+  it (`--tls --oauth2`; its tokens live `OAUTH2_TTL` seconds, so that tests see them refreshed).
 
 The TLS ones come with the `client.conf` `scripts/services` writes for them (PULSAR_CLIENT_CONF),
 which the tests hand to the package as a user would."""
@@ -24,6 +26,8 @@ import pytest
 from conftest import SERVICES_SCRIPT, Services, parse_service_urls
 
 INSTANCE = "secured"
+#: The life of the OAuth2 issuer's tokens, in seconds.
+OAUTH2_TTL = 20
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class TlsPulsar:
     registry_url: str
     """The session's registry."""
     mutual: bool
+    oauth2: bool = False
 
     @property
     def tls_dir(self) -> Path:
@@ -65,7 +70,11 @@ class TlsPulsar:
 
 def _script(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(SERVICES_SCRIPT), *args], capture_output=True, text=True, check=False
+        [sys.executable, str(SERVICES_SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PES_OAUTH2_TTL": str(OAUTH2_TTL)},
     )
 
 
@@ -93,16 +102,16 @@ def secured(services: Services) -> Iterator[SecuredPulsar]:
             _script("down", "--instance", INSTANCE)
 
 
-def _tls_instance(services: Services, instance: str, flag: str) -> Iterator[TlsPulsar]:
+def _tls_instance(services: Services, instance: str, *flags: str) -> Iterator[TlsPulsar]:
     if services.origin == "docker":
         pytest.skip(
             "the TLS tests start another Pulsar with scripts/services (java, mvn and openssl on this "
             "machine); the Docker services have none that speaks TLS"
         )
     already_running = _script("status", "--instance", instance).returncode == 0
-    started = _script("up", "--instance", instance, "--only", "pulsar", flag)
+    started = _script("up", "--instance", instance, "--only", "pulsar", *flags)
     if started.returncode != 0:
-        pytest.fail(f"scripts/services up --instance {instance} {flag} failed:\n{started.stderr}")
+        pytest.fail(f"scripts/services up --instance {instance} {' '.join(flags)} failed:\n{started.stderr}")
     urls = parse_service_urls(started.stdout)
     try:
         yield TlsPulsar(
@@ -110,7 +119,8 @@ def _tls_instance(services: Services, instance: str, flag: str) -> Iterator[TlsP
             urls["PULSAR_ADMIN_URL"],
             urls["PULSAR_CLIENT_CONF"],
             services.registry_url,
-            mutual=flag == "--mtls",
+            mutual="--mtls" in flags,
+            oauth2="--oauth2" in flags,
         )
     finally:
         if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
@@ -125,3 +135,8 @@ def tls_pulsar(services: Services) -> Iterator[TlsPulsar]:
 @pytest.fixture(scope="session")
 def mtls_pulsar(services: Services) -> Iterator[TlsPulsar]:
     yield from _tls_instance(services, "secured-mtls", "--mtls")
+
+
+@pytest.fixture(scope="session")
+def oauth2_pulsar(services: Services) -> Iterator[TlsPulsar]:
+    yield from _tls_instance(services, "secured-oauth2", "--tls", "--oauth2")

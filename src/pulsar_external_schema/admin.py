@@ -21,7 +21,7 @@ import httpx
 
 from . import subjects
 from .config import ADMIN_TOKEN_KEY, ExternalSchemaConfig, token_given_as
-from .connections import ClientConf
+from .connections import AUTH_OAUTH2, AUTH_TOKEN, ClientConf
 from .errors import ConfigError, PulsarAdminError
 from .subjects import TopicName
 
@@ -47,6 +47,17 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+class _Credentials(httpx.Auth):
+    """The client configuration's credentials on each request (an OAuth2 token expires)."""
+
+    def __init__(self, client: ClientConf) -> None:
+        self._client = client
+
+    def auth_flow(self, request: httpx.Request) -> Any:
+        request.headers.update(self._client.admin_headers())
+        yield request
+
+
 class PulsarAdmin:
     """A small synchronous client of the admin REST API (`pulsar.admin.url`, Spark's `admin.url`)."""
 
@@ -65,12 +76,12 @@ class PulsarAdmin:
         TLS (trust file, client certificate) the calls use, and its credentials where no `token`
         is given. `transport`: httpx's, for tests (an `httpx.MockTransport` plays the broker)."""
         verify = _tls() if client is None else client.admin_tls()
-        headers = client.admin_headers() if client is not None and not token else {}
-        if token:
-            headers = {"Authorization": f"Bearer {token}"}
-        elif headers:
-            token_key = "authParams"
-        self._token_key, self._has_token = token_key, bool(headers)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        auth = None
+        if not token and client is not None and client.plugin in (AUTH_TOKEN, AUTH_OAUTH2):
+            client.check()
+            auth, token_key = _Credentials(client), "authParams"  # an OAuth2 token is fetched again
+        self._token_key, self._has_token = token_key, bool(headers) or auth is not None
         self._trust = (
             "the CAs of tlsTrustCertsFilePath"
             if client and client.tls_trust_certs_file_path
@@ -78,7 +89,7 @@ class PulsarAdmin:
         )
         self.url = url.rstrip("/")
         self._http = httpx.Client(
-            base_url=self.url, headers=headers, timeout=timeout, transport=transport, verify=verify
+            base_url=self.url, headers=headers, auth=auth, timeout=timeout, transport=transport, verify=verify
         )
 
     def close(self) -> None:

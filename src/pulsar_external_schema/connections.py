@@ -23,11 +23,14 @@ key that is no key is an error with the nearest name.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import json
 import os
 import re
 import ssl
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -43,6 +46,7 @@ __all__ = [
     "CLIENT_CONF_ENV",
     "CLIENT_KEYS",
     "ClientConf",
+    "OAuth2",
     "connect",
 ]
 
@@ -298,11 +302,48 @@ class ClientConf:
         return params
 
     def token(self) -> str | None:
-        """The token of `AuthenticationToken` (`token:...`, `file:///path`, or the token itself),
-        read now (a token file is read again for every connection, as Java's client does)."""
-        if self.plugin != AUTH_TOKEN:
+        """The token to show: `AuthenticationToken`'s (`token:...`, `file:///path`, or the token
+        itself), read now (a token file is read again for every connection, as Java's client
+        does); or `AuthenticationOAuth2`'s, fetched from the issuer and kept until shortly before
+        it expires (`OAuth2.token`)."""
+        plugin = self.plugin
+        if plugin == AUTH_OAUTH2:
+            return self.oauth2().token()
+        if plugin != AUTH_TOKEN:
             return None
         return self._token_source()()
+
+    def oauth2(self) -> OAuth2:
+        """`AuthenticationOAuth2`'s parameters: Java's (`issuerUrl`, `privateKey`: a credentials
+        file, `audience`, `scope`) or the C++ client's (`issuer_url`, `private_key` or `client_id`
+        and `client_secret`, ...); the client credentials grant only."""
+        params = self._params()
+        where = self._key("auth_params")
+        kind = params.get("type", "client_credentials")
+        if kind != "client_credentials":
+            raise ConfigError(f"{where}: OAuth2 type {kind!r}: only client_credentials is supported")
+        issuer = params.get("issuerUrl") or params.get("issuer_url") or ""
+        key_file = params.get("privateKey") or params.get("private_key")
+        client_id, client_secret = params.get("client_id"), params.get("client_secret")
+        if key_file:
+            credentials = _credentials(key_file, where)
+            client_id = credentials.get("client_id") or client_id
+            client_secret = credentials.get("client_secret") or client_secret
+            issuer = issuer or credentials.get("issuer_url", "")
+        if not issuer.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}: OAuth2 needs issuerUrl, the issuer's http:// or https:// URL")
+        if not client_id or not client_secret:
+            raise ConfigError(
+                f"{where}: OAuth2 needs a client's credentials: privateKey, a file of client_id and "
+                "client_secret (file:///path or data:application/json;base64,...)"
+            )
+        return OAuth2(
+            issuer.rstrip("/"),
+            client_id,
+            client_secret,
+            params.get("audience") or None,
+            params.get("scope") or None,
+        )
 
     def _token_source(self) -> Callable[[], str]:
         text = (self.auth_params or "").strip()
@@ -365,10 +406,7 @@ class ClientConf:
                     "tlsKeyFilePath)"
                 )
         elif plugin == AUTH_OAUTH2:
-            raise ConfigError(
-                f"{self._key('auth_plugin')}: OAuth2 is not supported yet by this package's own "
-                "connections; give a token (AuthenticationToken) or a client certificate"
-            )
+            self.oauth2()
         return self
 
     # -- what it builds ---------------------------------------------------------------------
@@ -386,6 +424,8 @@ class ClientConf:
             certificate = self.client_certificate()
             assert certificate is not None  # check() said so
             args["authentication"] = pulsar.AuthenticationTLS(*certificate)
+        elif plugin == AUTH_OAUTH2:  # pulsar-client fetches and refreshes its own tokens
+            args["authentication"] = pulsar.AuthenticationOauth2(self.oauth2().cpp_params())
         if self.uses_tls:
             args["use_tls"] = True
             args["tls_allow_insecure_connection"] = self.tls_allow_insecure_connection
@@ -458,9 +498,124 @@ class ClientConf:
         return context
 
     def admin_headers(self) -> dict[str, str]:
-        """The admin REST API's credentials: a token's `Authorization` header."""
+        """The admin REST API's credentials: a token's `Authorization` header (OAuth2's fetched
+        again shortly before it expires: ask for them at each request)."""
         token = self.token()
         return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+@dataclass(frozen=True, repr=False)
+class OAuth2:
+    """A client of an OAuth2 issuer (the client credentials grant), as Pulsar's `AuthenticationOAuth2`
+    is: its tokens are fetched here for the admin API and the native extension, kept per issuer,
+    client, audience and scope, and fetched again when less than a fifth of their life (at most a
+    minute) is left. pulsar-client fetches its own."""
+
+    issuer_url: str
+    client_id: str
+    client_secret: str
+    audience: str | None
+    scope: str | None
+
+    def __repr__(self) -> str:
+        shown = f"issuer_url={self.issuer_url!r}, client_id={self.client_id!r}, audience={self.audience!r}"
+        return f"OAuth2({shown})"
+
+    def cpp_params(self) -> str:
+        """pulsar-client's (the C++ client's) parameters of `AuthenticationOauth2`."""
+        params = {
+            "type": "client_credentials",
+            "issuer_url": self.issuer_url,
+            "client_id": self.client_id,
+            "client_secret": self.client_secret,
+        }
+        params.update({k: v for k, v in (("audience", self.audience), ("scope", self.scope)) if v})
+        return json.dumps(params)
+
+    def token(self) -> str:
+        key = (self.issuer_url, self.client_id, self.audience, self.scope)
+        with _TOKENS_LOCK:
+            kept = _TOKENS.get(key)
+            if kept is not None and time.monotonic() < kept[1]:
+                return kept[0]
+            token, lifetime = self._fetch()
+            _TOKENS[key] = (token, time.monotonic() + lifetime - min(60.0, lifetime / 5))
+            return token
+
+    def _fetch(self) -> tuple[str, float]:
+        """A new token and its life in seconds: the issuer's discovery document names its token
+        endpoint (as pulsar-client finds it), which gets the client's credentials."""
+        import certifi
+        import httpx
+
+        verify = ssl.create_default_context(cafile=certifi.where())  # an issuer's CAs are public ones
+        with httpx.Client(timeout=OAUTH2_TIMEOUT_SECONDS, verify=verify) as http:
+            discovery = f"{self.issuer_url}/.well-known/openid-configuration"
+            try:
+                found = http.get(discovery)
+                endpoint = found.json().get("token_endpoint") if found.status_code == 200 else None
+                if not isinstance(endpoint, str):
+                    raise ConfigError(
+                        f"the OAuth2 issuer {self.issuer_url} has no token endpoint in {discovery} "
+                        f"(HTTP {found.status_code}): check issuerUrl"
+                    )
+                form = {
+                    "grant_type": "client_credentials",
+                    "client_id": self.client_id,
+                    "client_secret": self.client_secret,
+                }
+                form.update({k: v for k, v in (("audience", self.audience), ("scope", self.scope)) if v})
+                answer = http.post(endpoint, data=form)
+            except (httpx.HTTPError, ValueError) as error:
+                raise ConfigError(f"cannot reach the OAuth2 issuer {self.issuer_url}: {error}") from None
+        try:
+            body = answer.json()
+        except ValueError:
+            body = {}
+        if answer.status_code != 200 or not isinstance(body.get("access_token"), str):
+            reason = " ".join(str(body.get(k, "")) for k in ("error", "error_description")).strip()
+            raise ConfigError(
+                f"the OAuth2 issuer {self.issuer_url} refused client {self.client_id!r}: HTTP "
+                f"{answer.status_code} {reason or answer.reason_phrase}".rstrip()
+            )
+        lifetime = body.get("expires_in")
+        return body["access_token"], float(lifetime) if isinstance(
+            lifetime, int | float
+        ) and lifetime > 0 else 3600.0
+
+
+#: How long a request to an OAuth2 issuer may take.
+OAUTH2_TIMEOUT_SECONDS = 10.0
+_TOKENS: dict[tuple[str, str, str | None, str | None], tuple[str, float]] = {}
+_TOKENS_LOCK = threading.Lock()
+
+
+def _credentials(key_file: str, where: str) -> dict[str, str]:
+    """Pulsar's OAuth2 credentials file (`privateKey`): `file:///path`, a path, or
+    `data:application/json;base64,...`; JSON with `client_id` and `client_secret`."""
+    if key_file.startswith("data:"):
+        _, _, encoded = key_file.partition(",")
+        try:
+            text = base64.b64decode(encoded).decode() if ";base64" in key_file.split(",")[0] else encoded
+        except ValueError:
+            raise ConfigError(f"{where}: privateKey is a data: URL that does not decode") from None
+        shown = "privateKey's data: URL"
+    else:
+        path = key_file[len("file://") :] if key_file.startswith("file://") else key_file
+        try:
+            text = Path(path).read_text()
+        except OSError as error:
+            raise ConfigError(
+                f"{where}: cannot read the OAuth2 credentials file {path}: {error.strerror or error}"
+            ) from None
+        shown = f"the OAuth2 credentials file {path}"
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        raise ConfigError(f"{where}: {shown} is not JSON (client_id, client_secret)") from None
+    if not isinstance(parsed, dict):
+        raise ConfigError(f"{where}: {shown} is not a JSON object (client_id, client_secret)")
+    return {str(k): str(v) for k, v in parsed.items()}
 
 
 def connect(conf: str | os.PathLike[str] | ClientConf | None = None, **client_args: Any) -> Any:

@@ -1,8 +1,9 @@
-"""The package on Pulsars that speak TLS only (`tls_pulsar`) and that want a client certificate
-(`mtls_pulsar`), configured as Pulsar users configure their clients: with the `client.conf`
-`scripts/services` writes for them, through `connect`, the factory config's `pulsar.client.*`
-keys and the console tools' `--client-conf`. A wrong CA, a missing certificate or a typo is one
-line that names the file or key; no key or token is shown."""
+"""The package on Pulsars that speak TLS only (`tls_pulsar`), that want a client certificate
+(`mtls_pulsar`) or a token of an OAuth2 issuer (`oauth2_pulsar`), configured as Pulsar users
+configure their clients: with the `client.conf` `scripts/services` writes for them, through
+`connect`, the factory config's `pulsar.client.*` keys and the console tools' `--client-conf`. A
+wrong CA, a missing certificate, a refused credential or a typo is one line that names the file,
+key or issuer; no key, secret or token is shown."""
 
 from __future__ import annotations
 
@@ -28,9 +29,9 @@ SCHEMA = '{"type":"record","name":"Note","fields":[{"name":"text","type":"string
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["tls", "mtls"])
+@pytest.fixture(params=["tls", "mtls", "oauth2"])
 def secured(request: pytest.FixtureRequest) -> TlsPulsar:
-    """Each test on both: TLS, and TLS with a client certificate."""
+    """Each test on each: TLS, TLS with a client certificate, TLS with OAuth2."""
     return request.getfixturevalue(f"{request.param}_pulsar")  # type: ignore[no-any-return]
 
 
@@ -234,3 +235,97 @@ def test_consume_without_a_client_certificate_on_mutual_tls_says_what_to_check(
     assert f"cannot connect to the broker at {mtls_pulsar.pulsar_url}" in line
     assert "a client certificate where the broker wants one" in line
     assert "Traceback" not in result.stderr
+
+
+# -- OAuth2 ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def oauth2_client(oauth2_pulsar: TlsPulsar) -> Iterator[Any]:
+    made = connect(oauth2_pulsar.client_conf, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    yield made
+    made.close()
+
+
+def oauth2_conf(oauth2_pulsar: TlsPulsar, tmp_path: Path, secret: str) -> Path:
+    """The instance's client.conf with a credentials file of another secret."""
+    original = ClientConf.read(oauth2_pulsar.client_conf)
+    credentials = tmp_path / "credentials.json"
+    oauth2 = original.oauth2()
+    credentials.write_text(
+        json.dumps({"type": "client_credentials", "client_id": oauth2.client_id, "client_secret": secret})
+    )
+    params = {
+        "type": "client_credentials",
+        "issuerUrl": oauth2.issuer_url,
+        "privateKey": credentials.as_uri(),
+        "audience": oauth2.audience,
+    }
+    conf = tmp_path / "wrong-secret.conf"
+    conf.write_text(
+        "\n".join(
+            f"authParams={json.dumps(params)}" if line.startswith("authParams=") else line
+            for line in Path(oauth2_pulsar.client_conf).read_text().splitlines()
+        )
+    )
+    return conf
+
+
+def test_a_refused_oauth2_credential_is_one_line_with_the_issuers_answer(
+    oauth2_pulsar: TlsPulsar, tmp_path: Path
+) -> None:
+    """The declaration's admin call fetches a token itself: the issuer's answer, not the secret."""
+    conf = oauth2_conf(oauth2_pulsar, tmp_path, "not-the-secret")
+
+    result = cli(
+        oauth2_pulsar.services, "produce", "--topic", new_topic(), "--value-schema", SCHEMA,
+        "--client-conf", str(conf), "-p", f"pulsar.admin.url={oauth2_pulsar.admin_url}",
+        "--connect-timeout", "5", stdin='{"text": "a"}\n',
+    )  # fmt: skip
+
+    assert result.returncode == 1, result.stderr
+    [line] = errors(result)
+    issuer = ClientConf.read(oauth2_pulsar.client_conf).oauth2().issuer_url
+    assert f"the OAuth2 issuer {issuer} refused client 'pes-client': HTTP 401 invalid_client" in line
+    assert "not-the-secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_oauth2_tokens_are_fetched_again_before_they_expire(
+    oauth2_pulsar: TlsPulsar, oauth2_client: Any
+) -> None:
+    """Tokens live OAUTH2_TTL seconds here: the admin API and the native extension get a new one
+    when a fifth of its life is left, and the broker takes it; pulsar-client refreshes its own."""
+    import time
+
+    from secured_support import OAUTH2_TTL
+
+    from pulsar_external_schema.admin import PulsarAdmin
+
+    conf = ClientConf.read(oauth2_pulsar.client_conf)
+    admin = PulsarAdmin(oauth2_pulsar.admin_url, client=conf)
+    topic = new_topic()
+    producer = oauth2_client.create_producer(topic)
+    first = conf.token()
+    assert conf.token() == first  # kept while it lives
+    producer.send(b"before")
+
+    time.sleep(OAUTH2_TTL * 0.8 + 1)
+
+    assert conf.token() != first
+    assert admin.deduplicated(topic) is False  # the admin API takes the new token
+    producer.send(b"after")  # pulsar-client's own token, refreshed
+    admin.close()
+
+
+def test_the_native_reader_reads_with_an_oauth2_token(oauth2_pulsar: TlsPulsar, oauth2_client: Any) -> None:
+    import _pulsar_external_schema_native as extension
+
+    topic = new_topic()
+    producer = oauth2_client.create_producer(topic)
+    for i in range(5):
+        producer.send(b"%d" % i)
+    conf = ClientConf.read(oauth2_pulsar.client_conf)
+
+    native = extension.Client(oauth2_pulsar.pulsar_url, **conf.native_options())
+
+    assert native._drain(topic) == 5

@@ -1,9 +1,10 @@
-"""The Spark source, sink and validation job on Pulsars that speak TLS only (`tls_pulsar`) and
-that want a client certificate (`mtls_pulsar`), given the cluster's `client.conf` as the option
-`pulsar.client.conf` (or its keys as `pulsar.client.<key>`), which every connection of a query
-uses: the planner's admin calls, each task's Pulsar client or native connection, the sink's
-declaration. Reads and writes run on both paths (`reader_path`): the native reader and sender
-speak TLS with rustls, and read what the Python path reads, row for row."""
+"""The Spark source, sink and validation job on Pulsars that speak TLS only (`tls_pulsar`), that
+want a client certificate (`mtls_pulsar`) or an OAuth2 issuer's token (`oauth2_pulsar`), given
+the cluster's `client.conf` as the option `pulsar.client.conf` (or its keys as
+`pulsar.client.<key>`), which every connection of a query uses: the planner's admin calls, each
+task's Pulsar client or native connection, the sink's declaration. Reads and writes run on both
+paths (`reader_path`): the native reader and sender speak TLS with rustls, and read what the
+Python path reads, row for row."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ NOTE = {"type": "record", "name": "Note", "fields": [{"name": "text", "type": "s
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(params=["tls", "mtls"], scope="module")
+@pytest.fixture(params=["tls", "mtls", "oauth2"], scope="module")
 def secured(request: pytest.FixtureRequest) -> TlsPulsar:
     return request.getfixturevalue(f"{request.param}_pulsar")  # type: ignore[no-any-return]
 
@@ -158,6 +159,7 @@ def test_the_sink_sends_over_tls_and_declares_the_topic_external(
     stored = httpx.get(
         f"{secured.admin_url}/admin/v2/schemas/{topic.removeprefix('persistent://')}/schema",
         verify=conf.admin_tls(),
+        headers=conf.admin_headers(),
     )
     assert stored.status_code == 200 and stored.json()["type"] == "EXTERNAL"
 

@@ -229,3 +229,64 @@ def test_connect_reads_the_file_pulsar_client_conf_names(pem: Path, monkeypatch:
     client = connect()  # pulsar-client connects lazily
 
     client.close()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        '{{"type": "client_credentials", "issuerUrl": "https://issuer.example/", '
+        '"privateKey": "file://{creds}", "audience": "urn:pulsar"}}',
+        '{{"issuerUrl": "https://issuer.example", "privateKey": "data:application/json;base64,{encoded}", '
+        '"audience": "urn:pulsar"}}',
+        '{{"issuer_url": "https://issuer.example", "client_id": "app", "client_secret": "hush", '
+        '"audience": "urn:pulsar"}}',
+    ],
+)
+def test_oauth2_takes_the_java_and_the_cpp_clients_parameters(tmp_path: Path, params: str) -> None:
+    import base64
+    import json
+
+    credentials = json.dumps({"type": "client_credentials", "client_id": "app", "client_secret": "hush"})
+    (tmp_path / "creds.json").write_text(credentials)
+    text = params.format(
+        creds=tmp_path / "creds.json", encoded=base64.b64encode(credentials.encode()).decode()
+    )
+    conf = ClientConf.from_options({"authPlugin": "oauth2", "authParams": text})
+
+    oauth2 = conf.check().oauth2()
+
+    assert (oauth2.issuer_url, oauth2.client_id, oauth2.client_secret) == (
+        "https://issuer.example",
+        "app",
+        "hush",
+    )
+    assert oauth2.audience == "urn:pulsar"
+    assert json.loads(oauth2.cpp_params()) == {
+        "type": "client_credentials",
+        "issuer_url": "https://issuer.example",
+        "client_id": "app",
+        "client_secret": "hush",
+        "audience": "urn:pulsar",
+    }
+    assert "hush" not in repr(oauth2) and "hush" not in repr(conf)
+    assert isinstance(conf.pulsar_client_args()["authentication"], pulsar.AuthenticationOauth2)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ('{"issuerUrl": "https://i", "privateKey": "file:///nowhere/creds.json"}',
+         "cannot read the OAuth2 credentials file /nowhere/creds.json"),
+        ('{"privateKey": "data:application/json;base64,e30="}', "needs issuerUrl"),
+        ('{"issuerUrl": "https://i", "client_id": "app"}', "needs a client's credentials"),
+        ('{"type": "jwt_bearer", "issuerUrl": "https://i"}', "only client_credentials is supported"),
+    ],
+)  # fmt: skip
+def test_an_oauth2_parameter_missing_or_unreadable_is_named_before_any_request(
+    params: str, message: str
+) -> None:
+    conf = ClientConf.from_options({"authPlugin": "oauth2", "authParams": params}, where="in client.conf")
+
+    with pytest.raises(ConfigError, match=message) as raised:
+        conf.check()
+    assert "'authParams' in client.conf" in str(raised.value)

@@ -126,3 +126,27 @@ def test_restart_of_a_stopped_instance_says_how_to_start_it(tmp_path: Path, bare
     assert "pulsar of instance 'nothing-here' is not running" in result.stderr
     assert "scripts/services up --instance nothing-here" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_oauth2_goes_alone_or_with_tls(tmp_path: Path, bare_path: str) -> None:
+    result = run_services("up", "--only", "pulsar", "--oauth2", "--mtls", path=bare_path, cache=tmp_path)
+
+    assert result.returncode == 2
+    assert "--oauth2 goes alone or with --tls" in result.stderr
+
+
+def test_a_secured_instance_without_openssl_or_node_says_what_to_install(
+    tmp_path: Path, bare_path: str
+) -> None:
+    """The broker's jars found in the cache, so that the missing tool is the first thing met."""
+    version = os.environ.get("PES_PULSAR_VERSION", "4.2.4")
+    lib = tmp_path / f"pulsar-{version}" / "lib"
+    lib.mkdir(parents=True)
+    (lib / f"pulsar-broker-{version}.jar").write_text("")
+
+    tls = run_services("up", "--only", "pulsar", "--tls", path=bare_path, cache=tmp_path)
+    oauth2 = run_services("up", "--only", "pulsar", "--oauth2", path=bare_path, cache=tmp_path)
+
+    assert tls.returncode == 2 and "`openssl` was not found on PATH" in tls.stderr
+    assert oauth2.returncode == 2 and "`npm` was not found on PATH" in oauth2.stderr
+    assert "Traceback" not in tls.stderr + oauth2.stderr

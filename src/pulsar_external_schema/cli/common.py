@@ -282,7 +282,7 @@ def connection(args: argparse.Namespace) -> ClientConf:
     """The cluster's client configuration: `--client-conf`'s file, with `--service-url`,
     `--admin-url` and `--auth-token` over it. `args.service_url` and `args.admin_url` are then
     the URLs to use (the file's where no flag gives one), for `require` and every message."""
-    from ..connections import AUTH_TOKEN, ClientConf
+    from ..connections import AUTH_OAUTH2, AUTH_TOKEN, ClientConf
     from ..errors import ConfigError
 
     path = getattr(args, "client_conf", None)
@@ -300,6 +300,11 @@ def connection(args: argparse.Namespace) -> ClientConf:
         raise UsageError(
             f"--client-conf: {error}" if path and str(path) in str(error) else str(error)
         ) from None
+    if conf.plugin == AUTH_OAUTH2:  # a refused credential: the issuer's answer, before any connection
+        try:
+            conf.token()
+        except ConfigError as error:
+            raise CommandError(str(error)) from None
     if hasattr(args, "service_url"):
         args.service_url = conf.service_url
     if hasattr(args, "admin_url"):

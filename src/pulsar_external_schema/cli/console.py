@@ -560,6 +560,11 @@ def _pulsar_call(
             f"({error}); check {check}, or raise "
             "--connect-timeout" + ("" if args.verbose else " (--verbose shows the client's log)")
         ) from None
+    except pulsar.AuthenticationError as error:
+        raise CommandError(
+            f"{doing}: the broker refused the credentials given (--auth-token, or authPlugin and "
+            f"authParams of --client-conf): {error}"
+        ) from None
     except pulsar.PulsarException as error:
         raise CommandError(f"{doing}: {error}") from None
 

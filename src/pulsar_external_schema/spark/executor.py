@@ -67,10 +67,12 @@ def native_client(options: SourceOptions, module: Any) -> Any:
     `options.service_url` and token; the caller must not close it. It holds no connection: each
     range read opens its own."""
 
-    def make() -> Any:
-        return module.Client(options.service_url, **options.client.native_options())
+    given = options.client.native_options()  # an OAuth2 token: fetched again before it expires
 
-    return clients.get(("native", options.client), make)
+    def make() -> Any:
+        return module.Client(options.service_url, **given)
+
+    return clients.get(("native", options.client, given.get("auth_token")), make)
 
 
 def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:
