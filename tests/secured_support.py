@@ -15,6 +15,7 @@ which the tests hand to the package as a user would."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -78,42 +79,39 @@ def _script(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="session")
-def secured(services: Services) -> Iterator[SecuredPulsar]:
+@contextlib.contextmanager
+def _instance(services: Services, instance: str, *flags: str) -> Iterator[dict[str, str]]:
+    """A Pulsar of its own started with `flags` (its URLs and secrets as `up` prints them),
+    stopped at the end unless it ran before or PES_KEEP_SERVICES=1."""
     if services.origin == "docker":
         pytest.skip(
-            "the token tests start a second Pulsar with scripts/services (java and mvn on this "
-            "machine); the Docker services have none that requires tokens"
+            f"these tests start another Pulsar with scripts/services up {' '.join(flags)} (java and "
+            "mvn on this machine); the Docker services have none so secured"
         )
-    already_running = _script("status", "--instance", INSTANCE).returncode == 0
-    started = _script("up", "--instance", INSTANCE, "--only", "pulsar", "--tokens")
+    already_running = _script("status", "--instance", instance).returncode == 0
+    started = _script("up", "--instance", instance, "--only", "pulsar", *flags)
     if started.returncode != 0:
-        pytest.fail(f"scripts/services up --instance {INSTANCE} --tokens failed:\n{started.stderr}")
-    urls = parse_service_urls(started.stdout)
+        pytest.fail(f"scripts/services up --instance {instance} {' '.join(flags)} failed:\n{started.stderr}")
     try:
+        yield parse_service_urls(started.stdout)
+    finally:
+        if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
+            _script("down", "--instance", instance)
+
+
+@pytest.fixture(scope="session")
+def secured(services: Services) -> Iterator[SecuredPulsar]:
+    with _instance(services, INSTANCE, "--tokens") as urls:
         yield SecuredPulsar(
             urls["PULSAR_SERVICE_URL"],
             urls["PULSAR_ADMIN_URL"],
             urls["PULSAR_AUTH_TOKEN"],
             services.registry_url,
         )
-    finally:
-        if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
-            _script("down", "--instance", INSTANCE)
 
 
 def _tls_instance(services: Services, instance: str, *flags: str) -> Iterator[TlsPulsar]:
-    if services.origin == "docker":
-        pytest.skip(
-            "the TLS tests start another Pulsar with scripts/services (java, mvn and openssl on this "
-            "machine); the Docker services have none that speaks TLS"
-        )
-    already_running = _script("status", "--instance", instance).returncode == 0
-    started = _script("up", "--instance", instance, "--only", "pulsar", *flags)
-    if started.returncode != 0:
-        pytest.fail(f"scripts/services up --instance {instance} {' '.join(flags)} failed:\n{started.stderr}")
-    urls = parse_service_urls(started.stdout)
-    try:
+    with _instance(services, instance, *flags) as urls:
         yield TlsPulsar(
             urls["PULSAR_SERVICE_URL"],
             urls["PULSAR_ADMIN_URL"],
@@ -122,9 +120,6 @@ def _tls_instance(services: Services, instance: str, *flags: str) -> Iterator[Tl
             mutual="--mtls" in flags,
             oauth2="--oauth2" in flags,
         )
-    finally:
-        if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
-            _script("down", "--instance", instance)
 
 
 @pytest.fixture(scope="session")

@@ -172,14 +172,7 @@ class ClientConf:
     def read(cls, path: str | os.PathLike[str]) -> ClientConf:
         """A `client.conf` file, read as Java's `Properties` reads one (`key=value` or `key: value`
         lines, `#` and `!` comments, a trailing `\\` continues a line). Empty values are unset."""
-        try:
-            text = Path(path).read_text()
-        except OSError as error:
-            raise ConfigError(
-                f"cannot read the Pulsar client configuration {path}: {error.strerror or error}"
-            ) from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"the Pulsar client configuration {path} is not a text file") from None
+        text = _read_text(str(path), "the Pulsar client configuration")
         values: dict[str, str] = {}
         pending = ""
         for raw in text.splitlines():
@@ -351,16 +344,10 @@ class ClientConf:
             params = self._params()
             text = f"token:{params['token']}" if "token" in params else f"file:{params.get('file', '')}"
         if text.startswith("file:"):
-            path = text[5:][2:] if text[5:].startswith("//") else text[5:]
+            path, where = _file_path(text), self._key("auth_params")
 
             def from_file() -> str:
-                try:
-                    return Path(path).read_text().strip()
-                except OSError as error:
-                    raise ConfigError(
-                        f"{self._key('auth_params')}: cannot read the token file {path}: "
-                        f"{error.strerror or error}"
-                    ) from None
+                return _read_text(path, "the token file", where).strip()
 
             from_file()  # a missing file is an error now, not at the first connection
             return from_file
@@ -601,13 +588,8 @@ def _credentials(key_file: str, where: str) -> dict[str, str]:
             raise ConfigError(f"{where}: privateKey is a data: URL that does not decode") from None
         shown = "privateKey's data: URL"
     else:
-        path = key_file[len("file://") :] if key_file.startswith("file://") else key_file
-        try:
-            text = Path(path).read_text()
-        except OSError as error:
-            raise ConfigError(
-                f"{where}: cannot read the OAuth2 credentials file {path}: {error.strerror or error}"
-            ) from None
+        path = _file_path(key_file)
+        text = _read_text(path, "the OAuth2 credentials file", where)
         shown = f"the OAuth2 credentials file {path}"
     try:
         parsed = json.loads(text)
@@ -673,6 +655,25 @@ def _check_java_only(key: str, value: Any, where: str) -> None:
         "does not read: give PEM files with tlsTrustCertsFilePath (and tlsCertificateFilePath and "
         "tlsKeyFilePath for mutual TLS)"
     )
+
+
+def _file_path(uri: str) -> str:
+    """`file:///path`, `file:/path` or a path, as a path."""
+    if uri.startswith("file://"):
+        return uri[len("file://") :]
+    return uri[len("file:") :] if uri.startswith("file:") else uri
+
+
+def _read_text(path: str, what: str, where: str = "") -> str:
+    """The text of the file `what` (`the token file`), or a `ConfigError` naming it and `where`
+    it was given."""
+    prefix = f"{where}: " if where else ""
+    try:
+        return Path(path).read_text()
+    except OSError as error:
+        raise ConfigError(f"{prefix}cannot read {what} {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{prefix}{what} {path} is not a text file") from None
 
 
 def _readable(path: str, what: str) -> None:
