@@ -164,13 +164,15 @@ def test_the_sink_sends_over_tls_and_declares_the_topic_external(
     assert stored.status_code == 200 and stored.json()["type"] == "EXTERNAL"
 
 
+@pytest.mark.parametrize("path", ["auto", "python"])
 def test_the_validation_job_takes_the_client_conf(
-    secured: TlsPulsar, orders: Produced, client: Any, tmp_path: Path
+    secured: TlsPulsar, orders: Produced, client: Any, tmp_path: Path, path: str
 ) -> None:
-    """The console's `validate`, with only `--client-conf` for the cluster (its URLs too)."""
+    """The console's `validate`, with only `--client-conf` for the cluster (its URLs too), on the
+    native reader and sender and on the Python path."""
     import os
 
-    valid, dlq = f"{orders.topic}-valid", f"{orders.topic}-dlq"
+    valid, dlq = f"{orders.topic}-valid-{path}", f"{orders.topic}-dlq-{path}"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PULSAR_")},
         "SCHEMA_REGISTRY_URL": secured.registry_url,
@@ -179,7 +181,7 @@ def test_the_validation_job_takes_the_client_conf(
         [
             str(COMMAND), "validate", "--master", "local[2]", "--client-conf", secured.client_conf,
             "--input", orders.topic, "--valid", valid, "--dead-letter-topic", dlq,
-            "--checkpoint", str(tmp_path / "checkpoint"),
+            "--checkpoint", str(tmp_path / "checkpoint"), "-p", f"reader={path}", "-p", f"writer={path}",
         ],
         env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
