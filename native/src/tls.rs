@@ -130,7 +130,7 @@ fn handshake_failure(host: &str, error: std::io::Error) -> String {
 pub fn hint(text: &str) -> &'static str {
     if text.contains("UnknownIssuer") || text.contains("BadSignature") {
         " (its certificate is not signed by a CA of tlsTrustCertsFilePath)"
-    } else if text.contains("NotValidForName") {
+    } else if text.contains("NotValidForName") || text.contains("not valid for name") {
         " (its certificate does not name this host: tlsEnableHostnameVerification is on)"
     } else if text.contains("Expired") || text.contains("NotValidYet") {
         " (its certificate is out of its validity dates)"
