@@ -83,6 +83,22 @@ fn bound((ledger, entry, batch, inclusive): Position) -> RangeBound {
     RangeBound { ledger, entry, batch, inclusive }
 }
 
+/// A token given as a string, or a callable asked for it at each connection and auth challenge
+/// (the Python side fetches an OAuth2 token again before it expires).
+fn token_source(given: Bound<'_, PyAny>) -> PyResult<wire::TokenSource> {
+    if let Ok(token) = given.extract::<String>() {
+        return Ok(Arc::new(move || Ok(token.clone())));
+    }
+    if !given.is_callable() {
+        return Err(error("auth_token takes a token, or a callable that returns one"));
+    }
+    let ask = given.unbind();
+    Ok(Arc::new(move || {
+        Python::attach(|py| ask.call0(py).and_then(|token| token.extract::<String>(py)))
+            .map_err(|e| format!("the token could not be had: {e}"))
+    }))
+}
+
 /// Where and how to reach Pulsar (kept by the Python worker; each read opens its connection).
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
 struct Client {
@@ -102,7 +118,7 @@ impl Client {
     #[allow(clippy::too_many_arguments)]
     fn new(
         service_url: String,
-        auth_token: Option<String>,
+        auth_token: Option<Bound<'_, PyAny>>,
         tls_trust_certs_file_path: Option<String>,
         tls_certificate_file_path: Option<String>,
         tls_key_file_path: Option<String>,
@@ -112,6 +128,7 @@ impl Client {
         connection_timeout_ms: u64,
     ) -> PyResult<Self> {
         wire::host_port(&service_url).map_err(error)?;
+        let auth_token = auth_token.map(token_source).transpose()?;
         let certificate = match (tls_certificate_file_path, tls_key_file_path) {
             (Some(certificate), Some(key)) => Some((certificate, key)),
             (None, None) => None,

@@ -35,10 +35,14 @@ const DEFAULT_MAX_MESSAGE_SIZE: usize = 5 << 20;
 /// Pulsar's magic number before a message's CRC32C checksum.
 const CHECKSUM_MAGIC: [u8; 2] = [0x0e, 0x01];
 
+/// Where a connection's token comes from: asked at each connection and each auth challenge, so
+/// that a token the caller refreshes (OAuth2's, a rotated token file) reaches a long read.
+pub type TokenSource = Arc<dyn Fn() -> Result<String, String> + Send + Sync>;
+
 #[derive(Clone)]
 pub struct Options {
     pub service_url: String,
-    pub auth_token: Option<String>,
+    pub auth_token: Option<TokenSource>,
     /// TLS for `pulsar+ssl://` URLs (`tls::client_config`); None: plaintext only.
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The client certificate authenticates (Pulsar's `AuthenticationTls`) where no token does.
@@ -50,12 +54,12 @@ pub struct Options {
 impl Options {
     /// The CONNECT command's auth method and data: a token's, else mutual TLS's (the broker reads
     /// the certificate of the TLS session), else none.
-    fn authentication(&self) -> (Option<String>, Option<Vec<u8>>) {
-        match (&self.auth_token, self.tls_authentication) {
-            (Some(token), _) => (Some("token".into()), Some(token.as_bytes().to_vec())),
+    fn authentication(&self) -> Result<(Option<String>, Option<Vec<u8>>), String> {
+        Ok(match (&self.auth_token, self.tls_authentication) {
+            (Some(token), _) => (Some("token".into()), Some(token()?.into_bytes())),
             (None, true) => (Some("tls".into()), Some(Vec::new())),
             (None, false) => (None, None),
-        }
+        })
     }
 }
 
@@ -71,7 +75,7 @@ pub struct Connection {
     stream: Stream,
     frame: Vec<u8>,
     request_id: u64,
-    token: Option<String>,
+    token: Option<TokenSource>,
     pub server_version: String,
     /// The largest frame the broker takes (`CommandConnected.max_message_size`).
     pub max_message_size: usize,
@@ -139,7 +143,7 @@ impl Connection {
             lost: false,
         };
         connection.set_timeout(options.operation_timeout)?;
-        let (auth_method_name, auth_data) = options.authentication();
+        let (auth_method_name, auth_data) = options.authentication()?;
         let connect = proto::CommandConnect {
             client_version: CLIENT_VERSION.into(),
             auth_method_name,
@@ -293,7 +297,10 @@ impl Connection {
             return Ok(true);
         }
         if command.auth_challenge.is_some() {
-            let token = self.token.clone().unwrap_or_default();
+            let token = match &self.token {
+                Some(token) => token()?,
+                None => String::new(),
+            };
             self.send(Type::AuthResponse, |c| {
                 c.auth_response = Some(proto::CommandAuthResponse {
                     client_version: Some(CLIENT_VERSION.into()),

@@ -440,13 +440,17 @@ class ClientConf:
             ) from None
 
     def native_options(self) -> dict[str, Any]:
-        """Keyword arguments of the native extension's `Client` (after the URL): the token, and
-        for `pulsar+ssl://` the TLS files and checks (rustls: `native/src/tls.rs`). Without a
-        trust file, certifi's CAs (the admin API's too)."""
+        """Keyword arguments of the native extension's `Client` (after the URL): where its token
+        comes from (`token`, asked at each connection and auth challenge: an OAuth2 token fetched
+        again before it expires, a token file read again), and for `pulsar+ssl://` the TLS files
+        and checks (rustls: `native/src/tls.rs`). Without a trust file, certifi's CAs (the admin
+        API's too)."""
         import certifi
 
         self.check()
-        options: dict[str, Any] = {"auth_token": self.token()}
+        options: dict[str, Any] = {
+            "auth_token": self.token if self.plugin in (AUTH_TOKEN, AUTH_OAUTH2) else None
+        }
         if self.uses_tls:
             certificate = self.client_certificate()
             options.update(

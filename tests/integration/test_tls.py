@@ -332,3 +332,42 @@ def test_the_native_reader_reads_with_an_oauth2_token(oauth2_pulsar: TlsPulsar, 
     native = extension.Client(oauth2_pulsar.pulsar_url, **conf.native_options())
 
     assert native._drain(topic) == 5
+
+
+def test_a_native_producer_reconnects_with_a_fresh_token_after_its_first_expired(
+    oauth2_pulsar: TlsPulsar, oauth2_client: Any
+) -> None:
+    """The extension asks for its token at each connection: after the token it connected with
+    expired, a topic unload makes it connect again, with a new one (a token given once would be
+    refused: `JWT expired`)."""
+    import time
+
+    import _pulsar_external_schema_native as extension
+    import pyarrow as pa
+    from secured_support import OAUTH2_TTL
+
+    conf = ClientConf.read(oauth2_pulsar.client_conf)
+    topic = new_topic()
+    producer = extension.Client(oauth2_pulsar.pulsar_url, **conf.native_options()).producer(topic)
+
+    def batch(first: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict({"data": [b"%d" % i for i in range(first, first + 10)]})
+
+    producer.send(batch(0), 0)
+    producer.flush()
+    time.sleep(OAUTH2_TTL + 2)  # the token it connected with has expired
+    httpx.put(
+        f"{oauth2_pulsar.admin_url}/admin/v2/{topic.replace('://', '/')}/unload",
+        verify=conf.admin_tls(),
+        headers=conf.admin_headers(),  # a new token: the last one expired
+    ).raise_for_status()
+    producer.send(batch(10), 10)
+    producer.flush()
+    producer.close()
+
+    reader = oauth2_client.create_reader(topic, pulsar.MessageId.earliest)
+    received = []
+    while reader.has_message_available():
+        received.append(reader.read_next(10_000).data())
+    reader.close()
+    assert received == [b"%d" % i for i in range(20)]

@@ -67,12 +67,10 @@ def native_client(options: SourceOptions, module: Any) -> Any:
     `options.service_url` and token; the caller must not close it. It holds no connection: each
     range read opens its own."""
 
-    given = options.client.native_options()  # an OAuth2 token: fetched again before it expires
-
     def make() -> Any:
-        return module.Client(options.service_url, **given)
+        return module.Client(options.service_url, **options.client.native_options())
 
-    return clients.get(("native", options.client, given.get("auth_token")), make)
+    return clients.get(("native", options.client), make)
 
 
 def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSchema:
