@@ -9,7 +9,7 @@
 //! Python API (private; `pulsar_external_schema.spark.native` is the typed one):
 //!
 //! ```text
-//! Client(service_url, *, auth_token=None, tls_trust_certs_file_path=None,
+//! Client(service_url, *, auth_token=None (a token, or a callable returning one), tls_trust_certs_file_path=None,
 //!     tls_certificate_file_path=None, tls_key_file_path=None, tls_hostname_verification=False,
 //!     tls_allow_insecure_connection=False, operation_timeout_ms=30000, connection_timeout_ms=10000)
 //! Client.read(topic, start, end, schema, reader_schema, writer, *, rows_per_batch, read_timeout_ms)

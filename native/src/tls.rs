@@ -37,7 +37,7 @@ fn provider() -> Arc<CryptoProvider> {
 pub fn client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, String> {
     let provider = provider();
     let verifier: Arc<dyn ServerCertVerifier> = if settings.allow_insecure {
-        Arc::new(AnyCertificate(provider.clone()))
+        Arc::new(Lenient { chain: None, provider: provider.clone() })
     } else {
         let mut roots = rustls::RootCertStore::empty();
         if let Some(path) = &settings.trust_file {
@@ -53,7 +53,7 @@ pub fn client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, String
         if settings.verify_hostname {
             webpki
         } else {
-            Arc::new(AnyName(webpki))
+            Arc::new(Lenient { chain: Some(webpki), provider: provider.clone() })
         }
     };
     let builder = ClientConfig::builder_with_provider(provider)
@@ -166,11 +166,17 @@ impl Write for Stream {
     }
 }
 
-/// The CA chain checked, the name not (`tlsEnableHostnameVerification=false`, Pulsar's default).
+/// A verifier looser than webpki's as Pulsar's settings ask: the CA chain checked and the name
+/// not (`tlsEnableHostnameVerification=false`, Pulsar's default; `chain`: webpki's verifier), or
+/// no certificate checked (`tlsAllowInsecureConnection=true`; `chain` None). The handshake's
+/// signatures are checked either way, with the key of the certificate shown.
 #[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
+struct Lenient {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -179,8 +185,11 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
         // webpki checks the chain first, and the name only of a chain it trusts
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -194,7 +203,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -203,51 +212,11 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// No certificate checked (`tlsAllowInsecureConnection=true`); the handshake's signatures are,
-/// with the key of the certificate shown.
-#[derive(Debug)]
-struct AnyCertificate(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 
