@@ -47,7 +47,7 @@ mod send;
 mod tls;
 mod wire;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use arrow::array::RecordBatch;
@@ -81,6 +81,18 @@ type Place = (i64, i64, i32);
 
 fn bound((ledger, entry, batch, inclusive): Position) -> RangeBound {
     RangeBound { ledger, entry, batch, inclusive }
+}
+
+/// `mutex` locked without holding the GIL while it waits: its holder may be reading with the GIL
+/// released and need it back (a reconnect asks Python for a fresh token).
+fn locked<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> Result<MutexGuard<'a, T>, ()> {
+    loop {
+        match mutex.try_lock() {
+            Ok(guard) => return Ok(guard),
+            Err(TryLockError::Poisoned(_)) => return Err(()),
+            Err(TryLockError::WouldBlock) => py.detach(|| std::thread::sleep(Duration::from_millis(1))),
+        }
+    }
 }
 
 /// A token given as a string, or a callable asked for it at each connection and auth challenge
@@ -311,7 +323,7 @@ impl RangeReader {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let mut guard = self.state.lock().map_err(|_| error("the reader failed before"))?;
+        let mut guard = locked(py, &self.state).map_err(|_| error("the reader failed before"))?;
         let Some(state) = guard.as_mut() else { return Ok(None) };
         let batch = py.detach(|| state.next_batch());
         match batch {
@@ -329,20 +341,20 @@ impl RangeReader {
     /// Why the reader stopped before the range's end, and the last message it gave: the Python
     /// path reads on after that message. None: it read the whole range (or is not done).
     #[getter]
-    fn handover(&self) -> Option<(Option<Place>, String)> {
-        let guard = self.state.lock().ok()?;
+    fn handover(&self, py: Python<'_>) -> Option<(Option<Place>, String)> {
+        let guard = locked(py, &self.state).ok()?;
         let state = guard.as_ref()?;
         state.handover.clone().map(|reason| (state.last, reason))
     }
 
     /// The writer schema ids whose bodies were decoded here.
     #[getter]
-    fn native_ids(&self) -> Vec<u32> {
-        self.state.lock().ok().and_then(|g| g.as_ref().map(|s| s.values.native_ids())).unwrap_or_default()
+    fn native_ids(&self, py: Python<'_>) -> Vec<u32> {
+        locked(py, &self.state).ok().and_then(|g| g.as_ref().map(|s| s.values.native_ids())).unwrap_or_default()
     }
 
     fn close(&self, py: Python<'_>) {
-        let state = self.state.lock().ok().and_then(|mut g| g.take());
+        let state = locked(py, &self.state).ok().and_then(|mut g| g.take());
         if let Some(mut state) = state {
             py.detach(|| state.consumer.close());
         }
@@ -366,7 +378,7 @@ impl Producer {
     fn send(&self, py: Python<'_>, batch: PyArrowType<RecordBatch>, first_sequence_id: Option<u64>) -> PyResult<()> {
         let batch = batch.0;
         let rows = Rows::of(&batch).map_err(error)?;
-        let mut guard = self.state.lock().map_err(|_| error("the producer failed before"))?;
+        let mut guard = locked(py, &self.state).map_err(|_| error("the producer failed before"))?;
         let producer = guard.as_mut().ok_or_else(|| error("the producer is closed"))?;
         let first = first_sequence_id.unwrap_or(producer.next_sequence_id);
         py.detach(|| rows.send(producer, first)).map_err(error)
@@ -375,19 +387,19 @@ impl Producer {
     /// Sends the open batch and waits for the broker's receipt of every batch sent; the number
     /// of messages it acknowledged.
     fn flush(&self, py: Python<'_>) -> PyResult<usize> {
-        let mut guard = self.state.lock().map_err(|_| error("the producer failed before"))?;
+        let mut guard = locked(py, &self.state).map_err(|_| error("the producer failed before"))?;
         let producer = guard.as_mut().ok_or_else(|| error("the producer is closed"))?;
         py.detach(|| producer.flush()).map_err(error)
     }
 
     /// The producer's name (the broker's, where none was given).
     #[getter]
-    fn name(&self) -> Option<String> {
-        self.state.lock().ok().and_then(|g| g.as_ref().map(|p| p.name.clone()))
+    fn name(&self, py: Python<'_>) -> Option<String> {
+        locked(py, &self.state).ok().and_then(|g| g.as_ref().map(|p| p.name.clone()))
     }
 
     fn close(&self, py: Python<'_>) {
-        let state = self.state.lock().ok().and_then(|mut g| g.take());
+        let state = locked(py, &self.state).ok().and_then(|mut g| g.take());
         if let Some(mut producer) = state {
             py.detach(|| producer.close());
         }

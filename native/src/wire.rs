@@ -418,16 +418,18 @@ pub fn connect_for(topic: &str, options: &Options) -> Result<Connection, String>
         let response = answer
             .lookup_topic_response
             .ok_or_else(|| "looking the topic up: an answer that is not a lookup response".to_string())?;
-        // a TLS client goes on over TLS: the broker's TLS URL
-        let url = if is_tls(&options.service_url) {
-            response.broker_service_url_tls.clone().unwrap_or_default()
-        } else {
-            response.broker_service_url.clone().unwrap_or_default()
-        };
         let proxy = response.proxy_through_service_url.unwrap_or(false);
         let kind = response.response.and_then(|r| LookupType::try_from(r).ok());
         match kind {
             Some(LookupType::Connect) | Some(LookupType::Redirect) => {
+                // a TLS client goes on over TLS: the broker's TLS URL
+                let url = if is_tls(&options.service_url) {
+                    response.broker_service_url_tls.clone().filter(|url| !url.is_empty()).ok_or_else(|| {
+                        "looking the topic up: its broker advertises no TLS URL (brokerServicePortTls)".to_string()
+                    })?
+                } else {
+                    response.broker_service_url.clone().unwrap_or_default()
+                };
                 let next = if proxy {
                     Connection::open(&options.service_url, options, Some(&url))?
                 } else if same_broker(&url, &options.service_url) && kind == Some(LookupType::Connect) {
@@ -468,7 +470,7 @@ const FINAL_ERRORS: [&str; 10] = [
     "AuthenticationError",
     "AuthorizationError",
     "NotAllowedError",
-    "TLS handshake",
+    "invalid peer certificate",
     "CertificateRequired",
     "BadCertificate",
     "UnknownCA",

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import base64
 import difflib
+import functools
+import hashlib
 import json
 import os
 import re
@@ -135,6 +137,10 @@ def _canonical_key(key: str, where: str) -> str | None:
     """The `client.conf` name of `key` (None for a Java-only key), or a `ConfigError` with the
     nearest name."""
     name = _BY_LOWER.get(key.lower())
+    if name is None and not re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,39}", key):  # keys are camelCase
+        raise ConfigError(
+            f"a line {where} is no `key=value` of a Pulsar client key (not shown: it may hold a secret)"
+        )
     if name is None:
         close = difflib.get_close_matches(key.lower(), _BY_LOWER, n=1, cutoff=0.6)
         hint = (
@@ -165,6 +171,8 @@ class ClientConf:
     operation_timeout_ms: int | None = None
     connection_timeout_ms: int | None = None
     where: str = field(default="", compare=False)
+    given: frozenset[str] = field(default=frozenset(), compare=False)
+    """The fields set (by a file, options or flags), which `merged` takes over another's."""
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -176,12 +184,14 @@ class ClientConf:
         values: dict[str, str] = {}
         pending = ""
         for raw in text.splitlines():
+            if not pending and raw.strip().startswith(("#", "!")):
+                continue  # a comment ends at its line, a trailing \\ or not
             line = pending + raw.strip()
             pending = ""
             if line.endswith("\\") and not line.endswith("\\\\"):
                 pending = line[:-1]
                 continue
-            if not line or line.startswith(("#", "!")):
+            if not line:
                 continue
             match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)", line)
             if match is None:
@@ -194,10 +204,12 @@ class ClientConf:
     def from_options(cls, values: Mapping[str, Any], *, where: str = "") -> ClientConf:
         """`values` by `client.conf` key (any case; the Java aliases too). Empty values are unset."""
         given: dict[str, Any] = {}
+        use_tls = False
         for key, value in values.items():
             name = _canonical_key(str(key), where)
             if name is None:
                 _check_java_only(str(key), value, where)
+                use_tls = use_tls or (str(key).lower() == "usetls" and str(value).strip().lower() == "true")
                 continue
             if value is None or (isinstance(value, str) and not value.strip()):
                 continue
@@ -207,7 +219,12 @@ class ClientConf:
                     f"Pulsar client key {name!r} is given twice {where} (once under another name)"
                 )
             given[spec.attribute] = _parse(name, spec, value, where)
-        return cls(**given, where=where)
+        if use_tls and str(given.get("service_url", "")).startswith("pulsar://"):
+            raise ConfigError(
+                f"Pulsar client key 'useTls' {where} is true and brokerServiceUrl is pulsar://: this "
+                "package speaks TLS to pulsar+ssl:// URLs (the URL says it, not useTls); give one"
+            )
+        return cls(**given, where=where, given=frozenset(given))
 
     @classmethod
     def from_prefixed(cls, values: Mapping[str, Any], prefix: str, what: str) -> ClientConf | None:
@@ -226,24 +243,32 @@ class ClientConf:
 
     def merged(self, other: ClientConf) -> ClientConf:
         """This configuration with every value `other` sets (flags over a file)."""
-        changes = {
-            f.name: getattr(other, f.name)
-            for f in fields(self)
-            if f.name != "where" and getattr(other, f.name) != f.default
-        }
+        changes = {name: getattr(other, name) for name in other.given}
         where = " and ".join(w for w in (self.where, other.where) if w and changes) or self.where
-        return replace(self, **changes, where=where)
+        return replace(self, **changes, where=where, given=self.given | other.given)
 
     def with_values(self, **values: Any) -> ClientConf:
         """This configuration with the given fields set where they are given (flags; None and ""
         are not: an empty environment variable gives nothing, as in Pulsar's file)."""
-        return replace(self, **{k: v for k, v in values.items() if v is not None and v != ""})
+        changes = {k: v for k, v in values.items() if v is not None and v != ""}
+        return replace(self, **changes, given=self.given | frozenset(changes))
+
+    def as_options(self, prefix: str) -> dict[str, str]:
+        """The fields set, as `<prefix><client.conf key>` options (what `from_prefixed` reads):
+        the file read once, for processes that may not have it (Spark's executors)."""
+        keys = {spec.attribute: key for key, spec in CLIENT_KEYS.items()}
+        shown = {True: "true", False: "false"}
+        return {
+            f"{prefix}{keys[name]}": shown.get(value, str(value)) if isinstance(value, bool) else str(value)
+            for name in sorted(self.given)
+            if (value := getattr(self, name)) is not None
+        }
 
     def __repr__(self) -> str:
         shown = ", ".join(
             f"{f.name}={MASK if f.name == 'auth_params' else getattr(self, f.name)!r}"
             for f in fields(self)
-            if f.name != "where" and getattr(self, f.name) != f.default
+            if f.name not in ("where", "given") and getattr(self, f.name) != f.default
         )
         return f"ClientConf({shown})"
 
@@ -413,6 +438,10 @@ class ClientConf:
             args["authentication"] = pulsar.AuthenticationTLS(*certificate)
         elif plugin == AUTH_OAUTH2:  # pulsar-client fetches and refreshes its own tokens
             args["authentication"] = pulsar.AuthenticationOauth2(self.oauth2().cpp_params())
+        if plugin != AUTH_TLS and self.tls_certificate_file_path:  # shown beside a token
+            certificate = self.client_certificate()
+            assert certificate is not None  # check() said so
+            args["tls_certificate_file_path"], args["tls_private_key_file_path"] = certificate
         if self.uses_tls:
             args["use_tls"] = True
             args["tls_allow_insecure_connection"] = self.tls_allow_insecure_connection
@@ -470,23 +499,13 @@ class ClientConf:
         """The admin REST API's TLS context: the trust file's CAs (else certifi's), the client
         certificate of mutual TLS, hostname verification as `tlsEnableHostnameVerification` says
         (Pulsar's default: off) and none of it with `tlsAllowInsecureConnection`."""
-        import certifi
-
-        context = ssl.create_default_context(cafile=self.trust_file() or certifi.where())
-        context.check_hostname = (
-            self.tls_enable_hostname_verification and not self.tls_allow_insecure_connection
+        return _ssl_context(
+            self.trust_file(),
+            self.client_certificate(),
+            self.tls_enable_hostname_verification,
+            self.tls_allow_insecure_connection,
+            self._key("tls_trust_certs_file_path"),
         )
-        if self.tls_allow_insecure_connection:
-            context.verify_mode = ssl.CERT_NONE
-        certificate = self.client_certificate()
-        if certificate is not None:
-            try:
-                context.load_cert_chain(*certificate)
-            except (ssl.SSLError, OSError) as error:
-                raise ConfigError(
-                    f"the client certificate {certificate[0]} and key {certificate[1]} do not load: {error}"
-                ) from None
-        return context
 
     def admin_headers(self) -> dict[str, str]:
         """The admin REST API's credentials: a token's `Authorization` header (OAuth2's fetched
@@ -524,7 +543,8 @@ class OAuth2:
         return json.dumps(params)
 
     def token(self) -> str:
-        key = (self.issuer_url, self.client_id, self.audience, self.scope)
+        secret = hashlib.sha256(self.client_secret.encode()).hexdigest()  # another secret: its own
+        key = (self.issuer_url, self.client_id, secret, self.audience, self.scope)
         with _TOKENS_LOCK:
             kept = _TOKENS.get(key)
             if kept is not None and time.monotonic() < kept[1]:
@@ -540,44 +560,57 @@ class OAuth2:
         import httpx
 
         verify = ssl.create_default_context(cafile=certifi.where())  # an issuer's CAs are public ones
+        discovery = f"{self.issuer_url}/.well-known/openid-configuration"
         with httpx.Client(timeout=OAUTH2_TIMEOUT_SECONDS, verify=verify) as http:
-            discovery = f"{self.issuer_url}/.well-known/openid-configuration"
             try:
                 found = http.get(discovery)
-                endpoint = found.json().get("token_endpoint") if found.status_code == 200 else None
-                if not isinstance(endpoint, str):
-                    raise ConfigError(
-                        f"the OAuth2 issuer {self.issuer_url} has no token endpoint in {discovery} "
-                        f"(HTTP {found.status_code}): check issuerUrl"
-                    )
-                form = {
-                    "grant_type": "client_credentials",
-                    "client_id": self.client_id,
-                    "client_secret": self.client_secret,
-                }
-                form.update({k: v for k, v in (("audience", self.audience), ("scope", self.scope)) if v})
-                answer = http.post(endpoint, data=form)
-            except (httpx.HTTPError, ValueError) as error:
+            except httpx.HTTPError as error:
                 raise ConfigError(f"cannot reach the OAuth2 issuer {self.issuer_url}: {error}") from None
-        try:
-            body = answer.json()
-        except ValueError:
-            body = {}
+            endpoint = _json_object(found).get("token_endpoint") if found.status_code == 200 else None
+            if not isinstance(endpoint, str):
+                raise ConfigError(
+                    f"the OAuth2 issuer {self.issuer_url} gives no token endpoint in {discovery} "
+                    f"(HTTP {found.status_code}): check issuerUrl"
+                )
+            form = {
+                "grant_type": "client_credentials",
+                "client_id": self.client_id,
+                "client_secret": self.client_secret,
+            }
+            form.update({k: v for k, v in (("audience", self.audience), ("scope", self.scope)) if v})
+            try:
+                answer = http.post(endpoint, data=form)
+            except httpx.HTTPError as error:
+                raise ConfigError(
+                    f"cannot reach the OAuth2 issuer's token endpoint {endpoint}: {error}"
+                ) from None
+        body = _json_object(answer)
         if answer.status_code != 200 or not isinstance(body.get("access_token"), str):
             reason = " ".join(str(body.get(k, "")) for k in ("error", "error_description")).strip()
+            if answer.status_code == 200:
+                reason = "an answer without an access_token"
             raise ConfigError(
                 f"the OAuth2 issuer {self.issuer_url} refused client {self.client_id!r}: HTTP "
                 f"{answer.status_code} {reason or answer.reason_phrase}".rstrip()
             )
         lifetime = body.get("expires_in")
-        return body["access_token"], float(lifetime) if isinstance(
-            lifetime, int | float
-        ) and lifetime > 0 else 3600.0
+        if isinstance(lifetime, int | float) and not isinstance(lifetime, bool) and lifetime > 0:
+            return body["access_token"], float(lifetime)
+        return body["access_token"], 3600.0
+
+
+def _json_object(response: Any) -> dict[str, Any]:
+    """An HTTP answer's JSON object, or {} (HTML, an array, nothing)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 #: How long a request to an OAuth2 issuer may take.
 OAUTH2_TIMEOUT_SECONDS = 10.0
-_TOKENS: dict[tuple[str, str, str | None, str | None], tuple[str, float]] = {}
+_TOKENS: dict[tuple[str, str, str, str | None, str | None], tuple[str, float]] = {}
 _TOKENS_LOCK = threading.Lock()
 
 
@@ -602,6 +635,35 @@ def _credentials(key_file: str, where: str) -> dict[str, str]:
     if not isinstance(parsed, dict):
         raise ConfigError(f"{where}: {shown} is not a JSON object (client_id, client_secret)")
     return {str(k): str(v) for k, v in parsed.items()}
+
+
+@functools.lru_cache(maxsize=16)
+def _ssl_context(
+    trust_file: str | None,
+    certificate: tuple[str, str] | None,
+    check_hostname: bool,
+    insecure: bool,
+    trust_key: str,
+) -> ssl.SSLContext:
+    """`admin_tls`'s context, made once a process for the same files and checks (loading a CA
+    bundle takes tens of milliseconds, and a Spark query makes several admin clients)."""
+    import certifi
+
+    try:
+        context = ssl.create_default_context(cafile=trust_file or certifi.where())
+    except ssl.SSLError as error:
+        raise ConfigError(f"{trust_key}: {trust_file} holds no PEM certificate ({error.reason})") from None
+    context.check_hostname = check_hostname and not insecure
+    if insecure:
+        context.verify_mode = ssl.CERT_NONE
+    if certificate is not None:
+        try:
+            context.load_cert_chain(*certificate)
+        except (ssl.SSLError, OSError) as error:
+            raise ConfigError(
+                f"the client certificate {certificate[0]} and key {certificate[1]} do not load: {error}"
+            ) from None
+    return context
 
 
 def connect(conf: str | os.PathLike[str] | ClientConf | None = None, **client_args: Any) -> Any:

@@ -290,3 +290,138 @@ def test_an_oauth2_parameter_missing_or_unreadable_is_named_before_any_request(
     with pytest.raises(ConfigError, match=message) as raised:
         conf.check()
     assert "'authParams' in client.conf" in str(raised.value)
+
+
+def test_an_option_turns_a_files_true_back_to_false(pem: Path) -> None:
+    from_file = ClientConf.read(
+        write_conf(pem, "tlsAllowInsecureConnection=true\ntlsEnableHostnameVerification=true\n")
+    )
+
+    given = from_file.merged(ClientConf.from_options({"tlsallowinsecureconnection": "false"}))
+
+    assert not given.tls_allow_insecure_connection and given.tls_enable_hostname_verification
+
+
+def test_the_file_read_once_travels_as_options(pem: Path) -> None:
+    """What Spark's executors get: the keys, not the path of a file they may not have."""
+    conf = ClientConf.read(
+        write_conf(
+            pem, f"brokerServiceUrl=pulsar+ssl://a:6651\ntlsTrustCertsFilePath={pem}/ca.crt\nuseTls=true\n"
+        )
+    )
+
+    options = conf.as_options("pulsar.client.")
+
+    assert options == {
+        "pulsar.client.brokerServiceUrl": "pulsar+ssl://a:6651",
+        "pulsar.client.tlsTrustCertsFilePath": f"{pem}/ca.crt",
+    }
+    assert ClientConf.from_prefixed(options, "pulsar.client.", "option") == conf
+
+
+def test_java_properties_comments_end_at_their_line(pem: Path) -> None:
+    conf = ClientConf.read(
+        write_conf(pem, "# a comment that ends in a backslash \\\nbrokerServiceUrl=pulsar://a:6650\n")
+    )
+
+    assert conf.service_url == "pulsar://a:6650"
+
+
+def test_use_tls_with_a_plaintext_url_is_refused_not_ignored() -> None:
+    with pytest.raises(
+        ConfigError, match=r"'useTls' in client\.conf is true and brokerServiceUrl is pulsar://"
+    ):
+        ClientConf.from_options(
+            {"useTls": "true", "brokerServiceUrl": "pulsar://a:6651"}, where="in client.conf"
+        )
+
+
+def test_a_line_that_is_no_key_is_not_quoted(pem: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        ClientConf.read(write_conf(pem, f"authParams=token:\n{TOKEN}\n"))
+
+    assert TOKEN not in str(raised.value) and "is no `key=value`" in str(raised.value)
+
+
+def test_a_trust_file_that_is_not_pem_is_named(pem: Path) -> None:
+    conf = ClientConf.from_options({"tlsTrustCertsFilePath": f"{pem}/client.key"}, where="in client.conf")
+
+    with pytest.raises(
+        ConfigError, match=f"'tlsTrustCertsFilePath' in client.conf: {pem}/client.key holds no PEM"
+    ):
+        conf.admin_tls()
+
+
+def test_a_client_certificate_beside_a_token_is_shown_by_pulsar_client_too(pem: Path) -> None:
+    conf = ClientConf.from_options(
+        {
+            "brokerServiceUrl": "pulsar+ssl://a:6651",
+            "authPlugin": "token",
+            "authParams": f"token:{TOKEN}",
+            "tlsCertificateFilePath": f"{pem}/client.crt",
+            "tlsKeyFilePath": f"{pem}/client.key",
+        }
+    )
+
+    args = conf.pulsar_client_args()
+
+    assert isinstance(args["authentication"], pulsar.AuthenticationToken)
+    assert (args["tls_certificate_file_path"], args["tls_private_key_file_path"]) == (
+        f"{pem}/client.crt",
+        f"{pem}/client.key",
+    )
+
+
+@pytest.mark.parametrize(
+    ("answers", "message"),
+    [
+        ({"/.well-known/openid-configuration": (200, "<html>sign in</html>")}, "gives no token endpoint in"),
+        ({"/.well-known/openid-configuration": (200, "[1]")}, "gives no token endpoint in"),
+        (
+            {"/.well-known/openid-configuration": (200, '{"token_endpoint": "{url}/token"}'),
+             "/token": (200, "<html/>")},
+            "refused client 'app': HTTP 200 an answer without an access_token",
+        ),
+        (
+            {"/.well-known/openid-configuration": (200, '{"token_endpoint": "{url}/token"}'),
+             "/token": (401, '{"error": "invalid_client", "error_description": "bad secret"}')},
+            "refused client 'app': HTTP 401 invalid_client bad secret",
+        ),
+    ],
+)  # fmt: skip
+def test_what_an_issuer_answers_is_said_in_one_line(
+    answers: dict[str, tuple[int, str]], message: str
+) -> None:
+    """A local HTTP server plays the issuer."""
+    import http.server
+    import threading
+
+    class Issuer(http.server.BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            status, body = answers.get(self.path, (404, "{}"))
+            data = body.replace("{url}", f"http://127.0.0.1:{server.server_port}").encode()
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Issuer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    issuer = f"http://127.0.0.1:{server.server_port}"
+    conf = ClientConf.from_options(
+        {
+            "authPlugin": "oauth2",
+            "authParams": f'{{"issuer_url": "{issuer}", "client_id": "app", "client_secret": "s3"}}',
+        }
+    )
+    try:
+        with pytest.raises(ConfigError, match=message) as raised:
+            conf.token()
+    finally:
+        server.shutdown()
+    assert "s3" not in str(raised.value)

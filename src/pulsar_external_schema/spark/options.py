@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import ExternalSchemaConfig, with_broker_token
+from ..config import CLIENT_PREFIX, ExternalSchemaConfig, with_broker_token
 from ..connections import AUTH_TOKEN, ClientConf
 from ..errors import ConfigError
 from .offsets import parse_offsets
@@ -89,7 +89,7 @@ class SourceOptions:
     fail_on_data_loss: bool
     include_data: bool
     protobuf_message_class: str | None
-    auth_token: str | None
+    auth_token: str | None = field(repr=False)
     read_timeout_ms: int
     trust_rule_properties: bool
     producer_name: str | None
@@ -103,7 +103,7 @@ class SourceOptions:
     """A stream's topic of valid messages, forwarded as they are read (`forwarding.py`)."""
     dead_letter_topic: str | None = None
     """With `forward_to`: the topic of invalid messages."""
-    config: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict, repr=False)
     """This package's configuration keys (the registry, serdes and rules)."""
     client: ClientConf = field(default_factory=ClientConf)
     """How to connect: `pulsar.client.*` with `service.url`, `admin.url` and `pulsar.auth.token`
@@ -129,6 +129,11 @@ class SourceOptions:
                 "or brokerServiceUrl in the file of 'pulsar.client.conf'"
             )
         client.check()
+        # the client configuration read once: executors get its keys, not the file's path
+        values = {
+            **{k: v for k, v in values.items() if not k.lower().startswith(CLIENT_PREFIX)},
+            **(config.pulsar_client.as_options(CLIENT_PREFIX) if config.pulsar_client else {}),
+        }
         topics = tuple(t.strip() for t in source.get("topics", "").split(",") if t.strip())
         if source.get("topic"):
             topics = (*topics, source["topic"].strip())
