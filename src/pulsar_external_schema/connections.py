@@ -253,6 +253,19 @@ class ClientConf:
         changes = {k: v for k, v in values.items() if v is not None and v != ""}
         return replace(self, **changes, given=self.given | frozenset(changes))
 
+    def overridden(
+        self, *, service_url: str | None, web_service_url: str | None, token: str | None
+    ) -> ClientConf:
+        """This configuration under the URLs and token given apart from it (the console's
+        flags, Spark's `service.url`, `admin.url` and `pulsar.auth.token`): a token given
+        replaces its credentials."""
+        return self.with_values(
+            service_url=service_url,
+            web_service_url=web_service_url,
+            auth_plugin=AUTH_TOKEN if token else None,
+            auth_params=f"token:{token}" if token else None,
+        )
+
     def as_options(self, prefix: str) -> dict[str, str]:
         """The fields set, as `<prefix><client.conf key>` options (what `from_prefixed` reads):
         the file read once, for processes that may not have it (Spark's executors)."""

@@ -282,18 +282,16 @@ def connection(args: argparse.Namespace) -> ClientConf:
     """The cluster's client configuration: `--client-conf`'s file, with `--service-url`,
     `--admin-url` and `--auth-token` over it. `args.service_url` and `args.admin_url` are then
     the URLs to use (the file's where no flag gives one), for `require` and every message."""
-    from ..connections import AUTH_OAUTH2, AUTH_TOKEN, ClientConf
+    from ..connections import AUTH_OAUTH2, ClientConf
     from ..errors import ConfigError
 
     path = getattr(args, "client_conf", None)
     try:
         conf = ClientConf.read(path) if path else ClientConf(where="")
-        token = auth_token(args)
-        conf = conf.with_values(
+        conf = conf.overridden(
             service_url=getattr(args, "service_url", None),
             web_service_url=getattr(args, "admin_url", None),
-            auth_plugin=AUTH_TOKEN if token else None,
-            auth_params=f"token:{token}" if token else None,
+            token=auth_token(args),
         )
         conf.check()
     except ConfigError as error:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CLIENT_PREFIX, ExternalSchemaConfig, with_broker_token
-from ..connections import AUTH_TOKEN, ClientConf
+from ..connections import ClientConf
 from ..errors import ConfigError
 from .offsets import parse_offsets
 
@@ -116,11 +116,8 @@ class SourceOptions:
         token = source.get("pulsar.auth.token")
         values = with_broker_token(values, token, "pulsar.auth.token")
         config = ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
-        client = (config.pulsar_client or ClientConf()).with_values(
-            service_url=source.get("service.url") or None,
-            web_service_url=source.get("admin.url") or None,
-            auth_plugin=AUTH_TOKEN if token else None,
-            auth_params=f"token:{token}" if token else None,
+        client = (config.pulsar_client or ClientConf()).overridden(
+            service_url=source.get("service.url"), web_service_url=source.get("admin.url"), token=token
         )
         service_url = client.service_url
         if not service_url:
