@@ -18,9 +18,10 @@ import pytest
 
 from pulsar_external_schema._native import extension as native_extension
 
-extension = native_extension()
-if extension is None:  # the package's one gate says it is not installed
+_found = native_extension()
+if _found is None:  # the package's one gate says it is not installed
     pytest.skip("the native extension is not installed (PES_NATIVE=0)", allow_module_level=True)
+extension = _found
 
 EXTENSIONS = """
 [ca]
