@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         SparkTypeError,
         SubjectNotFoundError,
         UnknownSchemaIdError,
+        UnsupportedBrokerError,
         UnsupportedProtobufError,
         ValueOutsideSchemaError,
     )
@@ -80,6 +81,7 @@ _LAZY = {
             "SparkTypeError",
             "SubjectNotFoundError",
             "UnknownSchemaIdError",
+            "UnsupportedBrokerError",
             "UnsupportedProtobufError",
             "ValueOutsideSchemaError",
         ],
@@ -134,6 +136,7 @@ __all__ = [
     "SparkTypeError",
     "SubjectNotFoundError",
     "UnknownSchemaIdError",
+    "UnsupportedBrokerError",
     "UnsupportedProtobufError",
     "ValueOutsideSchemaError",
     "__version__",

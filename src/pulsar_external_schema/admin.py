@@ -2,16 +2,18 @@
 EXTERNAL (PIP-420) here, and the Spark data source's planning calls (spark/topic_metadata.py).
 
 `declare_external(topic)` is what a Java PIP-420 client does on connect: it stores a SchemaInfo of
-type EXTERNAL (empty data) for the topic, if the topic has none. Measured on a 4.2 broker, that
-makes the broker refuse a producer or consumer with a native schema (Avro, JSON, String, ...)
-with `IncompatibleSchema`, so nobody writes a second kind of payload on an external-schema topic,
-while this package's clients (which declare no schema: pulsar-client's BYTES) go on as before.
+type EXTERNAL (empty data) for the topic, if the topic has none; a broker before 4.1 has no such
+type, and the declaration is refused there (`UnsupportedBrokerError`, naming its version).
+Measured on a 4.2 broker, the declaration makes the broker refuse a producer or consumer with a
+native schema (Avro, JSON, String, ...) with `IncompatibleSchema`, so nobody writes a second kind
+of payload on an external-schema topic, while this package's clients (which declare no schema:
+pulsar-client's BYTES) go on as before.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
+import re
 import ssl
 import threading
 from typing import Any
@@ -22,12 +24,19 @@ import httpx
 from . import subjects
 from .config import ADMIN_TOKEN_KEY, ExternalSchemaConfig, token_given_as
 from .connections import AUTH_OAUTH2, AUTH_TOKEN, ClientConf
-from .errors import ConfigError, PulsarAdminError
+from .errors import ConfigError, PulsarAdminError, UnsupportedBrokerError
 from .subjects import TopicName
 
-log = logging.getLogger(__name__)
-
-__all__ = ["PulsarAdmin", "PulsarAdminError", "declare_external", "full_topic_name"]
+__all__ = [
+    "EXTERNAL_SINCE",
+    "PulsarAdmin",
+    "PulsarAdminError",
+    "UnsupportedBrokerError",
+    "declare_external",
+    "full_topic_name",
+    "lacks_external_type",
+    "require_external_type",
+]
 
 
 def full_topic_name(topic: str) -> str:
@@ -152,13 +161,23 @@ class PulsarAdmin:
             raise self._refused(response, what)
         return response.content.strip() == b"true"
 
-    def declare_external(self, topic: str) -> bool:
-        """Store an EXTERNAL SchemaInfo for `topic` if it has no schema; True when the topic's
-        schema is EXTERNAL afterwards (it was, or now is), False on a broker older than 4.1,
-        which has no EXTERNAL type (logged once per call: the package works without it).
+    def broker_version(self) -> str | None:
+        """The Pulsar release of the broker behind the API, as it reports it (`4.0.7`); None where
+        it does not say (a proxy in front, a refused call)."""
+        try:
+            response = self._http.get("/admin/v2/brokers/version")
+        except httpx.HTTPError:
+            return None
+        version = response.text.strip().strip('"')
+        return version if response.status_code == 200 and _release(version) is not None else None
 
-        Raises `PulsarAdminError` when the topic already has another schema (a native Avro or
-        JSON producer wrote to it), when the namespace does not exist, or the API refuses."""
+    def declare_external(self, topic: str) -> bool:
+        """Store an EXTERNAL SchemaInfo for `topic` if it has no schema; True: the topic's schema is
+        EXTERNAL afterwards (it was, or now is).
+
+        Raises `UnsupportedBrokerError` on a broker older than 4.1, which has no EXTERNAL type,
+        and `PulsarAdminError` when the topic already has another schema (a native Avro or JSON
+        producer wrote to it), when the namespace does not exist, or the API refuses."""
         topic = full_topic_name(topic)
         name = TopicName.parse(topic)  # a topic's partitions share its schema
         path = f"/admin/v2/schemas/{name.tenant}/{name.namespace}/{name.local_name}/schema"
@@ -172,22 +191,51 @@ class PulsarAdmin:
         if response.status_code in (200, 204):
             return True
         reason = _reason(response)
-        if "SchemaType.EXTERNAL" in reason or ("EXTERNAL" in reason and response.status_code >= 500):
-            log.warning(
-                "the broker at %s has no EXTERNAL schema type (Pulsar before 4.1): %s is not declared "
-                "EXTERNAL; this package works without it, but the broker cannot refuse native-schema "
-                "producers on the topic",
-                self.url,
-                topic,
-            )
-            return False
         if response.status_code == 409:
             raise PulsarAdminError(
                 f"{topic} already has a schema of type {_schema_type(current)} on the broker, so it "
                 f"cannot be declared EXTERNAL: {reason}. A producer with a native Pulsar schema wrote to it; "
                 "use another topic, or delete the topic's schema (pulsar-admin schemas delete) first"
             )
+        # A broker before 4.1 answers 500 "No enum constant ...SchemaType.EXTERNAL": its version
+        # says why, or, where it does not say it (a proxy in front), those words
+        version = self.broker_version()
+        if lacks_external_type(version) or (version is None and "SchemaType.EXTERNAL" in reason):
+            raise self._without_external(f"cannot declare {topic} EXTERNAL", version)
         raise self._refused(response, what)
+
+    def _without_external(self, what: str, version: str | None) -> UnsupportedBrokerError:
+        runs = f"runs Pulsar {version}" if version else "has no EXTERNAL schema type"
+        return UnsupportedBrokerError(
+            f"{what}: the broker at {self.url} {runs}, and the EXTERNAL schema type (PIP-420) needs "
+            f"Pulsar {EXTERNAL_SINCE[0]}.{EXTERNAL_SINCE[1]} or newer; leave out 'pulsar.admin.url' "
+            "to go on without the declaration",
+            broker_version=version,
+        )
+
+    def require_external_type(self) -> None:
+        """Raises `UnsupportedBrokerError` where the broker's version is known and older than 4.1,
+        so that every declaration would be refused."""
+        version = self.broker_version()
+        if lacks_external_type(version):
+            raise self._without_external("cannot declare topics EXTERNAL", version)
+
+
+#: The first Pulsar release with PIP-420's EXTERNAL schema type.
+EXTERNAL_SINCE = (4, 1)
+
+
+def lacks_external_type(version: str | None) -> bool:
+    """Whether Pulsar `version` (`4.0.7`, as a broker reports it) is older than 4.1; False where
+    the version is not known."""
+    release = _release(version) if version else None
+    return release is not None and release < EXTERNAL_SINCE
+
+
+def _release(version: str) -> tuple[int, int] | None:
+    """`4.0.7` (or `4.1.0-SNAPSHOT`) -> (4, 0); None for what is no version."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def _schema_type(response: httpx.Response) -> str:
@@ -213,23 +261,40 @@ _DECLARED: set[tuple[str, str]] = set()
 _DECLARED_LOCK = threading.Lock()
 
 
+def _admin(config: ExternalSchemaConfig, url: str) -> PulsarAdmin:
+    token = config.pulsar_admin_token
+    return PulsarAdmin(url, token=token, token_key=token_given_as(token), client=config.pulsar_client)
+
+
 def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
     """With `pulsar.admin.url`, declare `topic`'s schema EXTERNAL on the broker, once per process
     (this module's docstring says what that changes); without it, nothing. `create_producer` and
-    `subscribe` call it. Raises `PulsarAdminError` when the
-    topic has a native schema already, or the admin API refuses or cannot be reached."""
+    `subscribe` call it. Raises `UnsupportedBrokerError` on a broker before 4.1, and
+    `PulsarAdminError` when the topic has a native schema already, or the admin API refuses or
+    cannot be reached."""
     if config.pulsar_admin_url is None:
         return
     key = (config.pulsar_admin_url, TopicName.parse(full_topic_name(topic)).qualified)
     with _DECLARED_LOCK:
         if key in _DECLARED:
             return
-        token = config.pulsar_admin_token
-        admin = PulsarAdmin(
-            config.pulsar_admin_url, token=token, token_key=token_given_as(token), client=config.pulsar_client
-        )
+        admin = _admin(config, config.pulsar_admin_url)
         try:
             admin.declare_external(topic)
         finally:
             admin.close()
         _DECLARED.add(key)
+
+
+def require_external_type(config: ExternalSchemaConfig) -> None:
+    """With `pulsar.admin.url`, refuse a broker before 4.1 up front (`UnsupportedBrokerError`),
+    where every declaration would be: Spark's writers and the validation job ask on the driver,
+    so that the user reads one line before any task runs, not a task's failure in Spark's log.
+    A broker that does not say its version passes (its declarations say it then)."""
+    if config.pulsar_admin_url is None:
+        return
+    admin = _admin(config, config.pulsar_admin_url)
+    try:
+        admin.require_external_type()
+    finally:
+        admin.close()

@@ -31,6 +31,7 @@ catches those. Every class is defined here and exported by the package root:
     │   └── CelCompileError                an expression the compiled engine does not compile
     ├── JsonataError                       a JSONata expression, likewise
     ├── PulsarAdminError                   the Pulsar admin REST API refused or did not answer
+    │   └── UnsupportedBrokerError         the broker's Pulsar is too old for what was asked (< 4.1)
     └── PublishError                       a Function's output not persisted
 
 `_signal.InternalSignal` is the other root, of exceptions the package raises and catches itself (a plan
@@ -289,6 +290,15 @@ class JsonataError(ExternalSchemaError):
 
 class PulsarAdminError(ExternalSchemaError):
     """The Pulsar admin REST API refused a request or could not be reached."""
+
+
+class UnsupportedBrokerError(PulsarAdminError):
+    """The broker's Pulsar release lacks what was asked of it: the EXTERNAL schema type (PIP-420)
+    before 4.1. `broker_version` is the version its admin API reports (None: it did not say)."""
+
+    def __init__(self, message: str, *, broker_version: str | None) -> None:
+        self.broker_version = broker_version
+        super().__init__(message)
 
 
 class PublishError(ExternalSchemaError):

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from pulsar_external_schema import admin as admin_module
-from pulsar_external_schema.admin import PulsarAdmin, PulsarAdminError
+from pulsar_external_schema.admin import PulsarAdmin, PulsarAdminError, UnsupportedBrokerError
 from pulsar_external_schema.config import ExternalSchemaConfig, with_broker_token
 from pulsar_external_schema.spark.options import SourceOptions
 
@@ -61,15 +61,69 @@ def test_a_topic_with_a_native_schema_is_an_error_that_says_what_to_do() -> None
     assert "Incompatible schema: exists schema type AVRO" in message and "<html>" not in message
 
 
-def test_a_broker_before_4_1_is_a_warning_and_no_declaration(caplog: pytest.LogCaptureFixture) -> None:
-    reason = "No enum constant org.apache.pulsar.common.schema.SchemaType.EXTERNAL"
+NO_EXTERNAL = "No enum constant org.apache.pulsar.common.schema.SchemaType.EXTERNAL"  # 4.0.7's words
+
+
+@pytest.mark.parametrize(
+    ("version_answer", "runs"),
+    [
+        (httpx.Response(200, text="4.0.7"), "runs Pulsar 4.0.7"),
+        (httpx.Response(200, text="3.3.9"), "runs Pulsar 3.3.9"),
+        # a proxy in front that does not pass the call: the broker's own words say it
+        (httpx.Response(404, text="Not Found"), "has no EXTERNAL schema type"),
+    ],
+)
+def test_a_broker_before_4_1_refuses_the_declaration_in_one_line_naming_its_version(
+    version_answer: httpx.Response, runs: str
+) -> None:
+    answers = {
+        ("GET", SCHEMA_PATH): httpx.Response(404, json={"reason": "Schema not found"}),
+        ("POST", SCHEMA_PATH): httpx.Response(
+            500, json={"reason": f"\n --- error ---\nMessage: {NO_EXTERNAL}"}
+        ),
+        ("GET", "/admin/v2/brokers/version"): version_answer,
+    }
+    with pytest.raises(UnsupportedBrokerError) as raised:
+        admin(answers, []).declare_external("acme/shop/orders")
+    assert str(raised.value) == (
+        f"cannot declare persistent://acme/shop/orders EXTERNAL: the broker at http://admin:8080 {runs}, "
+        "and the EXTERNAL schema type (PIP-420) needs Pulsar 4.1 or newer; leave out 'pulsar.admin.url' "
+        "to go on without the declaration"
+    )
+    assert isinstance(raised.value, PulsarAdminError)
+    assert raised.value.broker_version == (runs.split()[-1] if "Pulsar" in runs else None)
+
+
+@pytest.mark.parametrize("version", ["4.1.0", "4.2.4", "5.0.1-SNAPSHOT"])
+@pytest.mark.parametrize("reason", ["Metadata store timed out", f"Metadata store timed out ({NO_EXTERNAL})"])
+def test_a_4_1_broker_refusing_the_declaration_is_not_called_too_old(version: str, reason: str) -> None:
     answers = {
         ("GET", SCHEMA_PATH): httpx.Response(404, json={"reason": "Schema not found"}),
         ("POST", SCHEMA_PATH): httpx.Response(500, json={"reason": reason}),
+        ("GET", "/admin/v2/brokers/version"): httpx.Response(200, text=version),
     }
-    with caplog.at_level(logging.WARNING, logger="pulsar_external_schema.admin"):
-        assert admin(answers, []).declare_external("acme/shop/orders") is False
-    assert "has no EXTERNAL schema type (Pulsar before 4.1)" in caplog.text
+    with pytest.raises(PulsarAdminError) as raised:
+        admin(answers, []).declare_external("acme/shop/orders")
+    assert not isinstance(raised.value, UnsupportedBrokerError)
+    assert f"HTTP 500 {reason}" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"), [("4.0.7", True), ("3.0.7", True), ("4.1.0", False), (None, False)]
+)
+def test_the_driver_asks_the_broker_once_before_any_declaration(version: str | None, refused: bool) -> None:
+    """Spark's writers and the validation job (`require_external_type`): a broker that says it is
+    older than 4.1 is refused; one that does not say its version passes (its declarations say it)."""
+    answer = httpx.Response(200, text=version) if version else httpx.Response(401, text="Unauthorized")
+    asked: list[tuple[str, str, object]] = []
+    if refused:
+        with pytest.raises(
+            UnsupportedBrokerError, match=f"cannot declare topics EXTERNAL: .* runs Pulsar {version}"
+        ):
+            admin({("GET", "/admin/v2/brokers/version"): answer}, asked).require_external_type()
+    else:
+        admin({("GET", "/admin/v2/brokers/version"): answer}, asked).require_external_type()
+    assert [(method, path) for method, path, _ in asked] == [("GET", "/admin/v2/brokers/version")]
 
 
 def test_an_unreachable_admin_api_is_an_error_naming_it() -> None:

@@ -32,6 +32,8 @@ from typing import Any
 
 from .. import metrics
 from .._deprecated import renamed_parameters
+from ..admin import require_external_type
+from ..config import ExternalSchemaConfig
 from ..deadletter import RULE_PREFIX
 from ..errors import ConfigError, PulsarAdminError
 from ..subjects import is_full_topic_name, split_topic
@@ -94,7 +96,11 @@ class ValidationJob:
         if not self.options.get("schema.registry.url"):
             raise ConfigError("option 'schema.registry.url' is required")
         # service.url and admin.url, or a client.conf (pulsar.client.conf) that gives them
-        SourceOptions.parse({**self.options, "topic": self.input}).require_topics()
+        self._source_options().require_topics()
+
+    def _source_options(self) -> SourceOptions:
+        """The options of the input's read."""
+        return SourceOptions.parse({**self.options, "topic": self.input})
 
     def start(self, spark: Any) -> Any:
         """Start the streaming query; returns Spark's `StreamingQuery`. Each finished batch's
@@ -102,6 +108,8 @@ class ValidationJob:
         from pyspark.sql import functions as F
 
         register(spark)
+        # with pulsar.admin.url: a broker before 4.1 refused here, in one line, not in every task
+        require_external_type(ExternalSchemaConfig.from_dict(self._source_options().config))
         self._say_if_at_least_once()
         reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
         # producers do not get to skip rules
@@ -159,7 +167,7 @@ class ValidationJob:
         twice."""
         from .planning import Planner
 
-        admin = Planner(SourceOptions.parse({**self.options, "topic": self.input})).admin()
+        admin = Planner(self._source_options()).admin()
         try:
             # the DLQ is a topic whatever the valid output is (Parquet overwrites its own batches)
             for topic in [t for t in (self.valid, self.dead_letter_topic) if is_topic(t)]:

@@ -40,7 +40,7 @@ from pyspark.sql.datasource import (
 )
 
 from .._native import extension
-from ..admin import declare_external
+from ..admin import declare_external, require_external_type
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
 from ..schema_id import SCHEMA_ID_PROPERTY
@@ -490,6 +490,8 @@ class PulsarBatchWriter(DataSourceArrowWriter):
                 "option 'producerName' on a batch write needs 'sequenceBase' (a number that grows with "
                 "each write, e.g. a run id): the broker drops sequence ids it has already seen"
             )
+        # on the driver: a broker that refuses every declaration says so before any task runs
+        require_external_type(ExternalSchemaConfig.from_dict(options.config))
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
@@ -503,6 +505,7 @@ class PulsarStreamWriter(DataSourceStreamArrowWriter):
     """`df.writeStream.format("pulsar-external")`: sequence ids from the micro-batch id."""
 
     def __init__(self, options: SourceOptions) -> None:
+        require_external_type(ExternalSchemaConfig.from_dict(options.config))  # as a batch write's
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteResult:
