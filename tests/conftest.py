@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["spark_support", "geo_support", "secured_support"]
+pytest_plugins = ["spark_support", "geo_support", "secured_support", "lts_support"]
 
 REPO = Path(__file__).resolve().parents[1]
 SERVICES_SCRIPT = REPO / "scripts" / "services"
@@ -52,10 +52,15 @@ def services_script(*args: str) -> str:
     return done.stdout
 
 
+def run_root() -> Path:
+    """Where scripts/services keeps its instances' state, data and logs (PES_RUN_DIR)."""
+    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
+    return Path(os.environ.get("PES_RUN_DIR", cache / "run"))
+
+
 def service_pid(instance: str, service: str) -> int:
     """The pid scripts/services recorded for a service of an instance (to stop or kill it)."""
-    cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
-    state = json.loads((cache / "run" / instance / "state.json").read_text())
+    state = json.loads((run_root() / instance / "state.json").read_text())
     return int(state["services"][service]["pid"])
 
 
@@ -188,6 +193,30 @@ def make_factory(services: Services) -> Iterator[Any]:
     yield make
     for factory in made:
         factory.close()
+
+
+@pytest.fixture(scope="session")
+def broker_version(services: Services) -> str | None:
+    """The Pulsar release of the session's broker, as its admin API reports it (None: it does not
+    say). The support matrix (scripts/test-matrix) runs the suite on several."""
+    from pulsar_external_schema.admin import PulsarAdmin
+
+    admin = PulsarAdmin(services.admin_url)
+    try:
+        return admin.broker_version()
+    finally:
+        admin.close()
+
+
+@pytest.fixture
+def external_type(broker_version: str | None) -> None:
+    """Skips a test of PIP-420's EXTERNAL schema type (a topic declared EXTERNAL with
+    `pulsar.admin.url`, Java PIP-420 clients) on a broker before 4.1, which lacks it; tests of
+    such a broker's refusal are in tests/integration/test_brokers_before_4_1.py."""
+    from pulsar_external_schema.admin import lacks_external_type
+
+    if lacks_external_type(broker_version):
+        pytest.skip(f"needs Pulsar 4.1+ (PIP-420's EXTERNAL schema type); the broker runs {broker_version}")
 
 
 def require_confluent_registry(services: Services, why: str) -> None:

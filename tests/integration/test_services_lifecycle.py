@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import SERVICES_SCRIPT, parse_service_urls
+from conftest import SERVICES_SCRIPT, parse_service_urls, run_root
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +71,7 @@ def test_second_instance_up_is_idempotent_and_down_leaves_nothing() -> None:
         down = services("down", "--instance", instance)
 
     assert down.returncode == 0, down.stderr
-    run = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema")) / "run"
+    run = run_root()
     for service in ("pulsar", "registry"):
         assert live_pids_in(run / instance / service) == []
     ports = [int(url.rsplit(":", 1)[1]) for url in urls.values()]
@@ -99,7 +99,12 @@ def test_second_instance_up_is_idempotent_and_down_leaves_nothing() -> None:
 def test_a_failed_download_is_reported_with_what_to_do(
     tmp_path: Path, only: str, variable: str, version: str, expected: str
 ) -> None:
-    env = {**os.environ, "PES_CACHE_DIR": str(tmp_path), variable: version}
+    env = {
+        **os.environ,
+        "PES_CACHE_DIR": str(tmp_path),
+        "PES_RUN_DIR": str(tmp_path / "run"),
+        variable: version,
+    }
     result = subprocess.run(
         [sys.executable, str(SERVICES_SCRIPT), "up", "--only", only],
         capture_output=True,
