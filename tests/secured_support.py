@@ -80,13 +80,13 @@ def _script(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextlib.contextmanager
-def _instance(services: Services, instance: str, *flags: str) -> Iterator[dict[str, str]]:
+def own_pulsar(services: Services, instance: str, *flags: str) -> Iterator[dict[str, str]]:
     """A Pulsar of its own started with `flags` (its URLs and secrets as `up` prints them),
     stopped at the end unless it ran before or PES_KEEP_SERVICES=1."""
     if services.origin == "docker":
         pytest.skip(
             f"these tests start another Pulsar with scripts/services up {' '.join(flags)} (java and "
-            "mvn on this machine); the Docker services have none so secured"
+            "mvn on this machine); the Docker services have none such"
         )
     already_running = _script("status", "--instance", instance).returncode == 0
     started = _script("up", "--instance", instance, "--only", "pulsar", *flags)
@@ -101,7 +101,7 @@ def _instance(services: Services, instance: str, *flags: str) -> Iterator[dict[s
 
 @pytest.fixture(scope="session")
 def secured(services: Services) -> Iterator[SecuredPulsar]:
-    with _instance(services, INSTANCE, "--tokens") as urls:
+    with own_pulsar(services, INSTANCE, "--tokens") as urls:
         yield SecuredPulsar(
             urls["PULSAR_SERVICE_URL"],
             urls["PULSAR_ADMIN_URL"],
@@ -111,7 +111,7 @@ def secured(services: Services) -> Iterator[SecuredPulsar]:
 
 
 def _tls_instance(services: Services, instance: str, *flags: str) -> Iterator[TlsPulsar]:
-    with _instance(services, instance, *flags) as urls:
+    with own_pulsar(services, instance, *flags) as urls:
         yield TlsPulsar(
             urls["PULSAR_SERVICE_URL"],
             urls["PULSAR_ADMIN_URL"],

@@ -35,6 +35,7 @@ def factory(services: Services) -> SchemaRegistrySchemaFactory:
     )
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_a_declared_topic_refuses_native_schemas_and_keeps_serving_ours(
     services: Services, topic: str, pulsar_client: Any
 ) -> None:
@@ -63,6 +64,7 @@ def test_a_declared_topic_refuses_native_schemas_and_keeps_serving_ours(
     assert broker_schema(services, topic).json()["version"] == declared["version"]
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_a_topic_a_native_producer_wrote_to_cannot_be_declared(
     services: Services, topic: str, pulsar_client: Any
 ) -> None:
@@ -75,6 +77,7 @@ def test_a_topic_a_native_producer_wrote_to_cannot_be_declared(
     assert "exists schema type AVRO, new schema type EXTERNAL" in message
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_a_partitioned_topic_is_declared_for_all_its_partitions(
     services: Services, topic: str, pulsar_client: Any
 ) -> None:
@@ -87,6 +90,7 @@ def test_a_partitioned_topic_is_declared_for_all_its_partitions(
         pulsar_client.create_producer(f"{topic}-partition-1", schema=AvroSchema(Native))
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_subscribe_declares_a_topic_only_python_consumers_read(
     services: Services, topic: str, pulsar_client: Any
 ) -> None:
@@ -117,6 +121,7 @@ def test_subscribe_without_an_admin_url_is_client_subscribe(
     assert broker_schema(services, topic).json()["type"] == "AVRO"
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_subscribe_with_an_asyncio_client_declares_too(services: Services, topic: str) -> None:
     schema = factory(services).avro(RECORD)
 

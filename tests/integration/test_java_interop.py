@@ -33,7 +33,7 @@ from pulsar_external_schema import (
 )
 
 RECORD = '{"type": "record", "name": "r", "fields": [{"name": "f1", "type": "string"}]}'
-pytestmark = needs_java
+pytestmark = [needs_java, pytest.mark.usefixtures("external_type")]  # Java PIP-420: 4.1+
 
 
 def factory(services: Services, **config: Any) -> SchemaRegistrySchemaFactory:

@@ -51,6 +51,7 @@ def admin_get(secured: TlsPulsar, path: str) -> httpx.Response:
     return httpx.get(f"{secured.admin_url}{path}", verify=conf.admin_tls(), headers=conf.admin_headers())
 
 
+@pytest.mark.usefixtures("external_type")  # it declares the topic over https: Pulsar 4.1+
 def test_connect_builds_a_client_from_the_client_conf_that_sends_and_receives(
     secured: TlsPulsar, client: Any
 ) -> None:
@@ -132,6 +133,7 @@ def test_a_broker_of_mutual_tls_refuses_a_client_without_a_certificate(mtls_puls
 # -- the console tools ------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("external_type")  # produce declares the topic: Pulsar 4.1+
 def test_produce_and_consume_take_the_client_conf_by_flag_or_environment(secured: TlsPulsar) -> None:
     topic = new_topic()
     lines = "".join(json.dumps({"text": f"note {i}"}) + "\n" for i in range(3))

@@ -82,6 +82,7 @@ def test_an_unreadable_token_file_is_a_usage_error(secured: SecuredPulsar, tmp_p
     assert f"--auth-token: cannot read {tmp_path / 'absent'}" in result.stderr
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_the_admin_declaration_sends_pulsar_admin_token(secured: SecuredPulsar, pulsar_client: Any) -> None:
     """`pulsar.admin.url` declares a topic EXTERNAL through the admin API with
     `pulsar.admin.token`; without it the API's refusal says which key to set."""
@@ -112,6 +113,7 @@ def test_the_admin_declaration_sends_pulsar_admin_token(secured: SecuredPulsar, 
     assert stored.status_code == 200 and stored.json()["type"] == "EXTERNAL"
 
 
+@pytest.mark.usefixtures("external_type")  # PIP-420's EXTERNAL type: Pulsar 4.1+
 def test_produce_declares_the_topic_external_with_its_auth_token(secured: SecuredPulsar) -> None:
     """`--auth-token` is the admin API's token too, for `-p pulsar.admin.url`."""
     topic = secured_topic()

@@ -33,7 +33,7 @@ from spark_support import deduplicated_namespace, register_contract, source_opti
 
 from pulsar_external_schema.spark import ValidationJob
 
-pytestmark = [pytest.mark.spark, needs_java]
+pytestmark = [pytest.mark.spark, needs_java, pytest.mark.usefixtures("external_type")]
 
 
 def test_a_java_pip420_consumer_reads_the_trusted_topic(

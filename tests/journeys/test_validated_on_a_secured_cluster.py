@@ -33,6 +33,7 @@ def client(oauth2_pulsar: TlsPulsar) -> Iterator[Any]:
     made.close()
 
 
+@pytest.mark.usefixtures("external_type")  # the console declares the topic: Pulsar 4.1+
 def test_produce_validate_in_a_function_read_on_spark_and_the_dead_letters_with_one_client_conf(
     spark: Any, oauth2_pulsar: TlsPulsar, client: Any
 ) -> None:
