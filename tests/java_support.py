@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,9 +16,14 @@ PROGRAM = REPO / "tests" / "interop" / "ExternalSchemaInterop.java"
 
 
 def pulsar_lib() -> Path | None:
+    """The newest release's jars scripts/services resolved that hold a PIP-420 client (4.1+)."""
     cache = Path(os.environ.get("PES_CACHE_DIR", Path.home() / ".cache" / "pulsar-external-schema"))
-    found = sorted(cache.glob("pulsar-4.*/lib/pulsar-client-original-*.jar"))
-    return found[-1].parent if found else None
+    releases = {}
+    for jar in cache.glob("pulsar-*/lib/pulsar-client-original-*.jar"):
+        numbers = re.fullmatch(r"pulsar-(\d+)\.(\d+)\.(\d+)", jar.parent.parent.name)
+        if numbers is not None and (int(numbers[1]), int(numbers[2])) >= (4, 1):
+            releases[tuple(int(part) for part in numbers.groups())] = jar.parent
+    return releases[max(releases)] if releases else None
 
 
 LIB = pulsar_lib()
