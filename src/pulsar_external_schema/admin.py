@@ -12,10 +12,12 @@ pulsar-client's BYTES) go on as before.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import ssl
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import certifi
@@ -261,9 +263,15 @@ _DECLARED: set[tuple[str, str]] = set()
 _DECLARED_LOCK = threading.Lock()
 
 
-def _admin(config: ExternalSchemaConfig, url: str) -> PulsarAdmin:
+@contextlib.contextmanager
+def _admin(config: ExternalSchemaConfig, url: str) -> Iterator[PulsarAdmin]:
+    """The admin API of `pulsar.admin.url` (`url`), with its token or the client.conf's credentials."""
     token = config.pulsar_admin_token
-    return PulsarAdmin(url, token=token, token_key=token_given_as(token), client=config.pulsar_client)
+    admin = PulsarAdmin(url, token=token, token_key=token_given_as(token), client=config.pulsar_client)
+    try:
+        yield admin
+    finally:
+        admin.close()
 
 
 def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
@@ -278,11 +286,8 @@ def declare_external(config: ExternalSchemaConfig, topic: str) -> None:
     with _DECLARED_LOCK:
         if key in _DECLARED:
             return
-        admin = _admin(config, config.pulsar_admin_url)
-        try:
+        with _admin(config, config.pulsar_admin_url) as admin:
             admin.declare_external(topic)
-        finally:
-            admin.close()
         _DECLARED.add(key)
 
 
@@ -293,8 +298,5 @@ def require_external_type(config: ExternalSchemaConfig) -> None:
     A broker that does not say its version passes (its declarations say it then)."""
     if config.pulsar_admin_url is None:
         return
-    admin = _admin(config, config.pulsar_admin_url)
-    try:
+    with _admin(config, config.pulsar_admin_url) as admin:
         admin.require_external_type()
-    finally:
-        admin.close()
