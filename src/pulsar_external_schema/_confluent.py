@@ -6,7 +6,7 @@ replaces on the per-message path, so that both agree by construction (the same s
 function, registry calls and caches, parsed schemas, decisions on disabled rules and actions);
 the registry client's REST calls reach what its methods do not (a Protobuf schema's serialized
 descriptor past a cache that keys by id only); the CEL executors reuse confluent-kafka's value
-conversions and validators; the serde subclasses of `rules/serdes.py` change three decisions
+conversions and validators; the serde subclasses of `codec/serdes.py` change three decisions
 of confluent-kafka's serdes, and see each rule its engine runs (rule metrics) and each schema whose
 domain rules it runs (the rules of referenced schemas, run through the same engine). Each touch
 is a function or a hook class here (the private methods those subclasses need overridden are
@@ -74,7 +74,7 @@ def subjects_of(serde: Any, schema_id: int) -> list[str]:
     """The subjects a schema id is registered under (`GET /schemas/ids/{id}/subjects`; the mock
     registry, which has no such call, answers from its subjects' versions)."""
     client = serde._registry
-    store = getattr(client, "_client", client)  # rules/serdes.py's Protobuf wrapper holds it
+    store = getattr(client, "_client", client)  # codec/serdes.py's Protobuf wrapper holds it
     if isinstance(store, MockSchemaRegistryClient):
         return list(dict.fromkeys(subject for subject, _ in schema_versions(store, schema_id)))
     found: list[str] = client.get_subjects_by_schema_id(schema_id)
@@ -99,7 +99,7 @@ def registered_id(serializer: Any, subject: str, version: int | None, schema: Sc
     past every cache (a producer's re-check: `codec/part.py`). Raises the registry's error (404
     when it does not know the subject, version or schema)."""
     client = serializer._registry
-    client = getattr(client, "_client", client)  # rules/serdes.py's Protobuf wrapper holds it
+    client = getattr(client, "_client", client)  # codec/serdes.py's Protobuf wrapper holds it
     if isinstance(client, MockSchemaRegistryClient):  # no cache in front of its store
         if version is not None:
             found = client.get_version(subject, version)
@@ -457,7 +457,7 @@ def validate_hostname(text: str) -> bool:
     return bool(extra_func._validate_hostname(text))  # type: ignore[no-untyped-call]
 
 
-# -- the serde methods rules/serdes.py changes -----------------------------------------------------
+# -- the serde methods codec/serdes.py changes -----------------------------------------------------
 
 
 class SerdeHooks:

@@ -25,13 +25,7 @@ from fastavro.schema import UnknownType
 from . import _confluent
 from .codec import DecodeLimits, PartCodec
 from .codec.field import FieldSerde, capture_schema_id, prefix_and_capture_schema_id
-from .config import ConfigLike, ExternalSchemaConfig, as_config
-from .errors import ConfigError, ExternalSchemaError, SchemaParseError
-from .protobuf_text import file_descriptor_proto, render_proto
-from .registry import registry_error
-from .rules.referenced import ReferencedRules, walker_for
-from .rules.rule_registry import RuleActions, RuleEngine, RuleExecutors
-from .rules.serdes import (
+from .codec.serdes import (
     ContractAvroDeserializer,
     ContractAvroSerializer,
     ContractJSONDeserializer,
@@ -40,6 +34,12 @@ from .rules.serdes import (
     ContractProtobufSerializer,
     ContractSerde,
 )
+from .config import ConfigLike, ExternalSchemaConfig, as_config
+from .errors import ConfigError, ExternalSchemaError, SchemaParseError
+from .protobuf_text import file_descriptor_proto, render_proto
+from .registry import registry_error
+from .rules.referenced import ReferencedRules, walker_for
+from .rules.rule_registry import RuleActions, RuleEngine, RuleExecutors
 from .schema import ExternalSchema, KeyValueExternalSchema, SharedRegistryClient
 
 if TYPE_CHECKING:

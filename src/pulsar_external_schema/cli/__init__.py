@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from . import signals
+from .signals import PROG
 
 TYPE_CHECKING = False  # `typing`'s, not imported before the signals are handled (`main`)
 if TYPE_CHECKING:
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
     from .parsers import build_parser
 
 __all__ = ["PROG", "build_parser", "main"]
-
-#: The tools' name, as their lines on stderr begin.
-PROG = "pulsar-external-schema"
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs a command; ends it on SIGINT, SIGTERM or a closed stdout as `signals` says, with one

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 from .._signal import InternalSignal
-from . import PROG, signals
+from . import signals
+from .signals import PROG
 
 if TYPE_CHECKING:
     from ..connections import ClientConf

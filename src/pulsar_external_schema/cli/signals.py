@@ -24,7 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 
-__all__ = ["handled", "hold", "received", "release", "silence_stdout", "status", "stopped"]
+#: The tools' name, as their lines on stderr begin (here, the first module a tool imports).
+PROG = "pulsar-external-schema"
+
+__all__ = ["PROG", "handled", "hold", "received", "release", "silence_stdout", "status", "stopped"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

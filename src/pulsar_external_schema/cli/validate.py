@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from ..errors import ExternalSchemaError
-from . import PROG
 from .common import (
     CommandError,
     auth_token,
@@ -20,6 +19,7 @@ from .common import (
     require,
     serve_rule_metrics,
 )
+from .signals import PROG
 
 
 def run_validate(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ part. A message goes down, never back up:
 
     encode: FieldSerde.writers[topic]   the codec's direct writer, kept by `learn_writer`
             -> encode_compiled          the part codec's plan (`part.py`)
-            -> encode_reference         confluent-kafka's serializer (`rules/serdes.py`), which
+            -> encode_reference         confluent-kafka's serializer (`codec/serdes.py`), which
                                         resolves a topic's first writer; the codec learns it
     decode: FieldSerde.direct_value     the codec's direct reader, kept per (topic, id as it came)
             -> metadata_id              the id parsed once (`schema_id.py`)

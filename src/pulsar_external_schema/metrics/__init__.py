@@ -18,7 +18,7 @@ DOWNGRADE), topic, outcome and action:
   `ERROR`, `DLQ`, or a custom action's name.
 
 Both paths count: the compiled one (`codec/`) for rules that pass there, and the reference one
-(confluent-kafka's rule engine, `rules/serdes.py`) for everything it runs, failures included. A
+(confluent-kafka's rule engine, `codec/serdes.py`) for everything it runs, failures included. A
 message the compiled path gives up on (a rule failed, or the format library refused the value)
 goes to the reference path, which runs its rules again: the compiled path counts a message only
 once its plan's last stage is through, so each message is counted once (`RuleMetrics.metered`). The seconds

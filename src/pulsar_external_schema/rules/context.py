@@ -57,7 +57,7 @@ class MessageContext(dict[str, str]):
         serializer resolved them; the codec builds its plan from this (see `codec/`)."""
         self.encoding_failure: str | None = None
         """On consume: an encoding rule (ENCRYPT_PAYLOAD) that failed and whose action (NONE) let
-        the payload go on as it was, said as a decode error adds it (`rules/serdes.py`)."""
+        the payload go on as it was, said as a decode error adds it (`codec/serdes.py`)."""
 
     def copy(self) -> MessageContext:
         """The same message for another serde (the key of a key/value message): its own schema id."""

@@ -92,7 +92,7 @@ class Scope:
     transformer: Any
 
 
-#: The root's scope while its domain rules run (set by `rules/serdes.py`); None outside.
+#: The root's scope while its domain rules run (set by `codec/serdes.py`); None outside.
 ROOT: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("rule_root", default=None)
 
 #: A part: (its path below the root, its value, how to put a new value in its place, its

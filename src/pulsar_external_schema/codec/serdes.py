@@ -47,9 +47,13 @@ from confluent_kafka.serialization import SerializationContext
 
 from .. import _confluent, metrics
 from .. import schema_id as ids
-from ..codec.json_validation import JsonValidator, fast_validator
-from ..codec.plans import PLAN_CACHE_SIZE
-from ..codec.values import (
+from ..errors import ExternalSchemaError
+from ..rules.actions import ErrorAction, describe_rule, failure_cause
+from ..rules.context import MessageContext
+from ..rules.referenced import PATH, ROOT, ReferencedRules, Scope
+from .json_validation import JsonValidator, fast_validator
+from .plans import PLAN_CACHE_SIZE
+from .values import (
     Problem,
     avro_check,
     explain_avro,
@@ -58,10 +62,6 @@ from ..codec.values import (
     json_loads,
     refusal,
 )
-from ..errors import ExternalSchemaError
-from .actions import ErrorAction, describe_rule, failure_cause
-from .context import MessageContext
-from .referenced import PATH, ROOT, ReferencedRules, Scope
 
 _ERROR = ErrorAction()
 _NONE = NoneAction()
