@@ -386,8 +386,7 @@ def native_split(
 ) -> dict[str, float]:
     """Microseconds per row of the native reader on one partition, in this process (best of
     three): its receive alone, and its whole read (`native.read_partition`)."""
-    import _pulsar_external_schema_native as extension
-
+    from pulsar_external_schema import _native
     from pulsar_external_schema.spark import native
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
@@ -399,6 +398,8 @@ def native_split(
     admin = Planner(source).admin()
     whole = TopicPartitionRange(partition_topic, EARLIEST, admin.last_message(partition_topic))
     admin.close()
+    extension = _native.extension()
+    assert extension is not None, _native.why_absent()
     client = extension.Client(service_url)
     count = client._drain(partition_topic)
 

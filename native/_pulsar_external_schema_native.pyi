@@ -1,6 +1,7 @@
-"""Types of the native extension (`native/src/lib.rs`); its users are
-`pulsar_external_schema.spark.native`, `spark.writer`, `codec.json` (`JsonCodec`), `codec.part`
-(`DirectWriter`, `DirectReader`) and `schema` (`Encoder`, `Decoder`)."""
+"""Types of the native extension (`native/src/lib.rs`), which only `pulsar_external_schema._native`
+imports; through it, its users are `pulsar_external_schema.spark.native`, `spark.writer`,
+`codec.json` (`JsonCodec`), `codec.part` (`DirectWriter`, `DirectReader`) and `schema` (`Encoder`,
+`Decoder`)."""
 
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -8,6 +9,8 @@ from typing import Any
 import pyarrow as pa
 
 __version__: str
+#: The version of this API, which `pulsar_external_schema._native` checks (bumped with every change here).
+ABI: int
 
 class NativeError(Exception): ...
 

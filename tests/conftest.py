@@ -20,9 +20,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
+from native_support import required_extension
 
 pytest_plugins = ["spark_support", "geo_support", "secured_support", "lts_support"]
 
@@ -246,3 +248,10 @@ def create_partitioned_topic(services: Services, topic: str, partitions: int) ->
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         assert response.status in (200, 204), response.status
+
+
+@pytest.fixture
+def native_extension() -> ModuleType:
+    """The native extension, for a test that needs it (`native_support.required_extension`: it
+    skips in the Python-path leg and fails where the extension is missing anywhere else)."""
+    return required_extension()

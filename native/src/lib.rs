@@ -518,6 +518,11 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
     decode::check(reader_schema, &value_type.0).err()
 }
 
+/// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
+/// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
+/// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
+const ABI: u32 = 1;
+
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_reader, m)?)?;
@@ -532,7 +537,9 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RangeReader>()?;
     m.add_class::<Producer>()?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The wheel's version, as maturin writes Cargo's (0.1.0-dev0: 0.1.0.dev0)
+    m.add("__version__", env!("CARGO_PKG_VERSION").replacen('-', ".", 1))?;
+    m.add("ABI", ABI)?;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 The Python counterpart of PIP-420's external schema, and the adapter between pulsar-client's
 `Schema` interface and the package's per-message path. Serialization, registry lookups, caching
 and data-contract rules are one part's business (`codec/field.py`: the compiled codec, and
-confluent-kafka's serdes behind it, `rules/serdes.py`); this module decides where the schema id
+confluent-kafka's serdes behind it, `codec/serdes.py`); this module decides where the schema id
 travels:
 
 * metadata mode (default): the serializer's schema id is captured instead of being prefixed, and
@@ -151,7 +151,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         codec = self._part.codec
         if (
             native is None
-            or not hasattr(native, "Encoder")  # one built before it
             or codec is None  # no writers are kept
             or type(self) is not ExternalSchema  # a key/value schema, which encodes two parts
         ):

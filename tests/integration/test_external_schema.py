@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import ModuleType
 from typing import Any
 
 import pulsar
@@ -112,11 +113,8 @@ def test_json_schema_through_the_broker(
     assert nothing_more(consumer)
 
 
-@pytest.mark.skipif(
-    _native.extension() is None,
-    reason="the native extension is not installed (scripts/bootstrap builds it where Rust is)",
-)
 def test_a_json_schema_with_a_reference_is_checked_by_the_native_extension_through_the_broker(
+    native_extension: ModuleType,
     pulsar_client: Any,
     registry_client: SchemaRegistryClient,
     make_factory: Any,

@@ -18,6 +18,7 @@ import pulsar
 import pytest
 from cli_support import cli, errors, records
 from contracts import unique
+from native_support import required_extension
 from secured_support import TlsPulsar
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer, subscribe
@@ -324,7 +325,7 @@ def test_oauth2_tokens_are_fetched_again_before_they_expire(
 
 
 def test_the_native_reader_reads_with_an_oauth2_token(oauth2_pulsar: TlsPulsar, oauth2_client: Any) -> None:
-    import _pulsar_external_schema_native as extension
+    extension = required_extension()
 
     topic = new_topic()
     producer = oauth2_client.create_producer(topic)
@@ -345,13 +346,12 @@ def test_a_native_producer_reconnects_with_a_fresh_token_after_its_first_expired
     refused: `JWT expired`)."""
     import time
 
-    import _pulsar_external_schema_native as extension
     import pyarrow as pa
     from secured_support import OAUTH2_TTL
 
     conf = ClientConf.read(oauth2_pulsar.client_conf)
     topic = new_topic()
-    producer = extension.Client(oauth2_pulsar.pulsar_url, **conf.native_options()).producer(topic)
+    producer = required_extension().Client(oauth2_pulsar.pulsar_url, **conf.native_options()).producer(topic)
 
     def batch(first: int) -> pa.RecordBatch:
         return pa.RecordBatch.from_pydict({"data": [b"%d" % i for i in range(first, first + 10)]})

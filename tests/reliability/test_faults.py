@@ -32,6 +32,7 @@ pytest.importorskip("pyspark", reason="the range readers need the spark extra: p
 
 import pyarrow as pa
 from conftest import Services, parse_service_urls, services_script
+from native_support import required_extension
 from spark_support import source_options
 
 #: Messages a topic holds: enough that a read is still going when a fault comes (the native
@@ -238,10 +239,8 @@ def tally(*outputs: tuple[list[int], set[int]]) -> tuple[set[int], int]:
 
 
 def require_native(path: str) -> None:
-    from pulsar_external_schema._native import extension
-
-    if path == "native" and extension() is None:
-        pytest.skip("the native extension is not built here (scripts/bootstrap builds it where cargo is)")
+    if path == "native":
+        required_extension()
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -318,10 +317,8 @@ def native_send(broker: Broker, topic: str, fault: Callable[[int], None], count:
     """`count` readings sent by the native producer in Arrow batches of 5,000 rows (sequence ids
     0..count-1), `fault(n)` after the n-th; the messages the broker acknowledged."""
     from pulsar_external_schema import SchemaRegistrySchemaFactory
-    from pulsar_external_schema._native import extension
 
-    module = extension()
-    assert module is not None
+    module = required_extension()
     with SchemaRegistrySchemaFactory({"schema.registry.url": broker.services.registry_url}) as factory:
         schema = factory.avro(json.dumps(RECORD))
         encoded = [schema.encode(topic, {"id": i, "sensor": f"s{i % 7}"}) for i in range(count)]
@@ -390,11 +387,8 @@ GARBAGE = 300  # raw messages that do not decode: dead-lettered
 def test_the_validation_job_across_topic_unloads_forwards_every_message_once(
     broker: Broker, path: str, tmp_path: Path
 ) -> None:
-
-    from pulsar_external_schema._native import extension
-
-    if path == "auto" and extension() is None:
-        pytest.skip("the native extension is not built here (scripts/bootstrap builds it where cargo is)")
+    if path == "auto":
+        required_extension()
     raw = topic_name()
     fill(broker, raw)
     client = broker.client()

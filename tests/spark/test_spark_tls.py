@@ -19,6 +19,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 import pulsar
 from contracts import unique
+from native_support import required_extension
 from secured_support import TlsPulsar
 from spark_support import (
     COMMAND,
@@ -247,8 +248,7 @@ def test_the_native_reader_reads_over_tls_what_the_python_path_reads(
 
 
 def native_client(secured: TlsPulsar, **changes: Any) -> Any:
-    import _pulsar_external_schema_native as extension
-
+    extension = required_extension()
     conf = ClientConf.read(secured.client_conf)
     given = {**conf.native_options(), "operation_timeout_ms": 10_000, **changes}
     return extension.Client(secured.pulsar_url, **given)

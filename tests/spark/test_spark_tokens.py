@@ -17,6 +17,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 from conftest import Services
 from contracts import unique
+from native_support import required_extension
 from secured_support import SecuredPulsar
 from spark_support import Produced, produce_orders, register_v3_contract, source_options
 
@@ -103,9 +104,9 @@ def test_the_native_reader_with_a_wrong_token_fails_at_once_with_the_brokers_ans
 ) -> None:
     """The planner's admin calls refuse a wrong token before any task runs; the native reader's
     own connection is shown refusing it too (with the right one it reads, above)."""
-    import _pulsar_external_schema_native as extension
-
-    client = extension.Client(secured.pulsar_url, auth_token=secured.wrong_token, operation_timeout_ms=10_000)
+    client = required_extension().Client(
+        secured.pulsar_url, auth_token=secured.wrong_token, operation_timeout_ms=10_000
+    )
     with pytest.raises(Exception) as failed:
         client._drain(f"{secured_orders.topic}-partition-0")
 

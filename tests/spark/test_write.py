@@ -16,6 +16,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 from conftest import Services, create_partitioned_topic, parse_service_urls, service_pid, services_script
 from contracts import drain, subscribe, unique
+from native_support import required_extension
 from spark_support import ORDER_V3, Produced, source_options
 
 from pulsar_external_schema import SCHEMA_ID_PROPERTY, SchemaRegistrySchemaFactory
@@ -270,10 +271,7 @@ def test_a_broker_that_stops_answering_fails_a_native_send_within_its_bound_and_
     import httpx
     import pyarrow as pa
 
-    from pulsar_external_schema.spark import native
-
-    module = native.extension()
-    assert module is not None, "scripts/bootstrap builds the native extension where cargo is"
+    module = required_extension()
     service_url, admin_url, pid = own_pulsar
     namespace = f"public/{unique('hung')}"
     httpx.put(f"{admin_url}/admin/v2/namespaces/{namespace}", json={}, timeout=30).raise_for_status()

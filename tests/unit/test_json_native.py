@@ -33,9 +33,7 @@ from pulsar_external_schema.codec.values import json_dumps, json_loads
 from pulsar_external_schema.errors import ExternalSchemaError
 
 extension = _native.extension()
-pytestmark = pytest.mark.skipif(
-    extension is None, reason="the native extension is not installed (scripts/bootstrap builds it)"
-)
+pytestmark = pytest.mark.usefixtures("native_extension")
 
 
 def _plain(value: Any, depth: int = 0) -> bool:

@@ -1,4 +1,5 @@
-"""The package's layers (DESIGN.md section 2), read from the source: what may import what.
+"""The package's layers, read from the source: what may import what (the list below is the
+reference; the modules' own docstrings say why each sits where it does).
 
 Layers, bottom first; a module imports only from its own layer or lower ones (imports under
 `if TYPE_CHECKING:` are for annotations and run nothing, so they are not counted):
@@ -19,6 +20,9 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 
 `evolution/` holds checkers only: it imports nothing of the package but `errors`, `_imports` and
 `_deprecated`.
+No import cycles, inside a layer either: neither between modules nor between the units above (a
+module, or a package such as `codec/` or `rules/`, whose modules then import nothing of each other's
+unit both ways: `rules/` imports nothing of `codec/`).
 And no module imports another module's private name, or reads one as an attribute of the module
 (`ids._HEX`); only the two quarantines import a library's private module (`_pulsar`,
 `confluent_kafka.schema_registry._sync...`).
@@ -155,6 +159,66 @@ def test_no_module_imports_from_a_higher_layer() -> None:
     assert upward == []
 
 
+def _unit(module: str) -> str:
+    """The entry of `LAYERS` a module belongs to (`codec.part`: `codec`; `rules.settings` itself)."""
+    parts = module.split(".")
+    return next(".".join(parts[:end]) for end in range(len(parts), 0, -1) if ".".join(parts[:end]) in LAYERS)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for child in sorted(graph.get(node, ())):
+            if child not in index:
+                visit(child)
+                low[node] = min(low[node], low[child])
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _import_graph() -> dict[str, set[str]]:
+    return {
+        name: {target for target, _ in _imports(name, tree) if target != name} for name, tree in _modules()
+    }
+
+
+def test_no_import_cycles_between_modules() -> None:
+    assert _cycles(_import_graph()) == []
+
+
+def test_no_import_cycles_between_units_of_a_layer() -> None:
+    units: dict[str, set[str]] = {}
+    for name, targets in _import_graph().items():
+        units.setdefault(_unit(name), set()).update(_unit(t) for t in targets if _unit(t) != _unit(name))
+    assert _cycles(units) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _unit("codec.part") == "codec" and _unit("rules.settings") == "rules.settings"
+
+
 def test_evolution_holds_checkers_only() -> None:
     reaching_out = sorted(
         {
@@ -183,7 +247,7 @@ def test_no_module_imports_another_modules_private_name() -> None:
 #: tests/integration/test_pulsar_touch_points.py).
 QUARANTINES = frozenset({"_confluent", "_pulsar_client", "_fastavro"})
 #: The package's own native extension (native/), whose name starts with an underscore as a
-#: compiled module's does.
+#: compiled module's does; only its gate, `_native`, imports it.
 NATIVE = "_pulsar_external_schema_native"
 
 
@@ -233,6 +297,21 @@ def test_only_the_quarantines_import_a_librarys_private_modules() -> None:
         and any(part.startswith("_") and not part.startswith("__") for part in module.split("."))
     )
     assert private == []
+
+
+def test_only_the_gate_imports_the_native_extension() -> None:
+    """`_native.extension()` is the one way to the extension, in the package, its tests and its
+    benchmarks: tests patch that one name, and the gate checks the extension's ABI first."""
+    repository = SOURCE.parents[1]
+    importers = sorted(
+        str(path.relative_to(repository))
+        for folder in ("src", "tests", "benchmarks", "examples")
+        for path in (repository / folder).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if (isinstance(node, ast.Import) and any(a.name.split(".")[0] == NATIVE for a in node.names))
+        or (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == NATIVE)
+    )
+    assert importers == ["src/pulsar_external_schema/_native.py"]
 
 
 def test_the_checks_see_the_imports_they_judge() -> None:

@@ -30,10 +30,7 @@ from pulsar_external_schema.protobuf_text import file_descriptor_proto
 from pulsar_external_schema.schema import EncodeData
 
 extension = _native.extension()
-pytestmark = pytest.mark.skipif(
-    extension is None or not hasattr(extension, "Encoder"),
-    reason="the native extension is not installed (scripts/bootstrap builds it)",
-)
+pytestmark = pytest.mark.usefixtures("native_extension")
 
 TOPIC = "persistent://acme/shop/orders"
 OTHER = "persistent://acme/shop/returns"

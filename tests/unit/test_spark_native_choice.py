@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 from spark_support import offline_options
 
+from pulsar_external_schema import _native
 from pulsar_external_schema.errors import ConfigError
 from pulsar_external_schema.registered_schema import RegisteredSchema
 from pulsar_external_schema.spark import native
@@ -32,12 +34,11 @@ def why(schema: RegisteredSchema, **options: str) -> str | None:
     return native.why_not(source, schema, value_type)
 
 
-def test_an_avro_subject_on_pulsar_is_read_natively() -> None:
-    assert native.extension() is not None, "scripts/bootstrap builds the native extension where cargo is"
+def test_an_avro_subject_on_pulsar_is_read_natively(native_extension: ModuleType) -> None:
     assert why(reader()) is None
 
 
-def test_what_falls_back_says_why() -> None:
+def test_what_falls_back_says_why(native_extension: ModuleType) -> None:
     assert "reads Avro" in (why(reader({"type": "object"}, "JSON")) or "")
     assert why(reader(), **{"service.url": "pulsar+ssl://x:6651"}) is None  # TLS: rustls
     union = {**RECORD, "fields": [{"name": "u", "type": ["long", "string"]}]}
@@ -66,7 +67,7 @@ ORDER = {
 }
 
 
-def test_a_schema_with_references_is_read_natively_as_one_text() -> None:
+def test_a_schema_with_references_is_read_natively_as_one_text(native_extension: ModuleType) -> None:
     """References, and references of references, are written into the text the extension takes:
     each named type at its first use (as a name and its namespace), by its full name after,
     nothing left to look up."""
@@ -93,11 +94,11 @@ def test_a_schema_with_references_is_read_natively_as_one_text() -> None:
 
 
 def test_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(native, "extension", lambda: None)
-    assert "not installed" in (why(reader()) or "")
+    monkeypatch.setattr(_native, "extension", lambda: None)
+    assert "the native extension is" in (why(reader()) or "")
 
 
-def test_the_reader_option(caplog: pytest.LogCaptureFixture) -> None:
+def test_the_reader_option(native_extension: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
     json_schema = reader({"type": "object"}, "JSON")
     value_type, _ = spark_value_type(json_schema, offline_options())
     with caplog.at_level(logging.INFO, logger=native.__name__):
@@ -185,7 +186,7 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def test_the_path_is_chosen_where_spark_pickles_the_reader_for_its_executors(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    native_extension: ModuleType, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Once a query, on the driver: the executors get the choice, and `reader=native` on a
     subject it cannot read fails the query there, not in each task."""
@@ -235,7 +236,9 @@ def sink_why(
         task.close()
 
 
-def test_the_sinks_data_rows_are_sent_natively_where_they_can_be(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_sinks_data_rows_are_sent_natively_where_they_can_be(
+    native_extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert sink_why(monkeypatch) is None
     assert sink_why(monkeypatch, {"data": "binary"}) is None
     assert sink_why(monkeypatch, writer="python") == "option writer=python"
@@ -244,8 +247,8 @@ def test_the_sinks_data_rows_are_sent_natively_where_they_can_be(monkeypatch: py
     assert "not map<string, string>" in (
         sink_why(monkeypatch, {**FORWARDED, "properties": ("map", "string", "int")}) or ""
     )
-    monkeypatch.setattr("pulsar_external_schema.spark.writer.extension", lambda: None)
-    assert "not installed" in (sink_why(monkeypatch) or "")
+    monkeypatch.setattr(_native, "extension", lambda: None)
+    assert "the native extension is" in (sink_why(monkeypatch) or "")
 
 
 def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
@@ -254,15 +257,13 @@ def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCa
     from pulsar_external_schema.spark import writer
 
     schema = pa.schema([("data", pa.binary())])
-    monkeypatch.setattr(writer, "extension", lambda: None)
+    monkeypatch.setattr(_native, "extension", lambda: None)
     for given, expected in (("native", "ConfigError"), ("auto", None), ("python", None)):
         task = writer.TaskWriter(offline_options(topic="t", writer=given), 1, 0)
         try:
             with caplog.at_level(logging.INFO, logger=writer.__name__):
                 if expected:
-                    with pytest.raises(
-                        ConfigError, match="option writer=native: the native extension is not installed"
-                    ):
+                    with pytest.raises(ConfigError, match="option writer=native: the native extension is "):
                         task._native_producer("persistent://public/default/t", schema)
                 else:
                     assert task._native_producer("persistent://public/default/t", schema) is None

@@ -13,8 +13,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from .. import _native
 from .._version import VERSION
-from . import PROG
 from .common import (
     SCHEMA_TYPES,
     Parser,
@@ -28,8 +28,26 @@ from .common import (
     whole,
 )
 from .habits import add_key_options, add_topic
+from .signals import PROG
 
 __all__ = ["build_parser"]
+
+
+class _Version(argparse.Action):
+    """`--version`: the package's, and which native extension serves it (or why none does)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **_: Any) -> None:
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="print the version, and whether the native extension is used",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"{parser.prog} {VERSION}\n{_native.describe()}")  # on stdout, as argparse's own
+        parser.exit()
 
 
 def _later(module: str, function: str) -> Callable[[argparse.Namespace], int]:
@@ -59,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _console(commands)
     _registry(commands)

@@ -129,12 +129,11 @@ def _native_check(parsed_schema: Any, given: list[tuple[str, Any]]) -> Any:
     """The extension's check of the schema jsonschema-rs built, or None (no extension, or a
     schema it cannot build: the Python path then checks every value)."""
     module = _native.extension()
-    build = getattr(module, "JsonSchemaCheck", None)  # an extension built before it had one: None
-    if build is None:
+    if module is None:
         return None
     try:
         resources = [(_uri(name), json.dumps(resource.contents)) for name, resource in given]
-        return build(json.dumps(parsed_schema), resources, BASE_URI)
+        return module.JsonSchemaCheck(json.dumps(parsed_schema), resources, BASE_URI)
     except ValueError as error:
         log.debug("the native extension cannot build this schema (%s); checking in Python", error)
         return None

@@ -559,11 +559,11 @@ def _kept_natively(kind: str, function: Callable[[Any], Any], *, expires: float,
     """The extension's `DirectWriter` or `DirectReader` (`kind`) over a plan's `function`, with
     `options`: the direct closure's work in one native call, which `ExternalSchema`'s native
     `encode` and `decode` make without a Python frame (native/src/direct.rs). None without the
-    extension, or with one built before it."""
-    made = getattr(_native.extension(), kind, None)
-    if made is None:
+    extension."""
+    module = _native.extension()
+    if module is None:
         return None
-    return made(
+    return getattr(module, kind)(
         function,
         expires_in=remaining(expires),
         key_parts=_key_parts,

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
 from pyspark.sql.types import DataType
 
-from .._native import extension
+from .. import _native
 from ..codec import Columnar
 from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
@@ -44,7 +44,7 @@ from .rows import ROWS_PER_BATCH, Rows
 from .rows import read_partition as read_partition_in_python
 from .values import ReaderSchema, avro_parsed, spark_value_type
 
-__all__ = ["READERS", "choose", "extension", "read_partition"]
+__all__ = ["READERS", "choose", "read_partition"]
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +70,9 @@ def choose(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -
 
 def why_not(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -> str | None:
     """Why a query cannot read natively (None: it can)."""
-    module = extension()
+    module = _native.extension()
     if module is None:
-        return (
-            "the native extension is not installed (pip install 'pulsar-external-schema[native]', "
-            "which builds it with Rust's cargo)"
-        )
+        return _native.why_absent()
     if reader.schema_type != "AVRO":
         return f"the native reader reads Avro, and the subject holds {reader.schema_type} schemas"
     text = reader_json(reader)
@@ -104,7 +101,7 @@ def read_partition(
     partition: TopicPartitionRange,
 ) -> Iterator[pa.RecordBatch]:
     """The batches of one range, in the declared schema (as `rows.read_partition` gives them)."""
-    module = extension()
+    module = _native.extension()
     if module is None:  # the driver found it; a worker without it reads as the Python path does
         yield from read_partition_in_python(options, reader_schema, value_type, partition)
         return

@@ -39,7 +39,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from .._native import extension
+from .. import _native
 from ..admin import declare_external, require_external_type
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
@@ -222,7 +222,7 @@ class TaskWriter:
                 # as `producer` does for pulsar-client's: declared EXTERNAL first, with pulsar.admin.url
                 declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
                 self.native[topic] = _NativeTopic(
-                    native_client(self.options, extension()),
+                    native_client(self.options, _native.extension()),
                     self._partition_topics(topic),
                     self.producer_name,
                     self.task,
@@ -239,8 +239,8 @@ class TaskWriter:
         """Why the native extension cannot send this task's `data` rows (None: it can)."""
         if self.options.writer == "python":
             return "option writer=python"
-        if extension() is None:
-            return "the native extension is not installed (pip install 'pulsar-external-schema[native]')"
+        if _native.extension() is None:
+            return _native.why_absent()
         types = {name: schema.field(name).type for name in schema.names}
         if not pa.types.is_binary(types["data"]) and not pa.types.is_large_binary(types["data"]):
             return f"the data column is {types['data']}, not binary"
@@ -282,7 +282,7 @@ class TaskWriter:
     def _natively(self, topic: str, call: Callable[[], Any]) -> Any:
         """A call of the native extension for `topic`, its NativeError raised as an
         ExternalSchemaError that names the topic and the producer."""
-        module = extension()
+        module = _native.extension()
         assert module is not None  # `_why_not_native` checked
         try:
             return call()
@@ -407,7 +407,7 @@ class _NativeTopic:
         if first is not None:  # each partition gets a share of the rows: their ids go along
             ids = pa.array(range(first, first + batch.num_rows), pa.int64())
             batch = pa.RecordBatch.from_arrays([*batch.columns, ids], [*batch.schema.names, "sequence_id"])
-        module = extension()
+        module = _native.extension()
         assert module is not None
         keys = batch.column("key") if "key" in batch.schema.names else pa.nulls(batch.num_rows, pa.string())
         routed = module.key_partitions(keys, count)
