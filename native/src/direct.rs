@@ -17,12 +17,11 @@
 //!   message the kept one does not take, goes to the class's method, which decides as without
 //!   the extension.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::json::JsonCodec;
 use pyo3::exceptions::{PyException, PyTypeError};
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
@@ -400,14 +399,10 @@ fn everyday(
 pub struct Encoder {
     method: Method,
     encode_data: Py<PyType>,
-    alloc: ffi::allocfunc,
     with_id: bool,
     with_context: bool,
-    /// The `EncodeData` returned last (`encode_data`), or null.
-    last: AtomicPtr<ffi::PyObject>,
-    /// `tuple.__new__`, which makes each `EncodeData` where one cannot be made or reused here:
-    /// from Python 3.14 a tuple caches its hash in a field the stable ABI cannot reset.
-    tuple_new: Option<Py<PyAny>>,
+    /// `tuple.__new__`, which makes each `EncodeData` as `ExternalSchema` itself makes it.
+    tuple_new: Py<PyAny>,
 }
 
 #[pymethods]
@@ -434,23 +429,12 @@ impl Encoder {
         if !encode_data.is_subclass(&py.get_type::<PyTuple>())? {
             return Err(PyTypeError::new_err("encode_data must be a tuple class"));
         }
-        // SAFETY: every type has a tp_alloc slot; a heap type's is readable under the stable ABI.
-        let alloc = unsafe { ffi::PyType_GetSlot(encode_data.as_type_ptr(), ffi::Py_tp_alloc) };
-        if alloc.is_null() {
-            return Err(PyTypeError::new_err("encode_data has no allocator"));
-        }
         Ok(Encoder {
             method: Method::new(schema.clone().unbind(), writers, planned, other),
             encode_data: encode_data.unbind(),
-            // SAFETY: the slot holds the type's allocfunc.
-            alloc: unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::allocfunc>(alloc) },
             with_id,
             with_context,
-            last: AtomicPtr::new(std::ptr::null_mut()),
-            tuple_new: match py.version_info() >= (3, 14) {
-                true => Some(py.get_type::<PyTuple>().getattr(intern!(py, "__new__"))?.unbind()),
-                false => None,
-            },
+            tuple_new: py.get_type::<PyTuple>().getattr(intern!(py, "__new__"))?.unbind(),
         })
     }
 
@@ -458,15 +442,9 @@ impl Encoder {
         self.method.traverse(&visit)
     }
 
-    /// The schema was closed: every call goes the class's way (which says so), and the
-    /// `EncodeData` kept for reuse, with the payload it holds, goes.
-    fn close(&self, py: Python<'_>) {
+    /// The schema was closed: every call goes the class's way (which says so).
+    fn close(&self) {
         self.method.close();
-        let last = self.last.swap(std::ptr::null_mut(), Ordering::Relaxed);
-        if !last.is_null() {
-            // SAFETY: the strong reference `last` held.
-            drop(unsafe { Bound::from_owned_ptr(py, last) });
-        }
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -496,10 +474,8 @@ impl Encoder {
 }
 
 impl Encoder {
-    /// `EncodeData(payload, id)`: the one this returned last where no one holds it any more,
-    /// with the new items (as `zip` and `enumerate` reuse their tuples: its allocation and
-    /// release were ~0.05 us a message), else a new one, made as `tuple.__new__` makes it. From
-    /// Python 3.14, `tuple.__new__` itself (`tuple_new`).
+    /// `EncodeData(payload, id)`, made as `tuple.__new__(EncodeData, (payload, id))` makes it
+    /// (the NamedTuple's own constructor takes its arguments by name: slower).
     #[inline]
     fn encode_data<'py>(
         &self,
@@ -507,84 +483,21 @@ impl Encoder {
         payload: Bound<'py, PyAny>,
         id: Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(tuple_new) = &self.tuple_new {
-            return tuple_new
-                .bind(py)
-                .call1((self.encode_data.bind(py), (payload, id)));
-        }
-        let kept = self.last.swap(std::ptr::null_mut(), Ordering::Relaxed);
-        // SAFETY: `last` holds a strong reference to an `EncodeData`, or null. A tuple whose one
-        // reference is this one is seen by no one else: PyTuple_SetItem may replace its items
-        // (and releases the old ones). Its items are bytes and None, which the collector never
-        // needs to track, so it may stay untracked if the collector untracked it.
-        let tuple = unsafe {
-            match (!kept.is_null()).then(|| Bound::from_owned_ptr(py, kept)) {
-                Some(tuple) if ffi::Py_REFCNT(tuple.as_ptr()) == 1 => tuple,
-                _ => {
-                    let made = (self.alloc)(self.encode_data.as_ptr().cast(), 2);
-                    if made.is_null() {
-                        return Err(PyErr::fetch(py));
-                    }
-                    Bound::from_owned_ptr(py, made)
-                }
-            }
-        };
-        // SAFETY: `tuple` is a tuple of two items with this one reference (above).
-        unsafe {
-            if ffi::PyTuple_SetItem(tuple.as_ptr(), 0, payload.into_ptr()) != 0
-                || ffi::PyTuple_SetItem(tuple.as_ptr(), 1, id.into_ptr()) != 0
-            {
-                return Err(PyErr::fetch(py));
-            }
-        }
-        let replaced = self.last.swap(tuple.clone().into_ptr(), Ordering::Relaxed);
-        if !replaced.is_null() {
-            // SAFETY: a strong reference `last` held (a call this one made kept it meanwhile).
-            drop(unsafe { Bound::from_owned_ptr(py, replaced) });
-        }
-        Ok(tuple)
+        self.tuple_new.bind(py).call1((self.encode_data.bind(py), (payload, id)))
     }
 }
 
-impl Drop for Encoder {
-    fn drop(&mut self) {
-        let last = *self.last.get_mut();
-        if !last.is_null() {
-            // SAFETY: the strong reference `last` holds.
-            Python::attach(|py| drop(unsafe { Bound::from_owned_ptr(py, last) }));
-        }
-    }
-}
-
-/// When a plan expires, on a clock cheaper to read than `Instant` where there is one: Linux's
-/// coarse monotonic clock (a few milliseconds' resolution, ~5 ns a read against ~25 for the
-/// precise one, measured per message). A plan's time to live is seconds or more.
-struct Deadline(Duration);
+/// When a plan expires (a plan's time to live is seconds or more).
+struct Deadline(Instant);
 
 impl Deadline {
     /// `seconds` from now (none or less: passed).
     fn after(seconds: f64) -> Self {
-        Deadline(now() + Duration::from_secs_f64(seconds.clamp(0.0, 1e9)))
+        let now = Instant::now();
+        Deadline(now.checked_add(Duration::from_secs_f64(seconds.clamp(0.0, 1e9))).unwrap_or(now))
     }
 
     fn passed(&self) -> bool {
-        self.0 <= now()
+        self.0 <= Instant::now()
     }
-}
-
-#[cfg(target_os = "linux")]
-fn now() -> Duration {
-    let mut time = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid clock id and a timespec to fill; it cannot fail for this clock.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
-    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn now() -> Duration {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed()
 }

@@ -1,12 +1,20 @@
-//! The optional native reader of pulsar-external-schema's Spark source.
+//! The optional native extension of pulsar-external-schema (`pulsar-external-schema-native`).
 //!
-//! It reads one range of a Pulsar partition (`receive.rs`), builds the source's metadata columns
-//! (`columns.rs`) and decodes Avro bodies with arrow-avro into the query's reader schema
-//! (`decode.rs`), and hands each batch to Python as a `pyarrow.RecordBatch` through the C data
-//! interface. It knows nothing of registries, rules or Spark: the Python side says which writer
-//! schemas it may decode and finishes every row it leaves (`_native` false) on the Python path.
+//! It knows Pulsar's protocol, Arrow and Avro, nothing of registries, rules or Spark: the package
+//! imports it through one gate (`_native.py`, which checks `ABI` below), asks it only what it can
+//! answer, and words every error. Its modules, by concern:
 //!
-//! Python API (private; `pulsar_external_schema.spark.native` is the typed one):
+//! - the wire client: `wire.rs` (a client's side of Pulsar's binary protocol, reconnecting),
+//!   `tls.rs` (rustls), `receive.rs` (one range of a partition), `send.rs` (a producer's batched
+//!   entries), `bounds.rs` (where a range starts and ends);
+//! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (Avro bodies
+//!   into the `value` column with arrow-avro), `conform.rs` (the Spark source's exact types);
+//! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
+//!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).
+//!
+//! This file holds the Python classes of the first two: the range reader and the producer.
+//!
+//! Python API (private: `_pulsar_external_schema_native.pyi` types it; version `ABI`):
 //!
 //! ```text
 //! Client(service_url, *, auth_token=None (a token, or a callable returning one), tls_trust_certs_file_path=None,
@@ -27,15 +35,6 @@
 //! Decoder(schema, *, readers, planned, other)(*args, **kwargs)
 //! ```
 //!
-//! The producer (`send.rs`) is the Spark sink's for forwarded messages: it sends the rows of an
-//! Arrow batch (`data`, and optionally `key`, `properties`, `event_time`) in batched entries cut
-//! as pulsar-client cuts them.
-//!
-//! `json.rs` is the JSON codec's (`codec/json.py`), outside Spark too: JSON Schema values checked
-//! in place and written and read by orjson, one call a message. `direct.rs` is `ExternalSchema`'s
-//! (`schema.py`): its everyday `encode(topic, value)` and `decode(topic, payload, schema_id)` in one
-//! call each, for every format.
-
 mod bounds;
 mod columns;
 mod conform;
