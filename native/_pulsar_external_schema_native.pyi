@@ -1,7 +1,7 @@
 """Types of the native extension (`native/src/lib.rs`), which only `pulsar_external_schema._native`
 imports; through it, its users are `pulsar_external_schema.spark.native`, `spark.writer`,
-`codec.json` (`JsonCodec`), `codec.part` (`DirectWriter`, `DirectReader`) and `schema` (`Encoder`,
-`Decoder`)."""
+`codec.json` (`JsonCodec`), `codec.part` (`DirectWriter`, `DirectReader`) and `schema`
+(`Encoder`)."""
 
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -126,15 +126,3 @@ class DirectReader:
         declined: object,
     ) -> None: ...
     def __call__(self, payload: Any) -> Any: ...
-
-class Decoder:
-    def __init__(
-        self,
-        schema: Any,
-        *,
-        readers: dict[Any, tuple[Any, float]],
-        planned: Callable[..., Any],
-        other: Callable[..., Any],
-    ) -> None: ...
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
-    def close(self) -> None: ...

@@ -1,21 +1,18 @@
-//! `ExternalSchema`'s everyday message in one native call each way: `encode(topic, value)` and
-//! `decode(topic, payload, schema_id)` look up the topic's kept writer or reader, make its checks
-//! and call the format's write or read, with no Python frame between the caller and the format.
-//!
-//! Through Python, that glue cost ~0.7 us an encode and ~0.4 us a decode whatever the format
-//! (docs/benchmarks.md): more than a JSON Schema record's check and write themselves. Only the
-//! glue is here. What a message is written or read as, and every decision on a message the kept
+//! `ExternalSchema`'s everyday message in one native call: `encode(topic, value)` looks up the
+//! topic's kept writer, makes its checks and calls the format's write, with no Python frame
+//! between the caller and the format; reading, every reader's door (`decode_message`, and
+//! `decode`) takes the kept `DirectReader` from Python (docs/benchmarks.md has what each saves).
+//! Only the glue is here. What a message is written or read as, and every decision on a message the kept
 //! writer or reader does not take, stay Python's (`schema.py`, `codec/part.py`), which these
 //! objects call or hand the message back to:
 //!
 //! * `DirectWriter` and `DirectReader` are what `PartCodec.direct_writer` and `PartCodec.direct`
 //!   give where the extension is installed: the Python closures' work (the plan's expiry, its
 //!   guard, its `write` or `read`, clearing a key part's original key), answering as they do;
-//! * `Encoder` and `Decoder` are what an `ExternalSchema` keeps as its instance's `encode`,
-//!   `encode_for` and `decode`: the everyday call looks up the topic's kept writer (or the
-//!   (topic, schema id)'s reader) in the part's dict and answers with it; any other call, and a
-//!   message the kept one does not take, goes to the class's method, which decides as without
-//!   the extension.
+//! * `Encoder` is what an `ExternalSchema` keeps as its instance's `encode` and `encode_for`:
+//!   the everyday call looks up the topic's kept writer in the part's dict and answers with it;
+//!   any other call, and a message the kept one does not take, goes to the class's method, which
+//!   decides as without the extension.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -245,67 +242,7 @@ impl DirectReader {
     }
 }
 
-/// An `ExternalSchema`'s `decode`, as its instance keeps it.
-#[pyclass(frozen, module = "_pulsar_external_schema_native")]
-pub struct Decoder {
-    method: Method,
-}
-
-#[pymethods]
-impl Decoder {
-    /// `schema`: the `ExternalSchema` (which holds this); `readers`: its part's kept readers by
-    /// (topic, schema id as it came), `(reader, expires)` each; `planned(schema, topic, payload,
-    /// schema_id, context, answer)`: the way past a kept reader whose answer was not a value;
-    /// `other(schema, *args, **kwargs)`: the class's method, for any other call and a message
-    /// with no kept `DirectReader`.
-    #[new]
-    #[pyo3(signature = (schema, *, readers, planned, other))]
-    fn new(schema: Py<PyAny>, readers: Py<PyDict>, planned: Py<PyAny>, other: Py<PyAny>) -> Self {
-        Decoder {
-            method: Method::new(schema, readers, planned, other),
-        }
-    }
-
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        self.method.traverse(&visit)
-    }
-
-    /// The schema was closed: every call goes the class's way, which says so.
-    fn close(&self) {
-        self.method.close();
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = args.py();
-        // `decode(topic, payload, schema_id)`, the id in metadata as bytes, no context
-        let everyday = self.method.open()
-            && everyday(args, kwargs, 3, true)?
-            && args.get_item(2)?.is_exact_instance_of::<PyBytes>();
-        if everyday {
-            let (topic, payload, schema_id) = (args.get_item(0)?, args.get_item(1)?, args.get_item(2)?);
-            let key = PyTuple::new(py, [&topic, &schema_id])?;
-            if let Some(reader) = self.method.kept::<DirectReader>(key.as_any())? {
-                let reader = reader.get();
-                let answer = reader.__call__(&payload)?;
-                if !answer.is(reader.fallback.bind(py)) && !answer.is(reader.declined.bind(py)) {
-                    return Ok(answer);
-                }
-                return self
-                    .method
-                    .planned(py, &[topic, payload, schema_id, py.None().into_bound(py), answer]);
-            }
-        }
-        self.method.class_call(args, kwargs)
-    }
-}
-
-/// What an `Encoder` and a `Decoder` hold of their schema: the schema, its part's kept writers
-/// or readers, the class's ways for what they leave, and whether the schema was closed.
+/// What an `Encoder` holds of its schema: the schema, its part's kept writers, the class's ways for what they leave, and whether the schema was closed.
 struct Method {
     schema: Py<PyAny>,
     kept: Py<PyDict>,

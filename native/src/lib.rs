@@ -32,7 +32,6 @@
 //! Encoder(schema, *, writers, encode_data, with_id, with_context, planned, other)(*args, **kwargs)
 //! DirectReader(read, *, longest, check, expires_in, key_parts, clear_original_key, fallback,
 //!     declined)(payload) -> value | fallback | declined
-//! Decoder(schema, *, readers, planned, other)(*args, **kwargs)
 //! ```
 //!
 mod bounds;
@@ -520,7 +519,7 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 1;
+const ABI: u32 = 2;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -532,7 +531,6 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<direct::DirectWriter>()?;
     m.add_class::<direct::Encoder>()?;
     m.add_class::<direct::DirectReader>()?;
-    m.add_class::<direct::Decoder>()?;
     m.add_class::<RangeReader>()?;
     m.add_class::<Producer>()?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;

@@ -142,11 +142,11 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
 
     def _keep_native_paths(self) -> None:
         """Where the extension is installed, this instance's `encode` and `encode_for` are its
-        `Encoder`s, and its `decode` its `Decoder` (native/src/direct.rs): the everyday message,
-        `(topic, value)` or `(topic, payload, schema_id)`, is the part's kept writer or reader in
-        one native call (it saves ~0.5 us of an encode's Python glue, ~0.1 of a decode's), and
-        every other call is this class's method. They hold this schema, which holds them: `close`
-        drops them, else the cycle collector frees the lot."""
+        `Encoder`s (native/src/direct.rs): the everyday message, `(topic, value)`, is the part's
+        kept writer in one native call, and every other call is this class's method (what it
+        saves: docs/benchmarks.md). Reading needs none: every door (`decode_message`, `decode`)
+        calls the part's kept reader, itself native where the extension is. They hold this
+        schema, which holds them: `close` drops them, else the cycle collector frees the lot."""
         native = _native.extension()
         codec = self._part.codec
         if (
@@ -155,12 +155,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             or type(self) is not ExternalSchema  # a key/value schema, which encodes two parts
         ):
             return
-        self.__dict__["decode"] = native.Decoder(
-            self,
-            readers=self._part.readers,
-            planned=ExternalSchema._decode_planned,
-            other=ExternalSchema.decode,
-        )
         for name, other in (("encode", ExternalSchema.encode), ("encode_for", ExternalSchema.encode_for)):
             self.__dict__[name] = native.Encoder(
                 self,
@@ -415,7 +409,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Release the registry client (closed once no schema of its factory uses it)."""
         if not self._closed:
             self._closed = True
-            for name in ("encode", "encode_for", "decode"):  # the class's methods say it is closed
+            for name in ("encode", "encode_for"):  # the class's methods say it is closed
                 native = self.__dict__.pop(name, None)
                 if native is not None:
                     native.close()  # and so does one a caller holds

@@ -121,7 +121,7 @@ class Both:
         for part in self.parts:
             part.codec = None
         # and the readers the parts keep, and the writers the codecs keep, for the schema's
-        # short ways (emptied in place: the extension's `Encoder` and `Decoder` hold the dicts)
+        # short ways (emptied in place: the extension's `Encoder` holds the writers')
         kept = [
             (dict(part.readers), dict(codec.writers))
             for part, codec in zip(self.parts, self.codecs, strict=True)

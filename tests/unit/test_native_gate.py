@@ -21,10 +21,10 @@ from pulsar_external_schema._version import VERSION
 NATIVE = Path(__file__).resolve().parents[2] / "native"
 STUB = NATIVE / "_pulsar_external_schema_native.pyi"
 
-#: The stub's API (its declarations, without docstrings or comments) at ABI 1. A change to the
+#: The stub's API (its declarations, without docstrings or comments) at its ABI. A change to the
 #: stub that changes this hash changes the extension's Python API: bump `ABI` in native/src/lib.rs
 #: and in `_native.py`, then write the new hash here.
-API_HASHES = {1: "d144394906447ac6"}
+API_HASHES = {2: "bf4d5a8cc8bbbf6a"}
 
 
 def api_hash(stub: str) -> str:

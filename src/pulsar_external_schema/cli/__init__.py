@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PROG", "build_parser", "main"]
 
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs a command; ends it on SIGINT, SIGTERM or a closed stdout as `signals` says, with one
     line on stderr at most and never a traceback. The command lines' module is imported once the
