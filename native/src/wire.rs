@@ -4,7 +4,7 @@
 //! Pulsar's `PulsarApi.proto`); the consumer around them is ours.
 //!
 //! Why not pulsar-rs's `Consumer`: it splits every batched entry into one message struct each
-//! (its metadata cloned per message, a few moves of ~700 bytes, a channel hop between two
+//! (its metadata cloned per message, a few moves of a large struct, a channel hop between two
 //! threads, a timer per receive): more CPU a message than this whole reader's budget
 //! (docs/spark.md, "What a row costs"). Here an entry stays one buffer, read once, checked once (CRC32C in
 //! hardware), and its messages are read in place.

@@ -125,7 +125,7 @@ class CompiledEncryption:
         """The DEK a READ decrypts with. One it could not get is not asked for again for
         `DEK_RETRY_SECONDS`: a reader without the secret (a validation job that judges the other
         fields) then costs the reference path's one attempt per message, not three (and one of
-        confluent-kafka's warnings, not three): 80 us a message instead of 120, measured."""
+        confluent-kafka's warnings, not three; docs/benchmarks.md has what that saved)."""
         missing = self._missing.get(version)
         if missing is not None and time.monotonic() < missing:
             raise NotEncrypted("its DEK could not be had moments ago")

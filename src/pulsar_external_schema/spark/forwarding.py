@@ -3,10 +3,9 @@
 
 The job used to read a micro-batch into Spark (every column, payloads too), keep it, count it,
 and write its valid rows and its invalid rows back out in two more Spark jobs. Spark moved each
-row from the reader's Python worker into its JVM and out again to a writer's. Measured on 200k
-records: the batch's rows took ~1.7 s of the job, ~0.6 s of it that round trip, against ~0.1 s
-for sending them; here they take ~0.5 s (docs/spark.md). Here the
-task that reads a range sends its rows on, and Spark gets only what `FORWARDED` names: the count
+row from the reader's Python worker into its JVM and out again to a writer's, a round trip that
+cost several times the sending itself (docs/spark.md has the figures). Here the task that reads a
+range sends its rows on, and Spark gets only what `FORWARDED` names: the count
 of each verdict (writer id, valid, failing rule), for the job's counts.
 
 What reaches the topics is what the two writes sent, message for message:
