@@ -8,7 +8,6 @@ scripts/bootstrap builds the extension wherever cargo is.
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
 
 import pytest
@@ -18,7 +17,7 @@ from pulsar_external_schema import _native
 __all__ = ["PYTHON_LEG", "required_extension"]
 
 #: Whether this is the Python-path leg (the extension turned off).
-PYTHON_LEG = os.environ.get(_native.SWITCH, "").strip() == "0"
+PYTHON_LEG = _native.turned_off()
 
 
 def required_extension() -> ModuleType:

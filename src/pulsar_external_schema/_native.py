@@ -26,12 +26,17 @@ from types import ModuleType
 
 from ._version import VERSION
 
-__all__ = ["ABI", "SWITCH", "describe", "extension", "why_absent"]
+__all__ = ["ABI", "SWITCH", "describe", "extension", "turned_off", "why_absent"]
 
 #: The version of the extension's Python API this package calls (the extension's own `ABI`).
 ABI = 2
 #: The environment variable that turns the extension off at run time (`0`).
 SWITCH = "PES_NATIVE"
+
+
+def turned_off() -> bool:
+    """Whether `PES_NATIVE=0` is set: the extension is not used, whatever is installed."""
+    return os.environ.get(SWITCH, "").strip() == "0"
 
 
 def extension() -> ModuleType | None:
@@ -54,7 +59,7 @@ def describe() -> str:
 
 @functools.cache
 def _found() -> tuple[ModuleType | None, str | None]:
-    if os.environ.get(SWITCH, "").strip() == "0":
+    if turned_off():
         return None, f"the native extension is turned off ({SWITCH}=0)"
     try:
         import _pulsar_external_schema_native as module
