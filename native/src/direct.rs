@@ -1,14 +1,15 @@
 //! `ExternalSchema`'s everyday message in one native call: `encode(topic, value)` looks up the
 //! topic's kept writer, makes its checks and calls the format's write, with no Python frame
-//! between the caller and the format; reading, every reader's door (`decode_message`, and
-//! `decode`) takes the kept `DirectReader` from Python (docs/benchmarks.md has what each saves).
-//! Only the glue is here. What a message is written or read as, and every decision on a message the kept
-//! writer or reader does not take, stay Python's (`schema.py`, `codec/part.py`), which these
-//! objects call or hand the message back to:
+//! between the caller and the format; reading, every reader's door (`decode`, `decode_message`,
+//! `decode_batch`) ends in the part's kept `DirectReader`. Its Python twin, class for class and
+//! answer for answer, is `codec/direct.py`, which serves where the extension is not installed;
+//! `direct.twin()` picks one when a schema is made. Only the glue is here. What a message is
+//! written or read as, and every decision on a message the kept writer or reader does not take,
+//! stay Python's (`schema.py`, `codec/part.py`), which these objects call or hand the message
+//! back to:
 //!
 //! * `DirectWriter` and `DirectReader` are what `PartCodec.direct_writer` and `PartCodec.direct`
-//!   give where the extension is installed: the Python closures' work (the plan's expiry, its
-//!   guard, its `write` or `read`, clearing a key part's original key), answering as they do;
+//!   keep: a plan's expiry, its guard, its `write` or `read`, clearing a key part's original key;
 //! * `Encoder` is what an `ExternalSchema` keeps as its instance's `encode` and `encode_for`:
 //!   the everyday call looks up the topic's kept writer in the part's dict and answers with it;
 //!   any other call, and a message the kept one does not take, goes to the class's method, which
@@ -121,7 +122,7 @@ fn json_codec(function: &Bound<'_, PyAny>, name: &str) -> Option<Py<JsonCodec>> 
 }
 
 /// Whether an error of the format's call hands the message to the long way (which runs it again
-/// and says why): an `Exception`, as the closures' `except Exception`; an interrupt or exit goes
+/// and says why): an `Exception`, as the Python twin's `except Exception`; an interrupt or exit goes
 /// on up.
 fn declined(py: Python<'_>, error: PyErr) -> PyResult<()> {
     if error.is_instance_of::<PyException>(py) {

@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from time import monotonic
 from typing import Any, NamedTuple, overload
 
 import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField
 
-from . import _native
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
-from .codec import FALLBACK, Columnar
-from .codec.field import DECLINED, NO_DIRECT, FieldSerde
+from .codec import FALLBACK, Columnar, direct
+from .codec.field import DECLINED, FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError
@@ -138,25 +136,20 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._closed = False
         self._pulsar_client: Any = None
         self._read_as: str | None = None
-        self._keep_native_paths()
+        self._keep_encoders()
 
-    def _keep_native_paths(self) -> None:
-        """Where the extension is installed, this instance's `encode` and `encode_for` are its
-        `Encoder`s (native/src/direct.rs): the everyday message, `(topic, value)`, is the part's
-        kept writer in one native call, and every other call is this class's method (what it
-        saves: docs/benchmarks.md). Reading needs none: every door (`decode_message`, `decode`)
-        calls the part's kept reader, itself native where the extension is. They hold this
-        schema, which holds them: `close` drops them, else the cycle collector frees the lot."""
-        native = _native.extension()
+    def _keep_encoders(self) -> None:
+        """This instance's `encode` and `encode_for` are `Encoder`s (`codec/direct.py`, or the
+        extension's twin in native/src/direct.rs): the everyday message, `(topic, value)`, is
+        the part's kept writer in one call, and every other call is this class's method. They
+        hold this schema, which holds them: `close` drops them, else the cycle collector frees
+        the lot. A key/value schema encodes two parts, and keeps the class's methods."""
         codec = self._part.codec
-        if (
-            native is None
-            or codec is None  # no writers are kept
-            or type(self) is not ExternalSchema  # a key/value schema, which encodes two parts
-        ):
+        if codec is None or type(self) is not ExternalSchema:
             return
+        twin = direct.twin()
         for name, other in (("encode", ExternalSchema.encode), ("encode_for", ExternalSchema.encode_for)):
-            self.__dict__[name] = native.Encoder(
+            self.__dict__[name] = twin.Encoder(
                 self,
                 writers=codec.writers,
                 encode_data=EncodeData,
@@ -231,15 +224,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def encode_for(self, topic: str, value: Any, context: MessageContext | None = None) -> EncodeData:
         """`encode(topic, value)`; `context` (see `message_context`) gives rules the message's
         properties and key, which a DLQ copy keeps."""
-        if context is None and not self._closed:
-            # The usual message: the codec's writer of the topic, kept by the part. A message it
-            # does not take goes the whole way below, which reports it.
-            writer, expires = self._part.writers.get(topic, NO_DIRECT)
-            if writer is not None and (not expires or expires > monotonic()):
-                written = writer(value)
-                if written is not None:
-                    # EncodeData(payload, id) without the NamedTuple's argument handling
-                    return tuple.__new__(EncodeData, (written[0], None if self._prefix else written[1]))
         return self._encode_planned(topic, value, context)
 
     def _encode_planned(self, topic: str, value: Any, context: MessageContext | None) -> EncodeData:
@@ -249,7 +233,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if compiled is None:
             compiled = self._part.encode_reference(topic, value, _or_new(context, self, topic))
         elif context is None:
-            self._part.learn_writer(topic)
+            self._part.learn_writer(topic)  # the `Encoder` takes the next message of `topic`
         payload, id_bytes = compiled
         return tuple.__new__(EncodeData, (payload, None if self._prefix else id_bytes))
 
@@ -280,12 +264,9 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
         value = FALLBACK
         if context is None and type(schema_id) is bytes and not self._closed:
-            # The usual message: `FieldSerde.direct_value`, without its call
-            direct = self._part.readers.get((topic, schema_id), NO_DIRECT)[0]
-            if direct is not None:
-                value = direct(data)
-                if value is not FALLBACK and value is not DECLINED:
-                    return value
+            value = self._part.direct_value((topic, schema_id), data)  # the usual message
+            if value is not FALLBACK and value is not DECLINED:
+                return value
         return self._decode_planned(topic, data, schema_id, context, value)
 
     def _decode_planned(
@@ -305,31 +286,19 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def decode_batch(
         self, topic: str, messages: Iterable[tuple[bytes, bytes | None, Mapping[str, str] | None]]
     ) -> list[Any]:
-        """Decode many messages of `topic`: (data, schema id, properties) each, as for `decode`.
+        """Decode many messages of `topic`: (data, schema id, properties) each, as `decode` does
+        with a context of those properties.
 
         Returns one entry per message, in order: its value, or the `ExternalSchemaError` that
-        decoding it raised (one message's fault raises nothing). Consecutive messages with one
-        schema id share one plan lookup; a message the compiled path does not take (a rule that
-        fails, a replayed DLQ copy, a schema id seen for the first time) goes through `decode`.
-        """
+        decoding it raised (one message's fault raises nothing)."""
         self._check_open()
         results: list[Any] = []
-        last: bytes | object | None = FALLBACK  # the schema id `read` was looked up for
-        read: Callable[[bytes], Any] | None = None
         for data, schema_id, properties in messages:
-            if schema_id != last:
-                last, read = schema_id, self._compiled_reader(topic, schema_id)
-            value = FALLBACK
-            if read is not None and not (properties and RULE_NAME in properties):
-                value = read(data)  # DECLINED: `decode` raises the error that names the message
-            if value is FALLBACK or value is DECLINED:
-                try:
-                    context = self.message_context(topic, dict(properties) if properties else None)
-                    value = self.decode(topic, data, schema_id, context)
-                except ExternalSchemaError as error:
-                    value = error
-                last = FALLBACK  # a plan may have been built: look again for the next message
-            results.append(value)
+            try:
+                context = self.message_context(topic, dict(properties)) if properties else None
+                results.append(self.decode(topic, data, schema_id, context))
+            except ExternalSchemaError as error:
+                results.append(error)
         return results
 
     def columnar(self, topic: str, schema_id: int) -> Columnar | None:
@@ -341,12 +310,6 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             return None
         self._check_open()
         return codec.columnar(topic, ids.confluent_id(schema_id))
-
-    def _compiled_reader(self, topic: str, schema_id: bytes | None) -> Callable[[bytes], Any] | None:
-        try:
-            return self._part.compiled_reader(topic, self._part.metadata_id(topic, schema_id))
-        except SchemaIdError:
-            return None  # `decode` raises it, message by message
 
     def decode_message(
         self, msg: Any, *, trust_rule_properties: bool = True, properties: Mapping[str, str] | None = None
@@ -449,9 +412,6 @@ class KeyValueExternalSchema(ExternalSchema):
     ) -> None:
         super().__init__(value_part, config, registry, topic)
         self._key_part = key_part
-
-    def _compiled_reader(self, topic: str, schema_id: bytes | None) -> Callable[[bytes], Any] | None:
-        return None  # a key/value payload is split first: `decode` does it
 
     def for_topic(self, topic: str) -> KeyValueExternalSchema:
         copy = KeyValueExternalSchema(self._key_part, self._part, self._config, self._registry, topic)

@@ -1,7 +1,8 @@
-"""`ExternalSchema.encode` and `decode` through the native extension (`native/src/direct.rs`):
-the schema's `Encoder` and its part's kept `DirectWriter`s and `DirectReader`s, held
-to the Python path they stand in for (the same bytes, ids, values and errors, in each format and
-schema id location), and what each does alone.
+"""`ExternalSchema.encode` and `decode` through their one corridor, in its two twins: the schema's
+`Encoder` and its part's kept `DirectWriter`s and `DirectReader`s, from the extension
+(`native/src/direct.rs`) and from Python (`codec/direct.py`). A schema with the extension is held
+to one without it (the same bytes, ids, values and errors, in each format and schema id location),
+and each twin alone to the same answers.
 """
 
 from __future__ import annotations
@@ -19,18 +20,18 @@ from typing import Any
 import pytest
 from confluent_kafka.schema_registry.common.serde import get_original_key, set_original_key
 from contracts import contract, mock_factory
+from native_support import required_extension
 from schemas import ORDER_JSON, order_message_class
 from schemas import SHOP_ORDER as ORDER
 
 from pulsar_external_schema import ExternalSchema, _native
-from pulsar_external_schema.codec import FALLBACK
+from pulsar_external_schema.codec import FALLBACK, direct
 from pulsar_external_schema.codec.field import DECLINED
 from pulsar_external_schema.errors import ExternalSchemaError
 from pulsar_external_schema.protobuf_text import file_descriptor_proto
 from pulsar_external_schema.schema import EncodeData
 
-extension = _native.extension()
-pytestmark = pytest.mark.usefixtures("native_extension")
+NATIVE = "_pulsar_external_schema_native"
 
 TOPIC = "persistent://acme/shop/orders"
 OTHER = "persistent://acme/shop/returns"
@@ -83,7 +84,7 @@ def _pair(
 
 @pytest.fixture(params=sorted(FORMATS))
 def both(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, location: str
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, location: str, native_extension: Any
 ) -> Iterator[tuple[ExternalSchema, ExternalSchema, list[Any]]]:
     make, values = FORMATS[request.param]
     with_it, without = _pair(monkeypatch, make, location)
@@ -92,26 +93,31 @@ def both(
     without.close()
 
 
-def test_a_topics_messages_take_the_native_encoder_and_its_kept_writer(
+def test_a_topics_messages_take_the_encoder_and_its_kept_writer_of_each_twin(
     both: tuple[ExternalSchema, ExternalSchema, list[Any]],
 ) -> None:
     with_it, without, values = both
-    assert type(with_it.encode).__name__ == "Encoder" and type(with_it.encode_for).__name__ == "Encoder"
-    assert "decode" not in vars(with_it)  # reading, the part's kept reader is the native one
-    assert "encode" not in vars(without) and "decode" not in vars(without)
+    assert type(with_it.encode).__module__ == NATIVE and type(with_it.encode).__name__ == "Encoder"
+    assert type(without.encode) is type(without.encode_for) is direct.Encoder
+    assert "decode" not in vars(with_it) and "decode" not in vars(without)  # the kept reader serves
     for _ in range(2):  # the reference path learns the plan, the plan's writer is kept
         with_it.encode(TOPIC, values[0])
-    codec = with_it._part.codec
-    assert codec is not None
-    assert type(codec.writers[TOPIC][0]).__name__ == "DirectWriter"
+        without.encode(TOPIC, values[0])
+    for schema, module in ((with_it, NATIVE), (without, direct.__name__)):
+        codec = schema._part.codec
+        assert codec is not None
+        kept = codec.writers[TOPIC][0]
+        assert (type(kept).__module__, type(kept).__name__) == (module, "DirectWriter")
     encoded = with_it.encode(TOPIC, values[0])
     assert type(encoded) is EncodeData
     assert encoded == without.encode(TOPIC, values[0]) == without.encode(TOPIC, values[0])
     for _ in range(2):  # the plan is built, its reader kept
         with_it.decode(TOPIC, encoded.data, encoded.schema_id)
+        without.decode(TOPIC, encoded.data, encoded.schema_id)
     if encoded.schema_id is not None:
-        kept = with_it._part.readers[(TOPIC, encoded.schema_id)][0]
-        assert type(kept).__name__ == "DirectReader"
+        for schema, module in ((with_it, NATIVE), (without, direct.__name__)):
+            kept = schema._part.readers[(TOPIC, encoded.schema_id)][0]
+            assert (type(kept).__module__, type(kept).__name__) == (module, "DirectReader")
     assert with_it.decode(TOPIC, encoded.data, encoded.schema_id) == without.decode(
         TOPIC, encoded.data, encoded.schema_id
     )
@@ -208,8 +214,14 @@ def test_a_closed_schema_says_so_and_a_dropped_one_is_collected() -> None:
     assert gone() is None
 
 
-def _writer(write: Callable[[Any], bytes], **options: Any) -> Any:
-    assert extension is not None
+@pytest.fixture(params=["native", "python"])
+def twin(request: pytest.FixtureRequest) -> Any:
+    """The module whose `DirectWriter` and `DirectReader` a test makes: the extension, or
+    `codec/direct.py` (in both legs)."""
+    return required_extension() if request.param == "native" else direct
+
+
+def _writer(twin: Any, write: Callable[[Any], bytes], **options: Any) -> Any:
     given: dict[str, Any] = {
         "prefix": b"",
         "schema_id": b"\x00\x00\x00\x00\x07",
@@ -217,40 +229,40 @@ def _writer(write: Callable[[Any], bytes], **options: Any) -> Any:
         "key_parts": [],
         "clear_original_key": lambda: set_original_key(None),
     }
-    return extension.DirectWriter(write, **{**given, **options})
+    return twin.DirectWriter(write, **{**given, **options})
 
 
-def test_a_kept_writer_answers_as_the_python_closure() -> None:
-    assert _writer(lambda value: b"v" + value)(b"1") == (b"v1", b"\x00\x00\x00\x00\x07")
-    prefixed = _writer(lambda value: value, prefix=b"\x00\x00\x00\x00\x07")
+def test_a_kept_writer_answers_alike(twin: Any) -> None:
+    assert _writer(twin, lambda value: b"v" + value)(b"1") == (b"v1", b"\x00\x00\x00\x00\x07")
+    prefixed = _writer(twin, lambda value: value, prefix=b"\x00\x00\x00\x00\x07")
     assert prefixed(b"1") == (b"\x00\x00\x00\x00\x071", b"\x00\x00\x00\x00\x07")
 
     def refuse(value: Any) -> bytes:
         raise ValueError("outside the schema")
 
-    assert _writer(refuse)(b"1") is None  # the long way says why
+    assert _writer(twin, refuse)(b"1") is None  # the long way says why
 
     def interrupted(value: Any) -> bytes:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):  # as the closure's `except Exception`
-        _writer(interrupted)(b"1")
+        _writer(twin, interrupted)(b"1")
 
 
-def test_a_kept_writer_stops_when_its_plan_expires() -> None:
-    assert _writer(lambda value: value, expires_in=0.0)(b"1") is None
-    assert _writer(lambda value: value, expires_in=-5.0)(b"1") is None
-    soon = _writer(lambda value: value, expires_in=0.05)
+def test_a_kept_writer_stops_when_its_plan_expires(twin: Any) -> None:
+    assert _writer(twin, lambda value: value, expires_in=0.0)(b"1") is None
+    assert _writer(twin, lambda value: value, expires_in=-5.0)(b"1") is None
+    soon = _writer(twin, lambda value: value, expires_in=0.05)
     assert soon(b"1") is not None
     time.sleep(0.2)  # past it, on a clock of a few milliseconds' resolution
     assert soon(b"1") is None
 
 
-def test_a_kept_writer_clears_a_key_parts_original_key() -> None:
+def test_a_kept_writer_clears_a_key_parts_original_key(twin: Any) -> None:
     set_original_key("k1")
-    _writer(lambda value: value)(b"1")
+    _writer(twin, lambda value: value)(b"1")
     assert get_original_key() == "k1"  # no key part in the process: nothing to clear
-    _writer(lambda value: value, key_parts=[True])(b"1")
+    _writer(twin, lambda value: value, key_parts=[True])(b"1")
     assert get_original_key() is None
     # and through a schema, once a key part exists
     factory = mock_factory()
@@ -263,8 +275,7 @@ def test_a_kept_writer_clears_a_key_parts_original_key() -> None:
     schema.close()
 
 
-def _reader(read: Callable[[Any], Any], **options: Any) -> Any:
-    assert extension is not None
+def _reader(twin: Any, read: Callable[[Any], Any], **options: Any) -> Any:
     given: dict[str, Any] = {
         "longest": -1,
         "check": None,
@@ -274,31 +285,31 @@ def _reader(read: Callable[[Any], Any], **options: Any) -> Any:
         "fallback": FALLBACK,
         "declined": DECLINED,
     }
-    return extension.DirectReader(read, **{**given, **options})
+    return twin.DirectReader(read, **{**given, **options})
 
 
-def test_a_kept_reader_answers_as_the_python_closure() -> None:
-    assert _reader(bytes.upper)(b"ab") == b"AB"
-    assert _reader(bytes.upper)(b"") is DECLINED  # the reference refuses a frame without a payload
-    assert _reader(bytes.upper, expires_in=0.0)(b"ab") is FALLBACK  # the long way builds it again
+def test_a_kept_reader_answers_alike(twin: Any) -> None:
+    assert _reader(twin, bytes.upper)(b"ab") == b"AB"
+    assert _reader(twin, bytes.upper)(b"") is DECLINED  # the reference refuses a frame without a payload
+    assert _reader(twin, bytes.upper, expires_in=0.0)(b"ab") is FALLBACK  # the long way builds it again
     checked: list[bytes] = []
-    guarded = _reader(bytes.upper, longest=2, check=checked.append)
+    guarded = _reader(twin, bytes.upper, longest=2, check=checked.append)
     assert guarded(b"ab") == b"AB" and checked == []  # no longer than any value can be
     assert guarded(b"abc") == b"ABC" and checked == [b"abc"]
 
     def over(payload: bytes) -> None:
         raise ValueError("over the decoding limits")
 
-    assert _reader(bytes.upper, longest=0, check=over)(b"ab") is DECLINED
-    assert _reader(json.loads)(b"{") is DECLINED
+    assert _reader(twin, bytes.upper, longest=0, check=over)(b"ab") is DECLINED
+    assert _reader(twin, json.loads)(b"{") is DECLINED
 
     def interrupted(payload: bytes) -> Any:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        _reader(interrupted)(b"ab")
+        _reader(twin, interrupted)(b"ab")
     set_original_key("k")
-    _reader(bytes.upper, key_parts=[True])(b"ab")
+    _reader(twin, bytes.upper, key_parts=[True])(b"ab")
     assert get_original_key() is None
 
 

@@ -21,8 +21,8 @@ from pulsar_external_schema import (
     _confluent,
     _native,
 )
-from pulsar_external_schema import schema as schema_module
 from pulsar_external_schema import schema_id as ids
+from pulsar_external_schema.codec import direct as direct_module
 from pulsar_external_schema.codec import field as field_module
 from pulsar_external_schema.codec import plans
 from pulsar_external_schema.registry import TRANSPORT_ERRORS
@@ -32,17 +32,17 @@ REFUNDS = "persistent://acme/shop/refunds"
 
 
 class Clock:
-    """The plans' clock, the schema's (which checks the expiry of the writers its part keeps) and
-    the part's (the readers'), moved by hand: all must agree, or a writer or reader kept never
-    expires on a machine up for less time than the clock's start. The native extension's kept
-    writers read a clock of their own, which no hand moves: the schemas here take the Python
-    ones (test_native_direct.py holds the two to one another)."""
+    """The plans' clock, the kept writers' and readers' (`codec/direct.py`) and the part's, moved
+    by hand: all must agree, or a writer or reader kept never expires on a machine up for less
+    time than the clock's start. The native extension's kept writers read a clock of their own,
+    which no hand moves: the schemas here take the Python twins (test_native_direct.py holds the
+    two to one another)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = 1000.0
         monkeypatch.setattr(_native, "extension", lambda: None)
         monkeypatch.setattr(plans, "monotonic", lambda: self.now)
-        monkeypatch.setattr(schema_module, "monotonic", lambda: self.now)
+        monkeypatch.setattr(direct_module, "monotonic", lambda: self.now)
         monkeypatch.setattr(field_module, "monotonic", lambda: self.now)
 
 

@@ -309,14 +309,6 @@ class FieldSerde:
         direct = self.readers.get(key, NO_DIRECT)[0]
         return FALLBACK if direct is None else direct(data)
 
-    def compiled_reader(self, topic: str, id_bytes: bytes | None) -> Callable[[bytes], Any] | None:
-        """The codec's direct reader of (topic, Confluent id) where it has a plan, for a caller
-        that reads a run of messages of one id (`ExternalSchema.decode_batch`): it answers as
-        `direct_value` does."""
-        if self.codec is None or not id_bytes:
-            return None
-        return self.codec.direct(topic, id_bytes)[0]
-
     def _foreign_id_error(self, error: ForeignSchema, topic: str, id_bytes: bytes) -> ForeignSchemaIdError:
         return ForeignSchemaIdError(
             str(error), topic=topic, subject=self.subject(topic), schema_id=ids.describe(id_bytes)

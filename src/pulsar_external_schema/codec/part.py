@@ -4,7 +4,7 @@
     codec.learn(topic, context)               after the reference path encoded a message
     codec.decode(topic, payload, id, context) -> value, or FALLBACK: the reference path
     codec.direct(topic, id), codec.direct_writer(topic)
-                                              one plan's per-message path, for the caller to keep
+                                              one plan's per-message path (`direct.py`), kept by the caller
 
 `context` (the message's properties, for a replayed DLQ copy's `__rule.name`) may be None: the
 caller then knows the message has none, and the path builds no per-message object at all.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from time import monotonic
 from types import ModuleType
 from typing import Any
 
@@ -28,14 +27,14 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import clear_original_key, set_original_key
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from .. import _confluent, _native, metrics
+from .. import _confluent, metrics
 from .. import schema_id as ids
 from .._signal import InternalSignal
 from ..deadletter import RULE_NAME
 from ..registry import failure_kind
 from ..rules.cel import CompiledCondition, ConditionNotMet
 from ..rules.context import MessageContext
-from . import avro, json, protobuf
+from . import avro, direct, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
 from .plans import (
     PLAN_CACHE_SIZE,
@@ -125,8 +124,10 @@ class PartCodec:
         self.recheck = SchemaIdRecheck(serializer, schema_type, self._stale)
         self.writers: dict[str, KeptWriter] = {}
         """topic -> the writer `keep_writer` kept and its plan's expiry, for the caller's everyday
-        message (`ExternalSchema.encode_for`, the extension's `Encoder`). A topic's goes when the
-        re-check drops its plan, so a writer needs no check of its own for that."""
+        message (`ExternalSchema`'s `Encoder`). A topic's goes when the re-check drops its plan,
+        so a writer needs no check of its own for that."""
+        self._direct = direct.twin()
+        """Where this codec's `DirectWriter` and `DirectReader` come from (`codec/direct.py`)."""
         self._limits = limits
         self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
@@ -177,34 +178,24 @@ class PartCodec:
     def direct_writer(self, topic: str) -> KeptWriter:
         """(`value -> (payload, id)`, or None where the long way must decide; the plan's expiry)
         for messages of `topic` with no properties the rules read: what `encode` does, in one
-        call, for the caller to keep until the expiry (0: never). None where the topic has no
-        compiled plan."""
+        call (a `DirectWriter`, `codec/direct.py`), for the caller to keep until the expiry (0:
+        never). None where the topic has no compiled plan, and for a key part (a key/value
+        schema encodes its two parts through `encode`)."""
         plan = self.writes.get(topic)
-        if type(plan) is not WritePlan:
+        if type(plan) is not WritePlan or self._key:
             return None, 0.0
-        if self._to_dict is not None or self._key:
-            encode = self.encode
-
-            def general(value: Any) -> tuple[bytes, bytes] | None:
-                return encode(topic, value, None)
-
-            return general, plan.expires
-        write = _pipeline((*plan.steps, plan.write))
-        prefix, schema_id = plan.prefix, plan.schema_id
-        kept = _kept_natively("DirectWriter", write, prefix=prefix, schema_id=schema_id, expires=plan.expires)
-        if kept is not None:
-            return kept, plan.expires
-
-        def direct(value: Any) -> tuple[bytes, bytes] | None:
-            try:
-                payload = write(value)
-            except Exception:
-                return None
-            if _key_parts:
-                clear_original_key()  # type: ignore[no-untyped-call]
-            return (prefix + payload if prefix else payload), schema_id
-
-        return direct, plan.expires
+        functions = (*plan.steps, plan.write)
+        if self._to_dict is not None:  # a message without properties: one context for them all
+            functions = (_bound(self._to_dict, SerializationContext(topic, self._field)), *functions)
+        writer = self._direct.DirectWriter(
+            _pipeline(functions),
+            prefix=plan.prefix,
+            schema_id=plan.schema_id,
+            expires_in=remaining(plan.expires),
+            key_parts=_key_parts,
+            clear_original_key=clear_original_key,
+        )
+        return writer, plan.expires
 
     def learn(self, topic: str, context: MessageContext) -> None:
         """After the reference path encoded a message of `topic`: its writer (subject, schema,
@@ -304,63 +295,33 @@ class PartCodec:
 
     def direct(self, topic: str, id_bytes: bytes) -> tuple[Callable[[bytes], Any] | None, float]:
         """(`payload -> value`, the plan's expiry) for messages of (topic, id) with no properties
-        the rules read, to be kept by the caller (`ExternalSchema.decode` keeps one per (topic,
-        metadata id), so that a message is one dict lookup and this call away from the format
-        library; a batch looks it up once per run of one id). None where the plan is not compiled.
+        the rules read, to be kept by the caller (`FieldSerde.direct_value`): `_read`'s work in
+        one call (a `DirectReader`, `codec/direct.py`), so that a message is one dict lookup and
+        this call away from the format library. None where the plan is not compiled, and for a
+        key part (a key/value schema decodes its two parts through `decode`).
 
         The reader never raises. It answers DECLINED where it does not take the payload (a
         condition it does not pass, bytes it cannot read: the compiled plan would not either, so
         the caller goes the long way, which says why), and FALLBACK once the plan has expired
-        (the long way builds it again). A value part without conversion gets a closure of its own
-        with `_read`'s checks inlined and the read and steps in one `_pipeline`."""
+        (the long way builds it again)."""
         plan = self.reads.get((topic, id_bytes))
-        if type(plan) is not ReadPlan:
+        if type(plan) is not ReadPlan or self._key:
             return None, 0.0
-        expires = plan.expires
-        if self._from_dict is not None or self._key:
-            read_plan = self._read
-
-            def general(payload: bytes) -> Any:
-                if expires and expires <= monotonic():
-                    return FALLBACK
-                try:
-                    value = read_plan(plan, topic, payload, id_bytes, None)
-                except Exception:
-                    return DECLINED
-                return DECLINED if value is FALLBACK else value
-
-            return general, expires
-        read, guard = _pipeline((plan.read, *plan.steps)), plan.guard
-        longest = guard.longest if guard is not None else -1
-        check = guard.check if guard is not None else None
-        kept = _kept_natively(
-            "DirectReader",
-            read,
-            longest=longest,
-            check=check,
-            expires=expires,
+        functions = (plan.read, *plan.steps)
+        if self._from_dict is not None:  # a message without properties: one context for them all
+            functions = (*functions, _bound(self._from_dict, SerializationContext(topic, self._field)))
+        guard = plan.guard
+        reader = self._direct.DirectReader(
+            _pipeline(functions),
+            longest=guard.longest if guard is not None else -1,
+            check=guard.check if guard is not None else None,
+            expires_in=remaining(plan.expires),
+            key_parts=_key_parts,
+            clear_original_key=clear_original_key,
             fallback=FALLBACK,
             declined=DECLINED,
         )
-        if kept is not None:
-            return kept, expires
-
-        def direct(payload: bytes) -> Any:
-            if expires and expires <= monotonic():
-                return FALLBACK
-            if not payload:
-                return DECLINED
-            try:
-                if check is not None and len(payload) > longest:
-                    check(payload)
-                value = read(payload)
-            except Exception:
-                return DECLINED
-            if _key_parts:
-                clear_original_key()  # type: ignore[no-untyped-call]
-            return value
-
-        return direct, expires
+        return reader, plan.expires
 
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
@@ -555,23 +516,6 @@ class PartCodec:
             log.info("subject %s: %s (messages of this schema are not compiled)", subject, reason)
 
 
-def _kept_natively(kind: str, function: Callable[[Any], Any], *, expires: float, **options: Any) -> Any:
-    """The extension's `DirectWriter` or `DirectReader` (`kind`) over a plan's `function`, with
-    `options`: the direct closure's work in one native call, which `ExternalSchema`'s native
-    `encode` and `decode` make without a Python frame (native/src/direct.rs). None without the
-    extension."""
-    module = _native.extension()
-    if module is None:
-        return None
-    return getattr(module, kind)(
-        function,
-        expires_in=remaining(expires),
-        key_parts=_key_parts,
-        clear_original_key=clear_original_key,
-        **options,
-    )
-
-
 def _pipeline(functions: tuple[Callable[[Any], Any], ...]) -> Callable[[Any], Any]:
     """One callable applying `functions` in turn, for a direct reader (the format's read, then the
     plan's steps) or writer (the steps, then the write). A plan without steps keeps the format's
@@ -585,6 +529,18 @@ def _pipeline(functions: tuple[Callable[[Any], Any], ...]) -> Callable[[Any], An
         return value
 
     return pipeline
+
+
+def _bound(
+    function: Callable[[Any, SerializationContext], Any], ctx: SerializationContext
+) -> Callable[[Any], Any]:
+    """`function(value, ctx)` as a function of the value alone: a `to_dict` or `from_dict` in a
+    direct writer's or reader's pipeline."""
+
+    def bound(value: Any) -> Any:
+        return function(value, ctx)
+
+    return bound
 
 
 def _columnar(
