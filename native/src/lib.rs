@@ -5,8 +5,9 @@
 //! answer, and words every error. Its modules, by concern:
 //!
 //! - the wire client: `wire.rs` (a client's side of Pulsar's binary protocol, reconnecting),
-//!   `tls.rs` (rustls), `receive.rs` (one range of a partition), `send.rs` (a producer's batched
-//!   entries), `bounds.rs` (where a range starts and ends);
+//!   `proto.rs` (the protocol's messages, by hand from `PulsarApi.proto`), `tls.rs` (rustls),
+//!   `receive.rs` (one range of a partition), `send.rs` (a producer's batched entries),
+//!   `bounds.rs` (where a range starts and ends);
 //! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (Avro bodies
 //!   into the `value` column with arrow-avro), `conform.rs` (the Spark source's exact types);
 //! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
@@ -40,6 +41,7 @@ mod conform;
 mod decode;
 mod direct;
 mod json;
+mod proto;
 mod receive;
 mod send;
 mod tls;

@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use prost::Message as _;
-use pulsar::proto::{self, base_command::Type, CompressionType, KeyValue, SingleMessageMetadata};
 
 use crate::bounds::{Bound, Range, Verdict};
+use crate::proto::{self, base_command::Type, CompressionType, KeyValue, SingleMessageMetadata};
 use crate::wire::{connect_for, opened, reconnect, Connection, Options, MAX_FRAME};
 
 /// Messages the broker may send ahead of the reader (flow permits); more are asked for when

@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use prost::Message as _;
-use pulsar::proto::{self, base_command::Type};
 
+use crate::proto::{self, base_command::Type};
 use crate::wire::{connect_for, opened, reconnect, Connection, Options};
 
 /// Batches sent and not yet acknowledged, at most.

@@ -1,7 +1,7 @@
 //! A client's side of Pulsar's binary protocol, over one blocking TCP connection (TLS for
 //! `pulsar+ssl://`: `tls.rs`): connect (with a token, or a client certificate), look the topic up, subscribe, ask for the last message id, give flow permits,
-//! receive entries, answer pings. The commands are pulsar-rs's (`pulsar::proto`, generated from
-//! Pulsar's `PulsarApi.proto`); the consumer around them is ours.
+//! receive entries, answer pings. The commands are `proto.rs`'s (written from Pulsar's
+//! `PulsarApi.proto`); the consumer around them is ours.
 //!
 //! Why not pulsar-rs's `Consumer`: it splits every batched entry into one message struct each
 //! (its metadata cloned per message, a few moves of a large struct, a channel hop between two
@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prost::Message as _;
-use pulsar::proto::{self, base_command::Type, command_lookup_topic_response::LookupType, BaseCommand};
 
+use crate::proto::{self, base_command::Type, command_lookup_topic_response::LookupType, BaseCommand};
 use crate::tls::Stream;
 
 /// The protocol version this client speaks (Pulsar 2.10's, which has everything used here).
