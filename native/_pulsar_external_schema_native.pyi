@@ -1,7 +1,8 @@
 """Types of the native extension (`native/src/lib.rs`), which only `pulsar_external_schema._native`
 imports; through it, its users are `pulsar_external_schema.spark.native`, `spark.writer`,
-`codec.json` (`JsonCodec`), `codec.part` (`DirectWriter`, `DirectReader`) and `schema`
-(`Encoder`)."""
+`codec.json` (`JsonCodec`) and `codec.direct` (`Encoder`, `DirectWriter`, `DirectReader`, the
+twins of its own classes); `framing` and `range_place` are the range reader's decisions, for the
+tests that hold them to their Python twins (tests/unit/test_native_twins.py)."""
 
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,6 +20,10 @@ Position = tuple[int, int, int, bool]
 
 def check_reader(reader_schema: str, value_type: pa.DataType) -> str | None: ...
 def key_partitions(keys: pa.Array, partitions: int) -> pa.Int32Array: ...
+def framing(properties: dict[str, str], payload: bytes) -> tuple[int | None, int, bool]: ...
+def range_place(
+    start: Position | None, end: Position, last_written: tuple[int, int], place: tuple[int, int, int]
+) -> tuple[str, bool]: ...
 
 class Client:
     def __init__(

@@ -162,7 +162,7 @@ impl Columns {
 }
 
 /// How a message with these (sorted) properties and payload is read (module doc).
-fn framing(properties: &BTreeMap<&str, &str>, data: &[u8]) -> Framing {
+pub fn framing(properties: &BTreeMap<&str, &str>, data: &[u8]) -> Framing {
     let python = properties.keys().any(|key| key.starts_with(RULE_PREFIX));
     if let Some(text) = properties.get(SCHEMA_ID_PROPERTY) {
         let id = numeric_id_property(text);
@@ -182,10 +182,10 @@ fn framing(properties: &BTreeMap<&str, &str>, data: &[u8]) -> Framing {
 /// a Confluent numeric id; None for any other form (GUIDs, key/value ids, Protobuf indexes).
 fn numeric_id_property(text: &str) -> Option<u32> {
     let bytes = text.as_bytes();
-    if bytes.len() != 12 || !text[..4].eq_ignore_ascii_case("ff00") {
+    if bytes.len() != 12 || !bytes[..4].eq_ignore_ascii_case(b"ff00") || !bytes[4..].iter().all(u8::is_ascii_hexdigit) {
         return None;
     }
-    u32::from_str_radix(&text[4..], 16).ok().filter(|_| text[4..].bytes().all(|b| b.is_ascii_hexdigit()))
+    u32::from_str_radix(&text[4..], 16).ok() // ASCII from byte 4 on: a character boundary
 }
 
 #[cfg(test)]
@@ -203,6 +203,8 @@ mod tests {
         p.insert(SCHEMA_ID_PROPERTY, "ff01000000000000000000000000000000"); // a GUID
         assert!(framing(&p, b"x").python);
         p.insert(SCHEMA_ID_PROPERTY, "ff00+0000001");
+        assert!(framing(&p, b"x").python);
+        p.insert(SCHEMA_ID_PROPERTY, "fffé0000001"); // 12 bytes, byte 4 inside the é
         assert!(framing(&p, b"x").python);
         let mut dlq = BTreeMap::new();
         dlq.insert("__rule.name", "r");

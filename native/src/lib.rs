@@ -26,6 +26,9 @@
 //! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
 //!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
 //! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
+//! framing(properties, payload) -> (schema id | None, skip, python); range_place(start, end,
+//!     last_written, place) -> (verdict, done after its entry): the range reader's decisions
+//!     (`columns.rs`, `bounds.rs`), for the tests that hold them to their Python twins
 //! JsonSchemaCheck(schema, resources, base_uri); .takes(value) -> bool
 //! JsonCodec(check, *, loads, dumps, read_otherwise, write_otherwise); .write(value); .read(payload)
 //! DirectWriter(write, *, prefix, schema_id, expires_in, key_parts, clear_original_key)(value)
@@ -511,6 +514,33 @@ fn key_partitions(
     routed.into_data().to_pyarrow(py)
 }
 
+/// How the range reader reads a message with these properties and payload (`columns.rs`):
+/// (the Confluent schema id it takes, the prefix bytes it skips, whether the message is one for
+/// the Python path). Exposed so that the tests hold it to the Python path's reading of the same
+/// message without a broker.
+#[pyfunction]
+fn framing(properties: std::collections::BTreeMap<String, String>, payload: &[u8]) -> (Option<u32>, usize, bool) {
+    let sorted = properties.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let framing = columns::framing(&sorted, payload);
+    (framing.id, framing.skip, framing.python)
+}
+
+/// Where the message at `place` falls in the range after `start` (None: the earliest) up to
+/// `end`, `last_written` the last entry written when the read began (`bounds.rs`): ("before",
+/// "inside" or "after", whether nothing can follow once its entry is read). Exposed so that the
+/// tests hold it to `spark.offsets.Bound` without a broker.
+#[pyfunction]
+fn range_place(start: Option<Position>, end: Position, last_written: (i64, i64), place: Place) -> (&'static str, bool) {
+    let range = bounds::Range { start: start.map(bound), end: bound(end), last_written };
+    let (ledger, entry, batch) = place;
+    let verdict = match range.place(ledger, entry, batch) {
+        bounds::Verdict::Before => "before",
+        bounds::Verdict::Inside => "inside",
+        bounds::Verdict::After => "after",
+    };
+    (verdict, range.done_after_entry(ledger, entry))
+}
+
 /// Why values of the Avro `reader_schema` cannot be decoded here into a column of `value_type`
 /// (a union of several types, say); None where they can.
 #[pyfunction]
@@ -521,12 +551,14 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 2;
+const ABI: u32 = 3;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_reader, m)?)?;
     m.add_function(wrap_pyfunction!(key_partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(framing, m)?)?;
+    m.add_function(wrap_pyfunction!(range_place, m)?)?;
     m.add_class::<Client>()?;
     m.add_class::<json::JsonSchemaCheck>()?;
     m.add_class::<json::JsonCodec>()?;

@@ -1,0 +1,145 @@
+"""The native range reader's decisions held to their Python twins, without a broker: how it reads
+a message's schema id and body (`native/src/columns.rs` against the Python path's `schema_id.py`),
+and where a message falls in a range (`native/src/bounds.rs` against `spark.offsets.Bound`).
+The native reader may leave any message to the Python path; where it answers, it answers as the
+Python path would.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from native_support import required_extension
+
+from pulsar_external_schema import schema_id as ids
+from pulsar_external_schema.errors import SchemaIdError
+from pulsar_external_schema.spark.offsets import Bound
+
+# -- a message's schema id and body ------------------------------------------------------------
+
+HEX = "0123456789abcdefABCDEF"
+
+#: `__schema_id` values: the everyday one (a Confluent numeric id in PIP-420's metadata form, in
+#: either case) and the forms around it (a GUID, a key/value id, Protobuf indexes, no magic byte,
+#: too short, not hex).
+everyday_ids = st.integers(0, 2**32 - 1).flatmap(
+    lambda n: st.sampled_from([f"ff00{n:08x}", f"FF00{n:08X}", f"fF00{n:08x}"])
+)
+schema_id_values = st.one_of(
+    everyday_ids,
+    st.text(HEX, max_size=40),
+    st.integers(0, 2**32 - 1).map(lambda n: f"00{n:08x}"),
+    st.integers(0, 2**32 - 1).map(lambda n: f"ff00{n:08x}00"),
+    st.just("ff01" + "ab" * 16),
+    st.integers(0, 2**32 - 1).map(lambda n: f"fe{n:08x}"),
+    st.text(max_size=14),
+)
+properties = st.dictionaries(
+    st.sampled_from(
+        ["__schema_id", "__value_schema_id", "__key_schema_id", "__rule.name", "colour", "__rule"]
+    ),
+    st.text(max_size=12),
+    max_size=4,
+).flatmap(
+    lambda given: st.one_of(
+        st.just(given),
+        schema_id_values.map(lambda value: {**given, ids.SCHEMA_ID_PROPERTY: value}),
+    )
+)
+payloads = st.one_of(
+    st.binary(max_size=12),
+    st.tuples(st.integers(0, 2**32 - 1), st.binary(max_size=8)).map(
+        lambda pair: ids.confluent_id(pair[0]) + pair[1]
+    ),
+)
+
+
+def python_reading(props: dict[str, str], payload: bytes) -> tuple[int, bytes] | None:
+    """The Confluent numeric id and the body the Python path decodes this message's value with
+    (`ExternalSchema.decode_message` and `FieldSerde.decode`), for a message without `__rule.*`
+    properties and with a numeric id; None for any other."""
+    if any(key.startswith("__rule.") for key in props):
+        return None
+    try:
+        raw = ids.property_form(props)
+        if raw is not None:
+            id_bytes, key_value = ids.from_metadata(ids.parse_hex(raw))
+            if key_value:
+                return None
+            ids.check_confluent_id(id_bytes)
+            body = payload
+        else:
+            id_bytes, body = ids.split_prefixed(payload)
+    except SchemaIdError:
+        return None
+    number = ids.confluent_int_id(id_bytes)
+    return None if number is None else (number, body)
+
+
+@settings(max_examples=600, deadline=None)
+@given(props=properties, payload=payloads)
+def test_where_the_native_reader_takes_a_message_it_reads_the_id_and_body_the_python_path_reads(
+    props: dict[str, str], payload: bytes
+) -> None:
+    schema_id, skip, python = required_extension().framing(props, payload)
+    if not python:
+        assert (schema_id, payload[skip:]) == python_reading(props, payload)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    schema_id=everyday_ids,
+    other=st.dictionaries(st.sampled_from(["colour", "region"]), st.text(max_size=8), max_size=2),
+    payload=st.binary(max_size=8),
+)
+def test_the_everyday_forms_are_the_native_readers_own(
+    schema_id: str, other: dict[str, str], payload: bytes
+) -> None:
+    native = required_extension()
+    assert native.framing({**other, ids.SCHEMA_ID_PROPERTY: schema_id}, payload) == (
+        int(schema_id[4:], 16),
+        0,
+        False,
+    )
+    prefixed = ids.confluent_id(7) + payload
+    assert native.framing(other, prefixed) == (7, 5, False)
+
+
+# -- where a message falls in a range ----------------------------------------------------------
+
+small = st.integers(0, 3)
+bounds = st.builds(Bound, small, small, st.integers(-1, 3), st.booleans())
+places = st.tuples(small, small, st.integers(-1, 3))
+
+
+def _position(bound: Bound) -> tuple[int, int, int, bool]:
+    return (bound.ledger, bound.entry, bound.batch, bound.inclusive)
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    start=st.none() | bounds,
+    end=bounds,
+    last_written=st.tuples(small, small),
+    place=places,
+    later=st.lists(places, max_size=6),
+)
+def test_a_messages_place_in_a_range_is_the_python_bounds(
+    start: Bound | None,
+    end: Bound,
+    last_written: tuple[int, int],
+    place: tuple[int, int, int],
+    later: list[tuple[int, int, int]],
+) -> None:
+    def python_place(ledger: int, entry: int, batch: int) -> str:
+        if start is not None and start.covers(ledger, entry, batch):
+            return "before"
+        return "inside" if end.covers(ledger, entry, batch) else "after"
+
+    first = None if start is None else _position(start)
+    verdict, done = required_extension().range_place(first, _position(end), last_written, place)
+    assert verdict == python_place(*place)
+    if done:  # nothing written after this entry is inside the range
+        for ledger, entry, batch in later:
+            if place[:2] < (ledger, entry) <= last_written:
+                assert python_place(ledger, entry, batch) != "inside"
