@@ -13,6 +13,13 @@ travels:
 
 Decoding accepts both, metadata first, so data bridged from Kafka reads the same way. A key/value
 schema splits Pulsar's INLINE key/value payload and hands each half to its part.
+
+One corridor a direction, whoever calls (a producer, pulsar-client's `Message.value()`, Spark,
+Functions, the console): `encode(topic, value)` and `encode_for` are the instance's `Encoder`,
+which takes the part's kept `DirectWriter`; `decode`, `decode_message` and `decode_batch` all end
+in the part's kept `DirectReader` (`FieldSerde.direct_value`). Both are `codec/direct.py`'s or
+the native extension's twins of them (native/src/direct.rs); a message either does not take goes
+the long way here, which decides the same with or without the extension.
 """
 
 from __future__ import annotations

@@ -165,12 +165,27 @@ def test_the_sink_sends_over_tls_and_declares_the_topic_external(
     assert stored.status_code == 200 and stored.json()["type"] == "EXTERNAL"
 
 
-@pytest.mark.parametrize("path", ["auto", "python"])
 def test_the_validation_job_takes_the_client_conf(
-    secured: TlsPulsar, orders: Produced, client: Any, tmp_path: Path, path: str
+    secured: TlsPulsar, orders: Produced, client: Any, tmp_path: Path
 ) -> None:
     """The console's `validate`, with only `--client-conf` for the cluster (its URLs too), on the
-    native reader and sender and on the Python path."""
+    native reader and sender, on each secured cluster."""
+    validation_job_takes_the_client_conf(secured, orders, client, tmp_path, "auto")
+
+
+@pytest.mark.parametrize("secured", ["tls"], indirect=True)
+def test_the_validation_job_takes_the_client_conf_on_the_python_path(
+    secured: TlsPulsar, orders: Produced, client: Any, tmp_path: Path
+) -> None:
+    """The same job on pulsar-client's reader and producer: the job hands them the client.conf as
+    it hands it to the native ones (pulsar-client's own mutual TLS and OAuth2 are read and written
+    with on each cluster in this module, without a job: one cluster is enough here)."""
+    validation_job_takes_the_client_conf(secured, orders, client, tmp_path, "python")
+
+
+def validation_job_takes_the_client_conf(
+    secured: TlsPulsar, orders: Produced, client: Any, tmp_path: Path, path: str
+) -> None:
     import os
 
     valid, dlq = f"{orders.topic}-valid-{path}", f"{orders.topic}-dlq-{path}"

@@ -72,7 +72,8 @@ class DirectWriter:
 
     def written(self, value: Any) -> bytes | None:
         """The payload, or None for the long way."""
-        if self._deadline is not None and self._deadline <= monotonic():
+        deadline = self._deadline
+        if deadline is not None and deadline <= monotonic():
             return None
         try:
             payload = self._write(value)
@@ -127,13 +128,15 @@ class DirectReader:
     def __call__(self, payload: Any) -> Any:
         """The payload's value; `fallback` once the plan has expired, `declined` where the
         payload is empty or the guard or read raised (the long way says why)."""
-        if self._deadline is not None and self._deadline <= monotonic():
+        deadline = self._deadline
+        if deadline is not None and deadline <= monotonic():
             return self._fallback
         if not payload:
             return self._declined
         try:
-            if self._check is not None and len(payload) > self._longest:
-                self._check(payload)
+            check = self._check
+            if check is not None and len(payload) > self._longest:
+                check(payload)
             value = self._read(payload)
         except Exception:
             return self._declined
@@ -191,7 +194,15 @@ class Encoder:
         self._open = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._open and not kwargs and _everyday(args, self._with_context):
+        # The everyday call: a topic (a `str`) and a value, or with `with_context` a third
+        # argument None (`encode_for`'s context), and no keywords.
+        arity = len(args)
+        if (
+            self._open
+            and not kwargs
+            and (arity == 2 or (arity == 3 and self._with_context and args[2] is None))
+            and type(args[0]) is str
+        ):
             topic, value = args[0], args[1]
             entry = self._writers.get(topic)
             if entry is not None and isinstance(entry[0], DirectWriter):
@@ -199,15 +210,7 @@ class Encoder:
                 payload = writer.written(value)
                 if payload is not None:
                     # EncodeData(payload, id) without the NamedTuple's argument handling
-                    return tuple.__new__(
-                        self._encode_data, (payload, writer.schema_id if self._with_id else None)
-                    )
+                    schema_id = writer.schema_id if self._with_id else None
+                    return tuple.__new__(self._encode_data, (payload, schema_id))
                 return self._planned(self._schema, topic, value, None)
         return self._other(self._schema, *args, **kwargs)
-
-
-def _everyday(args: tuple[Any, ...], context: bool) -> bool:
-    """Whether a call is the everyday one: a topic (a `str`) and a value, or with `context` a
-    third argument that is None (`encode_for`'s context)."""
-    arity = len(args)
-    return (arity == 2 or (context and arity == 3 and args[2] is None)) and type(args[0]) is str

@@ -4,7 +4,8 @@ and the reference path behind it, and the schema id's way between them.
 `FieldSerde` is what `ExternalSchema` (`schema.py`, the `pulsar.schema.Schema` adapter) calls for a
 part. A message goes down, never back up:
 
-    encode: FieldSerde.writers[topic]   the codec's direct writer, kept by `learn_writer`
+    encode: FieldSerde.writers[topic]   the codec's direct writer, kept by `learn_writer`,
+                                        which the schema's `Encoder` takes (`direct.py`)
             -> encode_compiled          the part codec's plan (`part.py`)
             -> encode_reference         confluent-kafka's serializer (`codec/serdes.py`), which
                                         resolves a topic's first writer; the codec learns it
