@@ -1482,10 +1482,12 @@ AVRO_SAMPLE = {
 def test_messages_without_properties_take_the_short_ways_once_a_plan_is_built() -> None:
     both = Both(mock_factory().avro(json.dumps(AVRO)))
     record = AVRO_SAMPLE
+    codec = both.schema._part.codec
+    assert codec is not None
     first = both.schema.encode_for(TOPIC, record)  # the reference: it resolves the writer
-    assert both.schema._part.writers == {}
+    assert codec.writers == {}
     both.schema.encode_for(TOPIC, record)  # the codec's plan: and its writer is kept
-    assert TOPIC in both.schema._part.writers
+    assert TOPIC in codec.writers
     calls = both.reference_calls()
     again = both.schema.encode_for(TOPIC, record)
     assert again == first and both.reference_calls() == calls

@@ -151,11 +151,11 @@ def test_a_dropped_plan_stops_the_writer_the_schema_keeps() -> None:
     factory = mock_factory(**{"schema.id.recheck.sec": 30})
     orders = factory.avro(json.dumps(ORDER))
     first = _send(orders, 1)
-    assert _send(orders, 2) == first and ORDERS in orders._part.writers  # the short way is in use
-    _lose_the_store(factory)
-    factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})  # takes id 1
     codec = orders._part.codec
     assert codec is not None
+    assert _send(orders, 2) == first and ORDERS in codec.writers  # the short way is in use
+    _lose_the_store(factory)
+    factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})  # takes id 1
     stamp = codec._stamps[ORDERS]
     # the re-check, answered now: the registry lost the id
     number = ids.confluent_int_id(stamp.schema_id)

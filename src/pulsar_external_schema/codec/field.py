@@ -4,7 +4,7 @@ and the reference path behind it, and the schema id's way between them.
 `FieldSerde` is what `ExternalSchema` (`schema.py`, the `pulsar.schema.Schema` adapter) calls for a
 part. A message goes down, never back up:
 
-    encode: FieldSerde.writers[topic]   the codec's direct writer, kept by `learn_writer`,
+    encode: PartCodec.writers[topic]    the codec's direct writer, kept by `learn_writer`,
                                         which the schema's `Encoder` takes (`direct.py`)
             -> encode_compiled          the part codec's plan (`part.py`)
             -> encode_reference         confluent-kafka's serializer (`codec/serdes.py`), which
@@ -21,9 +21,8 @@ what it raises into the package's error naming topic, subject and schema id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from time import monotonic
-from types import MappingProxyType
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema
@@ -72,8 +71,6 @@ Deserializer = Callable[[bytes | None, SerializationContext], Any]
 Direct = tuple[Callable[[Any], Any] | None, float]
 #: The caches' answer for a key they keep nothing for.
 NO_DIRECT: tuple[None, float] = (None, 0.0)
-#: The writers of a part without a codec.
-NO_WRITERS: Mapping[str, Direct] = MappingProxyType({})
 
 
 def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
@@ -115,10 +112,6 @@ class FieldSerde:
         self.schema_type = schema_type
         self.registry_url = registry_url
         self.codec = codec
-        self.writers: Mapping[str, Direct] = codec.writers if codec is not None else NO_WRITERS
-        """topic -> the codec's direct writer and its expiry (`learn_writer`): `value -> (payload,
-        id)`, or None where the long way must decide. The codec's own dict (`PartCodec.writers`),
-        which drops a topic's with its plan; an attribute, not a property: it is read per message."""
         self.readers: dict[tuple[str, bytes | str], Direct] = {}
         """(topic, schema id as it came: metadata bytes, or a `__schema_id` value) -> the codec's
         direct reader and its expiry (`direct_value`)."""
