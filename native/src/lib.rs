@@ -27,8 +27,10 @@
 //!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
 //! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
 //! framing(properties, payload) -> (schema id | None, skip, python); range_place(start, end,
-//!     last_written, place) -> (verdict, done after its entry): the range reader's decisions
-//!     (`columns.rs`, `bounds.rs`), for the tests that hold them to their Python twins
+//!     last_written, place) -> (verdict, done after its entry); batch_starts(sizes,
+//!     batching_max_messages, batching_max_bytes) -> [index]: the range reader's and the
+//!     producer's decisions (`columns.rs`, `bounds.rs`, `send.rs`), for the tests that hold them
+//!     to their twins
 //! JsonSchemaCheck(schema, resources, base_uri); .takes(value) -> bool
 //! JsonCodec(check, *, loads, dumps, read_otherwise, write_otherwise); .write(value); .read(payload)
 //! DirectWriter(write, *, prefix, schema_id, expires_in, key_parts, clear_original_key)(value)
@@ -185,7 +187,7 @@ impl Client {
         batching_max_bytes: usize,
     ) -> PyResult<Producer> {
         let options = self.options.clone();
-        let batching = send::Batching { max_messages: batching_max_messages.max(1), max_bytes: batching_max_bytes };
+        let batching = send::Batching { max_messages: batching_max_messages, max_bytes: batching_max_bytes };
         let producer = py
             .detach(|| send::Producer::open(&options, &topic, producer_name.as_deref(), batching))
             .map_err(error)?;
@@ -514,6 +516,14 @@ fn key_partitions(
     routed.into_data().to_pyarrow(py)
 }
 
+/// Where each batched entry starts (the index of its first message) when messages of these
+/// payload sizes are sent in order by a `Producer` of these limits (`send.rs`). Exposed so that
+/// the tests hold its cuts to pulsar-client's producer's without a broker.
+#[pyfunction]
+fn batch_starts(sizes: Vec<usize>, batching_max_messages: usize, batching_max_bytes: usize) -> Vec<usize> {
+    send::Batching { max_messages: batching_max_messages, max_bytes: batching_max_bytes }.starts(&sizes)
+}
+
 /// How the range reader reads a message with these properties and payload (`columns.rs`):
 /// (the Confluent schema id it takes, the prefix bytes it skips, whether the message is one for
 /// the Python path). Exposed so that the tests hold it to the Python path's reading of the same
@@ -551,12 +561,13 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 3;
+const ABI: u32 = 4;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_reader, m)?)?;
     m.add_function(wrap_pyfunction!(key_partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(batch_starts, m)?)?;
     m.add_function(wrap_pyfunction!(framing, m)?)?;
     m.add_function(wrap_pyfunction!(range_place, m)?)?;
     m.add_class::<Client>()?;

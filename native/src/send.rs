@@ -36,6 +36,44 @@ pub struct Batching {
     pub max_bytes: usize,
 }
 
+impl Batching {
+    /// Where a message of `len` payload bytes cuts the open batch of `messages` messages and
+    /// `bytes` payload bytes, as pulsar-client's producer cuts it (`ProducerImpl::sendAsync`):
+    /// the open batch is sent before the message joins it if the message does not fit
+    /// (`hasEnoughSpace`), and the batch with the message is sent at once if it is then full
+    /// (`isFull`).
+    pub fn cut(&self, messages: usize, bytes: usize, len: usize) -> Cut {
+        let before = messages > 0 && !(messages < self.max_messages && bytes + len <= self.max_bytes);
+        let (messages, bytes) = if before { (1, len) } else { (messages + 1, bytes + len) };
+        Cut { before, after: messages >= self.max_messages || bytes >= self.max_bytes }
+    }
+
+    /// Where each batch starts among messages of these payload sizes sent in order (the index
+    /// of each batch's first message): `cut` message after message, as `Producer::add` takes it.
+    pub fn starts(&self, sizes: &[usize]) -> Vec<usize> {
+        let (mut starts, mut messages, mut bytes) = (Vec::new(), 0, 0);
+        for (index, &len) in sizes.iter().enumerate() {
+            let cut = self.cut(messages, bytes, len);
+            if cut.before {
+                (messages, bytes) = (0, 0);
+            }
+            if messages == 0 {
+                starts.push(index);
+            }
+            (messages, bytes) = if cut.after { (0, 0) } else { (messages + 1, bytes + len) };
+        }
+        starts
+    }
+}
+
+/// The open batch's fate around one message (`Batching::cut`).
+pub struct Cut {
+    /// Sent before the message joins it.
+    pub before: bool,
+    /// Sent with the message as its last.
+    pub after: bool,
+}
+
 /// One message to send.
 pub struct Outgoing<'a> {
     pub data: &'a [u8],
@@ -145,14 +183,13 @@ impl Producer {
     /// first if the message does not fit in it, then the batch with the message if it is full.
     pub fn add(&mut self, message: &Outgoing<'_>) -> Result<(), String> {
         self.check()?;
-        let fits = self.open.messages < self.batching.max_messages
-            && self.open.bytes + message.data.len() <= self.batching.max_bytes;
-        if !fits {
+        let cut = self.batching.cut(self.open.messages, self.open.bytes, message.data.len());
+        if cut.before {
             self.send_open()?;
         }
         self.append(message);
         self.next_sequence_id = message.sequence_id + 1;
-        if self.open.messages >= self.batching.max_messages || self.open.bytes >= self.batching.max_bytes {
+        if cut.after {
             self.send_open()?;
         }
         Ok(())

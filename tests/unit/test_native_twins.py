@@ -1,8 +1,11 @@
-"""The native range reader's decisions held to their Python twins, without a broker: how it reads
-a message's schema id and body (`native/src/columns.rs` against the Python path's `schema_id.py`),
-and where a message falls in a range (`native/src/bounds.rs` against `spark.offsets.Bound`).
+"""The native reader's and sender's decisions held to their twins, without a broker: how the reader
+reads a message's schema id and body (`native/src/columns.rs` against the Python path's
+`schema_id.py`), where a message falls in a range (`native/src/bounds.rs` against
+`spark.offsets.Bound`), and where the sender cuts its batched entries (`native/src/send.rs`
+against pulsar-client's producer, which the Python path sends with, modelled here from its source).
 The native reader may leave any message to the Python path; where it answers, it answers as the
-Python path would.
+Python path would. (The sender's key routing is held to pulsar-client's own on the broker, in
+`tests/spark/test_write.py`: pulsar-client does not expose its hash.)
 """
 
 from __future__ import annotations
@@ -143,3 +146,57 @@ def test_a_messages_place_in_a_range_is_the_python_bounds(
         for ledger, entry, batch in later:
             if place[:2] < (ledger, entry) <= last_written:
                 assert python_place(ledger, entry, batch) != "inside"
+
+
+# -- where the sender cuts its batched entries ---------------------------------------------------
+
+
+def pulsar_client_batch_starts(sizes: list[int], max_messages: int, max_bytes: int) -> list[int]:
+    """Where pulsar-client's producer starts each batched entry for messages of these payload
+    sizes sent in order, batches closed by count and size only (the Spark sink's
+    `DETERMINISTIC_BATCHES`): `ProducerImpl::sendAsync` sends the open batch when a message does
+    not fit in it (`BatchMessageContainerBase::hasEnoughSpace`), adds the message, and sends the
+    batch when it is then full (`isFull`); sending an empty batch sends nothing."""
+    starts: list[int] = []
+    batch: list[int] = []
+
+    def send() -> None:
+        if batch:
+            starts.append(batch[0])
+            batch.clear()
+
+    for index, size in enumerate(sizes):
+        if not (len(batch) < max_messages and sum(sizes[i] for i in batch) + size <= max_bytes):
+            send()
+        batch.append(index)
+        if len(batch) >= max_messages or sum(sizes[i] for i in batch) >= max_bytes:
+            send()
+    send()  # the producer's flush
+    return starts
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 40), max_size=40),
+    max_messages=st.integers(0, 6),
+    max_bytes=st.integers(0, 100),
+)
+def test_the_native_sender_cuts_batches_where_pulsar_client_does(
+    sizes: list[int], max_messages: int, max_bytes: int
+) -> None:
+    assert required_extension().batch_starts(sizes, max_messages, max_bytes) == pulsar_client_batch_starts(
+        sizes, max_messages, max_bytes
+    )
+
+
+def test_the_sinks_batches_are_cut_by_count_and_by_size() -> None:
+    from pulsar_external_schema.spark.writer import DETERMINISTIC_BATCHES
+
+    limits = (
+        DETERMINISTIC_BATCHES["batching_max_messages"],
+        DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
+    )
+    native = required_extension()
+    assert native.batch_starts([10] * 2500, *limits) == [0, 1000, 2000]  # by count
+    assert native.batch_starts([50_000] * 5, *limits) == [0, 2, 4]  # a third is above 128 KiB
+    assert native.batch_starts([200_000, 1, 1], *limits) == [0, 1]  # above the limit: alone
