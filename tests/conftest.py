@@ -111,7 +111,9 @@ def services() -> Iterator[Services]:
             urls["PULSAR_SERVICE_URL"], urls["PULSAR_ADMIN_URL"], urls["SCHEMA_REGISTRY_URL"], "script"
         )
     finally:
-        if not already_running and os.environ.get("PES_KEEP_SERVICES") != "1":
+        # a worker of `pytest -n` leaves them running: another may be using them still
+        stop = not already_running and "PYTEST_XDIST_WORKER" not in os.environ
+        if stop and os.environ.get("PES_KEEP_SERVICES") != "1":
             _run_script("down")
 
 
@@ -152,9 +154,24 @@ def subject(request: pytest.FixtureRequest) -> str:
     return f"{_unique(request)}-value"
 
 
+#: Session fixtures that start a named instance of scripts/services of their own (and stop it at
+#: the end): the tests that take one share one worker of `pytest -n` (scripts/test runs two), so
+#: that no other worker starts or stops the same instance.
+OWN_INSTANCES = frozenset(
+    {"secured", "tls_pulsar", "mtls_pulsar", "oauth2_pulsar", "lts_pulsar", "lts_release", "geo", "client_b"}
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests by folder so `-m "not integration"` selects the unit tests alone."""
+    """Mark tests by folder so `-m "not integration"` selects the unit tests alone; and group them
+    for `pytest -n N --dist loadgroup` (scripts/test): a module's tests on one worker, so that its
+    module fixtures (a broker of its own, say) start once, and every test of a named instance on
+    one worker (`OWN_INSTANCES`)."""
     for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        group = "own-instances" if uses & OWN_INSTANCES else str(Path(str(item.path)).relative_to(REPO))
+        item.add_marker(pytest.mark.xdist_group(group))
         parts = Path(str(item.path)).parts
         if "integration" in parts:
             item.add_marker(pytest.mark.integration)
