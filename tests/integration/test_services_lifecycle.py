@@ -78,6 +78,15 @@ def test_second_instance_up_is_idempotent_and_down_leaves_nothing() -> None:
     assert not any(port_open(port) for port in ports)
     assert services("status", "--instance", instance).returncode == 1
 
+    # Up again, the cluster takes its ports again: a cluster replicating to it still reaches it.
+    restarted = services("up", "--instance", instance, "--only", "pulsar")
+    try:
+        assert restarted.returncode == 0, restarted.stderr
+        pulsar = {k: v for k, v in urls.items() if k.startswith("PULSAR_")}
+        assert parse_service_urls(restarted.stdout) == pulsar
+    finally:
+        assert services("down", "--instance", instance).returncode == 0
+
 
 @pytest.mark.parametrize(
     ("only", "variable", "version", "expected"),

@@ -426,6 +426,10 @@ def test_the_validation_job_across_topic_unloads_forwards_every_message_once(
     assert "is not deduplicated" not in done.stderr  # the targets' namespace deduplicates
     assert_once(read_ids(broker, valid), COUNT, f"validation job ({path}) across {unloader.count} unloads")
     junk_ids = [int(properties["junk"]) for properties in raw_properties(broker, dlq)]
+    if len(set(junk_ids)) != GARBAGE:  # what the broker holds, to tell a lost copy from a missed read
+        stats = broker.admin("GET", f"persistent/{dlq.removeprefix('persistent://')}/internalStats").json()
+        print(f"{dlq}: {stats.get('numberOfEntries')} entries, {stats.get('entriesAddedCounter')} added")
+        print("the job said:", done.stderr[-3000:])
     assert_once(junk_ids, GARBAGE, f"validation job ({path}): dead letters")
 
 
