@@ -250,10 +250,18 @@ impl RangeConsumer {
     /// Receives the next entry into `current`; Some(reason) where the Python path must go on.
     fn receive_entry(&mut self) -> Result<Option<String>, String> {
         let what = "receiving";
+        let mut silent = false;
         let entry = loop {
             match self.connection.next_entry(self.consumer_id, what) {
                 Ok(entry) => break entry,
                 Err(lost) if self.connection.lost() => self.resubscribe(lost)?,
+                // Messages are due and none came: the consumer may be gone on the broker's side
+                // without a word (a topic unloaded in the middle of a subscribe); subscribed
+                // again once, as after a lost connection, before the read fails.
+                Err(e) if e.ends_with("timed out") && !silent => {
+                    silent = true;
+                    self.resubscribe(format!("{what}: no message within the read timeout"))?
+                }
                 Err(e) if e.ends_with("timed out") => {
                     return Err("the broker announced more messages but none arrived within the read timeout".into())
                 }

@@ -81,6 +81,8 @@ pub struct Connection {
     pub max_message_size: usize,
     /// The connection broke, or the broker closed what was opened on it (`lost`).
     lost: bool,
+    /// The read timeout last set (`set_timeout`): what `next_entry` waits at most, pings or not.
+    timeout: Duration,
 }
 
 /// `pulsar://host:port` or `pulsar+ssl://host:port` as (host, port); other schemes are refused.
@@ -141,6 +143,7 @@ impl Connection {
             server_version: String::new(),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             lost: false,
+            timeout: options.operation_timeout,
         };
         connection.set_timeout(options.operation_timeout)?;
         let (auth_method_name, auth_data) = options.authentication()?;
@@ -168,7 +171,8 @@ impl Connection {
         }
     }
 
-    pub fn set_timeout(&self, timeout: Duration) -> Result<(), String> {
+    pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), String> {
+        self.timeout = timeout;
         self.stream.socket().set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
         self.stream.socket().set_write_timeout(Some(timeout)).map_err(|e| e.to_string())
     }
@@ -340,9 +344,15 @@ impl Connection {
     }
 
     /// The next MESSAGE frame for `consumer_id` (pings answered, anything else an error unless
-    /// it is harmless), its payload checked against its CRC32C.
+    /// it is harmless), its payload checked against its CRC32C; "timed out" once the read
+    /// timeout has passed without one, however many pings came meanwhile (a broker keeps a
+    /// connection alive with pings after it has dropped the consumer).
     pub fn next_entry(&mut self, consumer_id: u64, what: &str) -> Result<Entry, String> {
+        let deadline = Instant::now() + self.timeout;
         loop {
+            if Instant::now() >= deadline {
+                return Err(format!("{what}: timed out"));
+            }
             let (command, payload_start) = self.read_frame(what)?;
             if self.answered(&command)? {
                 continue;
@@ -597,6 +607,52 @@ mod tests {
         .unwrap_err();
         assert_eq!(tries, 1);
         assert_eq!(failed, "lost; it could not be opened again: subscribing: TopicNotFound: Topic does not exist");
+    }
+
+    /// A broker that answers CONNECT and then sends only pings, every 50 ms, for 3 s.
+    fn pinging_broker() -> String {
+        use prost::Message as _;
+        use std::io::{Read, Write};
+
+        use crate::proto::{self, base_command::Type, BaseCommand};
+
+        fn frame(kind: Type, fill: impl FnOnce(&mut BaseCommand)) -> Vec<u8> {
+            let mut command = BaseCommand { r#type: kind as i32, ..Default::default() };
+            fill(&mut command);
+            let body = command.encode_to_vec();
+            let mut out = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+            out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+            out.extend_from_slice(&body);
+            out
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("pulsar://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut size = [0u8; 4];
+            socket.read_exact(&mut size).unwrap();
+            socket.read_exact(&mut vec![0u8; u32::from_be_bytes(size) as usize]).unwrap(); // CONNECT
+            let connected = proto::CommandConnected { server_version: "fake".into(), ..Default::default() };
+            socket.write_all(&frame(Type::Connected, |c| c.connected = Some(connected))).unwrap();
+            for _ in 0..60 {
+                std::thread::sleep(Duration::from_millis(50));
+                if socket.write_all(&frame(Type::Ping, |c| c.ping = Some(proto::CommandPing {}))).is_err() {
+                    return;
+                }
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn pings_do_not_keep_a_read_waiting_past_its_timeout() {
+        let url = pinging_broker();
+        let mut connection = super::Connection::open(&url, &options(5_000), None).unwrap();
+        connection.set_timeout(Duration::from_millis(300)).unwrap();
+        let started = Instant::now();
+        let waited = connection.next_entry(1, "receiving").err().unwrap();
+        assert_eq!(waited, "receiving: timed out");
+        assert!(started.elapsed() < Duration::from_millis(1_000), "{:?}", started.elapsed());
     }
 
     #[test]
