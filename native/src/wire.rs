@@ -346,7 +346,9 @@ impl Connection {
     /// The next MESSAGE frame for `consumer_id` (pings answered, anything else an error unless
     /// it is harmless), its payload checked against its CRC32C; "timed out" once the read
     /// timeout has passed without one, however many pings came meanwhile (a broker keeps a
-    /// connection alive with pings after it has dropped the consumer).
+    /// connection alive with pings after it has dropped the consumer): within twice the timeout,
+    /// as the last read may start just before it passes (the socket's timeout is not set per
+    /// frame: a system call per entry).
     pub fn next_entry(&mut self, consumer_id: u64, what: &str) -> Result<Entry, String> {
         let deadline = Instant::now() + self.timeout;
         loop {
