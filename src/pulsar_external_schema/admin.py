@@ -19,6 +19,7 @@ import ssl
 import threading
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import certifi
 import httpx
@@ -162,6 +163,43 @@ class PulsarAdmin:
         if response.status_code != 200:
             raise self._refused(response, what)
         return response.content.strip() == b"true"
+
+    def create_subscription(self, topic: str, name: str) -> bool:
+        """Create the durable subscription `name` on `topic` at its first message (creating the
+        topic where the broker creates topics on use), as pulsar-client's
+        `ConsumerDeadLetterPolicy(initial_subscription_name=)` does for a dead-letter topic: the
+        broker then keeps what is sent there until that subscription has it. True: created now;
+        False: it was there."""
+        what = f"create the subscription {name!r} on {topic}"
+        earliest = {"ledgerId": -1, "entryId": -1, "partitionIndex": -1}
+        path = f"{self._path(topic)}/subscription/{quote(name, safe='')}"
+        response = self._request("PUT", path, what, earliest)
+        if response.status_code == 409:
+            return False
+        if response.status_code >= 300:
+            raise self._refused(response, what)
+        return True
+
+    def kept_unread(self, topic: str) -> bool:
+        """Whether the broker keeps what is sent to `topic` until someone reads it: the topic has a
+        subscription, or retention applies to it. A topic with neither keeps its messages only
+        until its ledger rolls over (an unload, a restart, a full ledger), then deletes them.
+        A topic not created yet: its namespace's retention."""
+        what = f"read the subscriptions and retention of {topic}"
+        response = self._request("GET", f"{self._path(topic)}/subscriptions", what)
+        if response.status_code == 200 and response.json():
+            return True
+        if response.status_code not in (200, 404):
+            raise self._refused(response, what)
+        path = f"{self._path(topic)}/retention?applied=true"
+        if response.status_code == 404:
+            _, tenant, namespace, _ = subjects.split_topic(topic)
+            path = f"/admin/v2/namespaces/{tenant}/{namespace}/retention"
+        response = self._request("GET", path, what)
+        if response.status_code != 200:
+            raise self._refused(response, what)
+        retention = response.json() if response.content.strip() else {}  # a namespace without: empty
+        return any(retention.get(key) for key in ("retentionTimeInMinutes", "retentionSizeInMB"))
 
     def broker_version(self) -> str | None:
         """The Pulsar release of the broker behind the API, as it reports it (`4.0.7`); None where

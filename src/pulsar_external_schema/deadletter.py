@@ -55,6 +55,11 @@ RULE_EXCEPTION = "__rule.exception"
 RULE_PATH = "__rule.path"
 
 
+#: The subscription the validation job creates on its dead-letter topic, so that the broker keeps
+#: the dead letters until they are read (a topic with no subscription and no retention loses its
+#: messages when its ledger rolls over).
+DEAD_LETTER_SUBSCRIPTION = "dead-letters"
+
 #: The config key of the dead-letter topic (Confluent's; `dead.letter.topic` is its earlier name,
 #: `config.RENAMED`).
 DLQ_TOPIC_KEY = "dlq.topic"

@@ -202,19 +202,61 @@ def test_whether_the_broker_deduplicates_a_topic(
     assert admin(answers, asked).deduplicated("persistent://acme/shop/orders") is expected
 
 
-def test_the_validation_job_says_which_target_is_not_deduplicated_and_what_to_do(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+TOPIC = "/admin/v2/persistent/acme/shop/orders"
+NAMESPACE = "/admin/v2/namespaces/acme/shop"
+
+
+def test_a_subscription_is_created_at_the_first_message_once() -> None:
+    asked: list[tuple[str, str, object]] = []
+    path = f"{TOPIC}/subscription/dead%20letters"
+    answers = {("PUT", path.replace("%20", " ")): httpx.Response(204)}
+    assert admin(answers, asked).create_subscription("persistent://acme/shop/orders", "dead letters") is True
+    assert asked == [("PUT", path.replace("%20", " "), {"ledgerId": -1, "entryId": -1, "partitionIndex": -1})]
+    answers = {("PUT", path.replace("%20", " ")): httpx.Response(409, json={"reason": "exists"})}
+    assert admin(answers, []).create_subscription("persistent://acme/shop/orders", "dead letters") is False
+
+
+def test_a_refused_subscription_names_the_topic_the_subscription_and_the_answer() -> None:
+    answers = {("PUT", f"{TOPIC}/subscription/dead-letters"): httpx.Response(403, json={"reason": "no"})}
+    with pytest.raises(PulsarAdminError) as raised:
+        admin(answers, []).create_subscription("persistent://acme/shop/orders", "dead-letters")
+    assert "create the subscription 'dead-letters' on persistent://acme/shop/orders: HTTP 403 no" in str(
+        raised.value
+    )
+
+
+@pytest.mark.parametrize(
+    ("subscriptions", "retention", "retention_path", "kept"),
+    [
+        (httpx.Response(200, json=["audit"]), None, None, True),
+        (httpx.Response(200, json=[]), {"retentionTimeInMinutes": 0, "retentionSizeInMB": 0}, "topic", False),
+        (httpx.Response(200, json=[]), {"retentionTimeInMinutes": 0, "retentionSizeInMB": -1}, "topic", True),
+        (httpx.Response(200, json=[]), {"retentionTimeInMinutes": 60, "retentionSizeInMB": 0}, "topic", True),
+        # a topic not created yet: its namespace's retention, which answers nothing when unset
+        (httpx.Response(404, json={"reason": "not found"}), b"", "namespace", False),
+        (httpx.Response(404, json={"reason": "not found"}), {"retentionTimeInMinutes": 5}, "namespace", True),
+    ],
+)
+def test_whether_the_broker_keeps_a_topics_messages_unread(
+    subscriptions: httpx.Response, retention: Any, retention_path: str | None, kept: bool
 ) -> None:
+    answers = {("GET", f"{TOPIC}/subscriptions"): subscriptions}
+    if retention_path is not None:
+        path = f"{TOPIC}/retention" if retention_path == "topic" else f"{NAMESPACE}/retention"
+        answer = (
+            httpx.Response(200, content=retention)
+            if retention == b""
+            else httpx.Response(200, json=retention)
+        )
+        answers[("GET", path)] = answer
+    assert admin(answers, []).kept_unread("persistent://acme/shop/orders") is kept
+
+
+def validation_job(**given: Any) -> Any:
     pytest.importorskip("pyspark", reason="the validation job needs the spark extra")
     from pulsar_external_schema.spark import ValidationJob
-    from pulsar_external_schema.spark.planning import Planner
 
-    answers = {
-        ("GET", DEDUPLICATION.replace("orders", "valid")): httpx.Response(200, json=True),
-        ("GET", DEDUPLICATION.replace("orders", "dlq")): httpx.Response(200, json=False),
-    }
-    monkeypatch.setattr(Planner, "admin", lambda self: admin(answers, []))
-    job = ValidationJob(
+    return ValidationJob(
         input="persistent://acme/shop/orders",
         valid="persistent://acme/shop/valid",
         dead_letter_topic="persistent://acme/shop/dlq",
@@ -224,9 +266,74 @@ def test_the_validation_job_says_which_target_is_not_deduplicated_and_what_to_do
             "admin.url": "http://a",
             "schema.registry.url": "http://r",
         },
+        **given,
     )
+
+
+def prepared(
+    job: Any, answers: dict[tuple[str, str], httpx.Response], monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[str, str, object]]:
+    """What the job asked the admin API before it started."""
+    from pulsar_external_schema.spark.planning import Planner
+
+    asked: list[tuple[str, str, object]] = []
+    monkeypatch.setattr(Planner, "admin", lambda self: admin(answers, asked))
+    job._prepare_targets()
+    return asked
+
+
+VALID, DLQ = TOPIC.replace("orders", "valid"), TOPIC.replace("orders", "dlq")
+KEPT_AND_DEDUPLICATED = {
+    ("PUT", f"{DLQ}/subscription/dead-letters"): httpx.Response(204),
+    ("GET", f"{VALID}/subscriptions"): httpx.Response(200, json=["audit"]),
+    ("GET", f"{VALID}/deduplicationEnabled"): httpx.Response(200, json=True),
+    ("GET", f"{DLQ}/deduplicationEnabled"): httpx.Response(200, json=True),
+}
+
+
+def test_the_validation_job_keeps_its_dead_letters_with_a_subscription_it_makes_first(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pulsar_external_schema.deadletter import DEAD_LETTER_SUBSCRIPTION
+
     with caplog.at_level(logging.WARNING):
-        job._say_if_at_least_once()
-    [said] = [r.getMessage() for r in caplog.records]
-    assert said.startswith("validate: persistent://acme/shop/dlq is not deduplicated")
-    assert "pulsar-admin namespaces set-deduplication acme/shop --enable" in said
+        asked = prepared(validation_job(), KEPT_AND_DEDUPLICATED, monkeypatch)
+    assert asked[0][:2] == ("PUT", f"{DLQ}/subscription/{DEAD_LETTER_SUBSCRIPTION}")
+    assert caplog.records == []
+    asked = prepared(
+        validation_job(dead_letter_subscription="audit"),
+        {**KEPT_AND_DEDUPLICATED, ("PUT", f"{DLQ}/subscription/audit"): httpx.Response(409)},
+        monkeypatch,
+    )
+    assert asked[0][:2] == ("PUT", f"{DLQ}/subscription/audit")  # there already: fine
+    asked = prepared(validation_job(dead_letter_subscription=None), KEPT_AND_DEDUPLICATED, monkeypatch)
+    assert "PUT" not in [method for method, _, _ in asked]
+
+
+def test_a_dead_letter_subscription_refused_fails_the_job_saying_what_to_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    refused = {**KEPT_AND_DEDUPLICATED, ("PUT", f"{DLQ}/subscription/dead-letters"): httpx.Response(403)}
+    with pytest.raises(PulsarAdminError) as raised:
+        prepared(validation_job(), refused, monkeypatch)
+    said = str(raised.value)
+    assert "could not create the subscription 'dead-letters' on persistent://acme/shop/dlq: HTTP 403" in said
+    assert "--dead-letter-subscription ''" in said and "retention" in said
+
+
+def test_the_validation_job_says_which_target_loses_or_doubles_messages_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers = {
+        **KEPT_AND_DEDUPLICATED,
+        ("GET", f"{VALID}/subscriptions"): httpx.Response(200, json=[]),
+        ("GET", f"{VALID}/retention"): httpx.Response(200, json={"retentionTimeInMinutes": 0}),
+        ("GET", f"{DLQ}/deduplicationEnabled"): httpx.Response(200, json=False),
+    }
+    with caplog.at_level(logging.WARNING):
+        prepared(validation_job(), answers, monkeypatch)
+    [unread, twice] = [r.getMessage() for r in caplog.records]
+    assert unread.startswith("validate: persistent://acme/shop/valid has no subscription and no retention")
+    assert "pulsar-admin namespaces set-retention acme/shop --time 7d --size -1" in unread
+    assert twice.startswith("validate: persistent://acme/shop/dlq is not deduplicated")
+    assert "pulsar-admin namespaces set-deduplication acme/shop --enable" in twice

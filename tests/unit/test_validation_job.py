@@ -7,6 +7,8 @@ import pickle
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from pulsar_external_schema.spark.pipeline import VERDICTS, BatchWriter, observed
 
 
@@ -121,3 +123,35 @@ def test_a_forwarding_jobs_verdicts_reach_on_batch_and_the_metrics_from_its_prog
             ("persistent://public/default/in", "dead_lettered", "checkQty"): 2,
             ("persistent://public/default/in", "dead_lettered", ""): 1,
         }
+
+
+def test_the_command_makes_the_jobs_dead_letter_subscription_unless_told_otherwise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pulsar_external_schema.cli.parsers import build_parser
+    from pulsar_external_schema.cli.validate import kept_by
+    from pulsar_external_schema.deadletter import DEAD_LETTER_SUBSCRIPTION
+    from pulsar_external_schema.spark import ValidationJob
+
+    required = ["validate", "--input", "in", "--valid", "/tmp/v", "--dlq", "persistent://a/b/dlq"]
+    parser = build_parser()
+    for given, expected in [([], DEAD_LETTER_SUBSCRIPTION), (["audit"], "audit"), ([""], None)]:
+        flag = ["--dead-letter-subscription", *given] if given else []
+        args = parser.parse_args([*required, "--checkpoint", "/tmp/c", *flag])
+        job = ValidationJob(
+            input="persistent://a/b/in",
+            valid="/tmp/v",
+            dead_letter_topic="persistent://a/b/dlq",
+            checkpoint="/tmp/c",
+            options={
+                "service.url": "pulsar://b:6650",
+                "admin.url": "http://a",
+                "schema.registry.url": "http://r",
+            },
+            dead_letter_subscription=kept_by(args.dead_letter_subscription),
+        )
+        assert job.dead_letter_subscription == expected
+    # the help names the job's own default
+    with pytest.raises(SystemExit):
+        parser.parse_args(["validate", "--help"])
+    assert f"(default: {DEAD_LETTER_SUBSCRIPTION};" in " ".join(capsys.readouterr().out.split())

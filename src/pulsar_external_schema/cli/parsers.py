@@ -514,6 +514,14 @@ def _validate(commands: Any) -> None:
         help="the dead-letter topic (full name; --dlq is its short alias)",
     )
     validate.add_argument(
+        "--dead-letter-subscription",
+        metavar="NAME",
+        help=(
+            "the subscription made on the dead-letter topic first, which keeps the dead letters until "
+            "read (default: dead-letters; '': none, the namespace's retention keeps them)"
+        ),
+    )
+    validate.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="Spark checkpoint directory (keep it between runs)"
     )
     validate.add_argument(

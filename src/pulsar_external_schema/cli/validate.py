@@ -9,6 +9,7 @@ import socket
 import sys
 from typing import Any
 
+from ..deadletter import DEAD_LETTER_SUBSCRIPTION
 from ..errors import ExternalSchemaError
 from .common import (
     CommandError,
@@ -76,6 +77,7 @@ def run_validate(args: argparse.Namespace) -> int:
             interval=args.interval,
             producer_name=args.producer_name,
             on_batch=progress,
+            dead_letter_subscription=kept_by(args.dead_letter_subscription),
         )
     except ExternalSchemaError as error:
         return fail("validate", error)
@@ -98,6 +100,12 @@ def run_validate(args: argparse.Namespace) -> int:
         spark.stop()
     print(f"done: {totals[0]} valid, {totals[1]} dead-lettered in this run", file=sys.stderr)
     return 0
+
+
+def kept_by(subscription: str | None) -> str | None:
+    """The job's dead-letter subscription from `--dead-letter-subscription`: the job's own when
+    none is given, none for ''."""
+    return DEAD_LETTER_SUBSCRIPTION if subscription is None else subscription or None
 
 
 #: Spark Connect's client retries a server it cannot reach for minutes; a first answer is quicker.

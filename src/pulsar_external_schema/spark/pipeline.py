@@ -32,9 +32,9 @@ from typing import Any
 
 from .. import metrics
 from .._deprecated import renamed_parameters
-from ..admin import require_external_type
+from ..admin import PulsarAdmin, require_external_type
 from ..config import ExternalSchemaConfig
-from ..deadletter import RULE_PREFIX
+from ..deadletter import DEAD_LETTER_SUBSCRIPTION, RULE_PREFIX
 from ..errors import ConfigError, PulsarAdminError
 from ..subjects import is_full_topic_name, split_topic
 from .options import SourceOptions
@@ -84,6 +84,10 @@ class ValidationJob:
     """Prefix of the producer names; the query id (kept in the checkpoint) is added to it."""
     on_batch: Callable[[BatchCounts], None] | None = field(default=None, repr=False)
     """Called by `run`, in the caller's process, once for each finished micro-batch."""
+    dead_letter_subscription: str | None = DEAD_LETTER_SUBSCRIPTION
+    """The subscription the job creates on the dead-letter topic before it starts (pulsar-client's
+    `ConsumerDeadLetterPolicy(initial_subscription_name=)`), so that the broker keeps the dead
+    letters until they are read; None or empty: none (the namespace's retention must keep them)."""
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
@@ -110,7 +114,7 @@ class ValidationJob:
         register(spark)
         # with pulsar.admin.url: a broker before 4.1 refused here, in one line, not in every task
         require_external_type(ExternalSchemaConfig.from_dict(self._source_options().config))
-        self._say_if_at_least_once()
+        self._prepare_targets()
         reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
         # producers do not get to skip rules
         reader = reader.option("trustRuleProperties", "false")
@@ -161,14 +165,41 @@ class ValidationJob:
             writer = writer.trigger(processingTime=self.interval)
         return writer.queryName(f"validate {self.input}").start()
 
-    def _say_if_at_least_once(self) -> None:
-        """Warns, naming the topic and what to do, for each target topic the broker does not
-        deduplicate: there a task run again, or a batch sent again after a reconnect, is written
-        twice."""
+    def _prepare_targets(self) -> None:
+        """Creates the dead-letter subscription (a refusal fails the job here, before it sends
+        anything), and warns, naming the topic and what to do, for each target topic the broker
+        does not deduplicate (there a task run again, or a batch sent again after a reconnect, is
+        written twice) and for a valid topic whose messages it would delete unread."""
         from .planning import Planner
 
         admin = Planner(self._source_options()).admin()
         try:
+            if self.dead_letter_subscription:
+                try:
+                    admin.create_subscription(self.dead_letter_topic, self.dead_letter_subscription)
+                except PulsarAdminError as error:
+                    raise PulsarAdminError(
+                        f"{error}; the job keeps its dead letters with that subscription: let its role "
+                        "consume from the topic, or give no subscription (--dead-letter-subscription '') "
+                        "and set retention on the topic's namespace"
+                    ) from None
+            self._say_if_lost_or_twice(admin)
+        finally:
+            admin.close()
+
+    def _say_if_lost_or_twice(self, admin: PulsarAdmin) -> None:
+        try:
+            if is_topic(self.valid) and not admin.kept_unread(self.valid):
+                _, tenant, namespace, _ = split_topic(self.valid)
+                log.warning(
+                    "validate: %s has no subscription and no retention: the broker deletes what the job "
+                    "sends there when its ledger rolls over (an unload, a restart), unless a consumer "
+                    "subscribed first; subscribe one, or set retention: "
+                    "pulsar-admin namespaces set-retention %s/%s --time 7d --size -1",
+                    self.valid,
+                    tenant,
+                    namespace,
+                )
             # the DLQ is a topic whatever the valid output is (Parquet overwrites its own batches)
             for topic in [t for t in (self.valid, self.dead_letter_topic) if is_topic(t)]:
                 if not admin.deduplicated(topic):
@@ -182,9 +213,7 @@ class ValidationJob:
                         namespace,
                     )
         except PulsarAdminError as error:
-            log.warning("validate: whether the target topics are deduplicated is not known: %s", error)
-        finally:
-            admin.close()
+            log.warning("validate: whether the target topics keep each message once is not known: %s", error)
 
     def run(self, spark: Any) -> None:
         """Run until the input is drained (available-now) or the query is stopped, passing each
