@@ -257,6 +257,48 @@ def deduplicated_namespace(services: Services) -> str:
     return f"persistent://public/{namespace}"
 
 
+def roll_and_trim(services: Services, topic: str) -> None:
+    """What a broker does to a topic in time (a ledger rolled over at an unload, a restart or a
+    full ledger, then the ledgers no subscription needs deleted), done now: unload, then trim."""
+    path = f"/admin/v2/persistent/{topic.removeprefix('persistent://')}"
+    with httpx.Client(base_url=services.admin_url, timeout=60) as admin:
+        # a deduplicated topic's position, snapshotted every 2 s (scripts/pulsar/standalone.conf.in)
+        deadline = time.monotonic() + 150  # 2 s here, 2 min on a broker of defaults
+        while time.monotonic() < deadline:
+            stats = admin.get(f"{path}/internalStats").raise_for_status().json()
+            dedup = stats.get("cursors", {}).get("pulsar.dedup")
+            if dedup is None or _position(dedup["markDeletePosition"]) >= _last_written(stats):
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError(f"the deduplication snapshot of {topic} did not reach its end in 150 s")
+        admin.put(f"{path}/unload").raise_for_status()
+        admin.post(f"{path}/trim").raise_for_status()
+
+
+def subscriptions(services: Services, topic: str) -> list[str]:
+    """The subscriptions the broker holds on `topic`."""
+    path = f"/admin/v2/persistent/{topic.removeprefix('persistent://')}/subscriptions"
+    response = httpx.get(f"{services.admin_url}{path}", timeout=30)
+    response.raise_for_status()
+    return sorted(response.json())
+
+
+def _position(text: str) -> tuple[int, int]:
+    ledger, entry = text.split(":")
+    return int(ledger), int(entry)
+
+
+def _last_written(internal_stats: dict[str, Any]) -> tuple[int, int]:
+    """A managed ledger's last entry: in its open ledger, or (after an unload opened an empty one)
+    the last of a closed ledger."""
+    last = _position(internal_stats["lastConfirmedEntry"])
+    if last[1] >= 0:
+        return last
+    written = [ledger for ledger in internal_stats["ledgers"] if ledger.get("entries", 0) > 0]
+    return (written[-1]["ledgerId"], written[-1]["entries"] - 1) if written else (-1, -1)
+
+
 COMMAND = Path(sys.executable).parent / "pulsar-external-schema"
 
 

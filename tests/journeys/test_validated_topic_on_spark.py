@@ -39,10 +39,16 @@ from journey_support import (
     read_values,
     stock_consumer,
 )
-from spark_support import deduplicated_namespace, register_contract, source_options
+from spark_support import (
+    deduplicated_namespace,
+    register_contract,
+    roll_and_trim,
+    source_options,
+    subscriptions,
+)
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
-from pulsar_external_schema.deadletter import RULE_NAME
+from pulsar_external_schema.deadletter import DEAD_LETTER_SUBSCRIPTION, RULE_NAME
 from pulsar_external_schema.spark import ValidationJob
 
 pytestmark = pytest.mark.spark
@@ -78,6 +84,11 @@ def test_produce_validate_read_the_trusted_topic_fix_and_replay(
     for key, value, data, properties in read:
         assert value == ORDERS[int(key) - 1]
         assert (data, properties) == day.raw[key]  # forwarded untouched: same bytes, same id
+
+    # The broker rolls the DLQ's ledger over and deletes what no subscription needs: the dead
+    # letters stay, kept by the subscription the job made there first.
+    roll_and_trim(services, dlq)
+    assert subscriptions(services, dlq) == [DEAD_LETTER_SUBSCRIPTION]
 
     # The operator reads the DLQ as the source topic: the copy skips the rule that sent it there.
     dead = read_all(services, dlq, "--schema-topic", source)

@@ -33,13 +33,16 @@ pytest.importorskip("pyspark", reason="the range readers need the spark extra: p
 import pyarrow as pa
 from conftest import Services, parse_service_urls, services_script
 from native_support import required_extension
-from spark_support import source_options
+from spark_support import roll_and_trim, source_options
 
 #: Messages a topic holds: enough that a read is still going when a fault comes (the native
 #: reader has up to 20,000 messages on their way, pulsar-client's reader 2,000).
 COUNT = 60_000
 ENTRY = 500  # messages a batched entry
+EARLIEST = {"ledgerId": -1, "entryId": -1, "partitionIndex": -1}  # a subscription's start
 NAMESPACE = "public/faults"  # deduplication enabled: what exactly-once sends rely on
+#: The validation job's targets: deduplicated, no retention (what a subscription keeps is kept).
+TARGETS = "public/faults-targets"
 RECORD = {
     "type": "record",
     "name": "Reading",
@@ -73,6 +76,11 @@ class Broker:
         started = time.monotonic()
         self.admin("PUT", f"persistent/{topic.removeprefix('persistent://')}/unload")
         return time.monotonic() - started
+
+    def roll_and_trim(self, topic: str) -> None:
+        """What the broker does to `topic` in time, done now: its ledger rolled over (an unload),
+        then the ledgers no subscription needs deleted."""
+        roll_and_trim(self.services, topic)
 
     def restart_in_background(self, took: list[float]) -> threading.Thread:
         """Restarts the broker in a thread (`took` gets the seconds it took), and returns once it
@@ -113,8 +121,15 @@ def broker(services: Services) -> Iterator[Broker]:
         urls = parse_service_urls(services_script("up", "--instance", name, "--only", "pulsar"))
         pulsar_url, admin_url = urls["PULSAR_SERVICE_URL"], urls["PULSAR_ADMIN_URL"]
         own = Broker(name, Services(pulsar_url, admin_url, services.registry_url, "script"))
-        own.admin("PUT", f"namespaces/{NAMESPACE}")
-        own.admin("POST", f"namespaces/{NAMESPACE}/deduplication", True)
+        for namespace in (NAMESPACE, TARGETS):
+            own.admin("PUT", f"namespaces/{namespace}")
+            own.admin("POST", f"namespaces/{namespace}/deduplication", True)
+        # the sources keep what they hold while it is read, as docs/spark.md tells users to
+        own.admin(
+            "POST",
+            f"namespaces/{NAMESPACE}/retention",
+            {"retentionTimeInMinutes": 60, "retentionSizeInMB": -1},
+        )
         yield own
     finally:
         services_script("down", "--instance", name)
@@ -397,7 +412,9 @@ def test_the_validation_job_across_topic_unloads_forwards_every_message_once(
         junk.send(b"\x07not avro", properties={"__schema_id": "ff0000000001", "junk": str(i)})
     junk.close()
     client.close()
-    valid, dlq = f"{raw}-valid", f"{raw}-dlq"
+    valid, dlq = (raw.replace(NAMESPACE, TARGETS) + suffix for suffix in ("-valid", "-dlq"))
+    # the trusted topic's consumer, subscribed first as consumers are; the job makes the DLQ's
+    broker.admin("PUT", f"persistent/{valid.removeprefix('persistent://')}/subscription/trusted", EARLIEST)
     command = [
         str(Path(sys.executable).parent / "pulsar-external-schema"),
         "validate",
@@ -422,6 +439,8 @@ def test_the_validation_job_across_topic_unloads_forwards_every_message_once(
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
     print(f"validation job ({path}): {unloader.count} unloads while it ran")
     assert done.returncode == 0, done.stderr[-3000:]
+    for topic in (valid, dlq):  # what the broker deletes in time, now: all that no subscription needs
+        broker.roll_and_trim(topic)
     assert f"done: {COUNT} valid, {GARBAGE} dead-lettered" in done.stderr
     assert "is not deduplicated" not in done.stderr  # the targets' namespace deduplicates
     assert_once(read_ids(broker, valid), COUNT, f"validation job ({path}) across {unloader.count} unloads")
