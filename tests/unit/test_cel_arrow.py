@@ -89,17 +89,14 @@ expressions = subset_conditions(
 
 def column(values: list[dict[str, Any]]) -> tuple[list[Any], Any]:
     """fastavro's values (through the wire) and the Spark source's column of them."""
-    from pyspark.sql.pandas.types import to_arrow_type
-
-    from pulsar_external_schema.spark.types import avro_type
+    from pulsar_external_schema.reading.types import avro_type
 
     decoded = []
     for value in values:
         out = io.BytesIO()
         fastavro.schemaless_writer(out, PARSED, value)
         decoded.append(fastavro.schemaless_reader(io.BytesIO(out.getvalue()), PARSED, None))
-    spark_type, converter = avro_type(PARSED)
-    arrow = to_arrow_type(spark_type, timezone="UTC")
+    arrow, converter = avro_type(PARSED)
     converted = [converter(v) if converter else v for v in decoded]
     return decoded, pa.array(converted, arrow)
 

@@ -103,6 +103,14 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
     assert not _EVOLUTION & modules
 
 
+def test_reading_needs_no_pyspark() -> None:
+    # what reads topics into Arrow outside Spark (issue 58) sits below spark/
+    modules = imported_after("import pulsar_external_schema.reading.types")
+    assert not {
+        m for m in modules if m == "pyspark" or m.startswith(("pyspark.", "pulsar_external_schema.spark"))
+    }
+
+
 def test_a_writes_planner_and_committer_load_nothing_that_encodes_or_sends() -> None:
     """Spark plans a Python data source's write (`write_into_data_source`) and commits it
     (`commit_data_source_write`) in Python processes of their own: each makes and pickles the

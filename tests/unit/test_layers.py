@@ -76,6 +76,7 @@ LAYERS: dict[str, int] = {
     "producer": 4,
     "consumer": 4,
     "functions": 4,
+    "reading": 4,
     "spark": 4,
     "cli": 4,
     "": 5,

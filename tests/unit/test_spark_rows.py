@@ -12,10 +12,16 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 
 from pulsar_external_schema.errors import ExternalSchemaError
+from pulsar_external_schema.reading import types
 from pulsar_external_schema.spark.rows import Rows
-from pulsar_external_schema.spark.types import (
-    json_type,
-)
+
+
+def json_type(schema: str) -> tuple[Any, Any]:
+    """The value column's Spark type, as the source derives it, and its converter."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    arrow, convert = types.json_type(schema)
+    return from_arrow_type(arrow), convert
 
 
 class _Id:

@@ -13,16 +13,36 @@ import pytest
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
 import fastavro
+import pyarrow as pa
 from google.protobuf import descriptor_pb2
 from pyspark.sql.types import StructType
 from schemas import add_fields, message_class
 
 from pulsar_external_schema.errors import SparkTypeError
-from pulsar_external_schema.spark.types import (
-    avro_type,
-    json_type,
-    protobuf_type,
-)
+from pulsar_external_schema.reading import types
+
+
+def spark(mapped: tuple[pa.DataType, Any]) -> tuple[Any, Any]:
+    """The Spark type the source takes from an Arrow mapping, which pyspark maps back to the same
+    Arrow type: the columns Spark's tasks are given are the mapping's own."""
+    from pyspark.sql.pandas.types import from_arrow_type, to_arrow_type
+
+    arrow, convert = mapped
+    data_type = from_arrow_type(arrow)
+    assert to_arrow_type(data_type, timezone="UTC") == arrow
+    return data_type, convert
+
+
+def avro_type(schema: Any) -> tuple[Any, Any]:
+    return spark(types.avro_type(schema))
+
+
+def json_type(schema: str) -> tuple[Any, Any]:
+    return spark(types.json_type(schema))
+
+
+def protobuf_type(descriptor: Any) -> tuple[Any, Any]:
+    return spark(types.protobuf_type(descriptor))
 
 
 def test_avro_types_follow_sparks_from_avro() -> None:
@@ -180,3 +200,10 @@ def test_protobuf_types_follow_sparks_from_protobuf() -> None:
         "at": dt.datetime(1970, 1, 2, tzinfo=dt.UTC),
         "x": 4_000_000_000,
     }
+
+
+@pytest.mark.parametrize(("precision", "scale"), [(39, 2), (40, 0)])
+def test_a_decimal_no_column_holds_is_refused_saying_why(precision: int, scale: int) -> None:
+    bytes_decimal = {"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": scale}
+    with pytest.raises(SparkTypeError, match=rf"Avro decimal\({precision}, {scale}\) has no column type"):
+        types.avro_type(fastavro.parse_schema(bytes_decimal))

@@ -42,7 +42,7 @@ from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange
 from .rows import ROWS_PER_BATCH, Rows
 from .rows import read_partition as read_partition_in_python
-from .values import ReaderSchema, avro_parsed, spark_value_type
+from .values import ReaderSchema, arrow_value_type, avro_parsed
 
 __all__ = ["READERS", "choose", "read_partition"]
 
@@ -161,7 +161,7 @@ class Finisher:
         self.topic, self.index = partition_of(partition.partition_topic)
         self.arrow_schema = to_arrow_schema(read_schema(value_type, options.include_data), timezone="UTC")
         self.value_arrow = self.arrow_schema.field("value").type
-        self.converter = spark_value_type(reader_schema, options)[1]
+        self.converter = arrow_value_type(reader_schema, options)[1]
         self.external = decoding_schema(options, reader_schema)
         self.plans: dict[int, Columnar | None] = {}
         """Writer schema id -> how the extension decodes it (None: the Python path does)."""

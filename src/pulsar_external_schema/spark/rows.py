@@ -25,13 +25,13 @@ from .. import _pulsar_client
 from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
+from ..reading.types import Converter
 from ..subjects import partition_of
 from .columns import read_schema
 from .executor import RareCollections, decoding_schema, pulsar_client
 from .options import SourceOptions
 from .planning import TopicPartitionRange
-from .types import Converter
-from .values import ReaderSchema, is_data_error, spark_value_type
+from .values import ReaderSchema, arrow_value_type, is_data_error
 
 __all__ = ["ROWS_PER_BATCH", "Rows", "read_partition"]
 
@@ -46,7 +46,7 @@ def read_partition(
 ) -> Iterator[pa.RecordBatch]:
     import pulsar  # imported on the executor
 
-    _, converter = spark_value_type(reader_schema, options)
+    _, converter = arrow_value_type(reader_schema, options)
     schema = read_schema(value_type, options.include_data)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     value_arrow = arrow_schema.field("value").type

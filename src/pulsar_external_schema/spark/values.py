@@ -7,12 +7,14 @@ import functools
 import json
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import DataType
 
 from .. import _confluent
 from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
 from ..factory import SchemaRegistrySchemaFactory
+from ..reading.types import Converter, avro_type, json_type, protobuf_type
 from ..registered_schema import RegisteredSchema
 from ..rules.actions import InvalidMessageAction
 from ..schema import ExternalSchema
@@ -24,7 +26,6 @@ from ..topic_schemas import (
 )
 from .kept import Kept
 from .options import SourceOptions
-from .types import Converter, avro_type, json_type, protobuf_type
 
 #: The registered schema values are read into: the subject's latest version by default, or the
 #: one `use.schema.id` / `use.latest.with.metadata` names.
@@ -53,7 +54,16 @@ def avro_parsed(reader: ReaderSchema) -> Any:
 
 
 def spark_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[DataType, Converter]:
-    """The Spark type of the value column, and the converter of decoded values to it."""
+    """The Spark type of the value column (its Arrow type's, as pyspark maps Arrow types), and the
+    converter of decoded values to it."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    arrow, converter = arrow_value_type(reader, options)
+    return from_arrow_type(arrow), converter
+
+
+def arrow_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[pa.DataType, Converter]:
+    """The Arrow type of the value column, and the converter of decoded values to it."""
     if reader.schema_type == "AVRO":
         return avro_type(avro_parsed(reader))
     if reader.schema_type == "JSON":
