@@ -167,19 +167,17 @@ def cost_split(
 ) -> dict[str, float]:
     """Microseconds per row of each part of the source's work on one partition, in this process
     (best of three): the parts timed one by one, and the whole read (`read_partition`)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    from pulsar_external_schema.spark.columns import read_schema
+    from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.spark.executor import RareCollections, decoding_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
     from pulsar_external_schema.spark.rows import ROWS_PER_BATCH, Rows, read_partition
-    from pulsar_external_schema.spark.values import spark_value_type
+    from pulsar_external_schema.spark.values import arrow_value_type
 
     source = SourceOptions.parse(options)
-    value_type, converter = spark_value_type(plain, source)
-    arrow = to_arrow_schema(read_schema(value_type, False), timezone="UTC")
+    value_type, converter = arrow_value_type(plain, source)
+    arrow = read_schema(value_type, False)
     messages = received(client, partition_topic)
     count = len(messages)
     properties = [m.properties() for m in messages]
@@ -391,10 +389,10 @@ def native_split(
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.spark.values import spark_value_type
+    from pulsar_external_schema.spark.values import arrow_value_type
 
     source = SourceOptions.parse({**options, "reader": "native"})
-    value_type, _ = spark_value_type(plain, source)
+    value_type, _ = arrow_value_type(plain, source)
     admin = Planner(source).admin()
     whole = TopicPartitionRange(partition_topic, EARLIEST, admin.last_message(partition_topic))
     admin.close()

@@ -68,11 +68,11 @@ def native_read_us(options: dict[str, str], partition_topic: str) -> tuple[float
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse({**options, "reader": "native"})
     reader = resolve_reader_schema(source, options["topic"])
-    value_type, _ = spark_value_type(reader, source)
+    value_type, _ = arrow_value_type(reader, source)
     assert native.why_not(source, reader, value_type) is None
     admin = Planner(source).admin()
     whole = TopicPartitionRange(partition_topic, EARLIEST, admin.last_message(partition_topic))

@@ -209,11 +209,11 @@ def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBat
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import TopicPartitionRange
     from pulsar_external_schema.spark.topic_metadata import PulsarAdmin
-    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path))
     reader = resolve_reader_schema(source, topic)
-    value_type, _ = spark_value_type(reader, source)
+    value_type, _ = arrow_value_type(reader, source)
     if path == "native":
         assert native.why_not(source, reader, value_type) is None
     admin = PulsarAdmin(broker.services.admin_url)

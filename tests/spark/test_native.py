@@ -173,26 +173,25 @@ def read_both(
     services: Services, topic: str, partition_topic: str, start: Any = None, end: Any = None, **options: str
 ) -> tuple[pa.Table, pa.Table]:
     """The range read by the native reader and by the Python path, as tables."""
-    from pyspark.sql.pandas.types import to_arrow_schema
 
+    from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.spark import native, rows
-    from pulsar_external_schema.spark.columns import read_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import TopicPartitionRange
     from pulsar_external_schema.spark.topic_metadata import PulsarAdmin
-    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(source_options(services, topic=topic, **options))
     reader = resolve_reader_schema(source, topic)
-    value_type, _ = spark_value_type(reader, source)
+    value_type, _ = arrow_value_type(reader, source)
     assert native.why_not(source, reader, value_type) is None
     if end is None:
         admin = PulsarAdmin(services.admin_url)
         end = admin.last_message(partition_topic)
         admin.close()
     part = TopicPartitionRange(partition_topic, start or EARLIEST, end)
-    schema = to_arrow_schema(read_schema(value_type, source.include_data), timezone="UTC")
+    schema = read_schema(value_type, source.include_data)
 
     def table(batches: Iterator[pa.RecordBatch]) -> pa.Table:
         return pa.Table.from_batches(list(batches), schema=schema).combine_chunks()

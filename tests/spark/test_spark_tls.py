@@ -219,23 +219,22 @@ def validation_job_takes_the_client_conf(
 def native_and_python(secured: TlsPulsar, topic: str, partition_topic: str) -> tuple[Any, Any]:
     """One partition read whole by the native reader and by the Python path, as tables."""
     import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
 
+    from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.spark import native, rows
-    from pulsar_external_schema.spark.columns import read_schema
     from pulsar_external_schema.spark.offsets import EARLIEST
     from pulsar_external_schema.spark.options import SourceOptions
     from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.spark.values import resolve_reader_schema, spark_value_type
+    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(options(secured, topic=topic))
     reader = resolve_reader_schema(source, topic)
-    value_type, _ = spark_value_type(reader, source)
+    value_type, _ = arrow_value_type(reader, source)
     assert native.why_not(source, reader, value_type) is None  # TLS reads natively
     admin = Planner(source).admin()
     part = TopicPartitionRange(partition_topic, EARLIEST, admin.last_message(partition_topic))
     admin.close()
-    schema = to_arrow_schema(read_schema(value_type, source.include_data), timezone="UTC")
+    schema = read_schema(value_type, source.include_data)
 
     def table(batches: Iterator[Any]) -> Any:
         return pa.Table.from_batches(list(batches), schema=schema).combine_chunks()

@@ -105,7 +105,9 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
 
 def test_reading_needs_no_pyspark() -> None:
     # what reads topics into Arrow outside Spark (issue 58) sits below spark/
-    modules = imported_after("import pulsar_external_schema.reading.types")
+    modules = imported_after(
+        "import pulsar_external_schema.reading.types, pulsar_external_schema.reading.columns"
+    )
     assert not {
         m for m in modules if m == "pyspark" or m.startswith(("pyspark.", "pulsar_external_schema.spark"))
     }

@@ -18,7 +18,7 @@ from pulsar_external_schema import _native
 from pulsar_external_schema.errors import ConfigError
 from pulsar_external_schema.registered_schema import RegisteredSchema
 from pulsar_external_schema.spark import native
-from pulsar_external_schema.spark.values import spark_value_type
+from pulsar_external_schema.spark.values import arrow_value_type
 
 RECORD = {"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]}
 
@@ -30,7 +30,7 @@ def reader(schema: Any = RECORD, schema_type: str = "AVRO", references: Any = ()
 
 def why(schema: RegisteredSchema, **options: str) -> str | None:
     source = offline_options(**options)
-    value_type, _ = spark_value_type(schema, source)
+    value_type, _ = arrow_value_type(schema, source)
     return native.why_not(source, schema, value_type)
 
 
@@ -100,14 +100,14 @@ def test_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_reader_option(native_extension: ModuleType, caplog: pytest.LogCaptureFixture) -> None:
     json_schema = reader({"type": "object"}, "JSON")
-    value_type, _ = spark_value_type(json_schema, offline_options())
+    value_type, _ = arrow_value_type(json_schema, offline_options())
     with caplog.at_level(logging.INFO, logger=native.__name__):
         assert native.choose(offline_options(), json_schema, value_type) is False
     assert "read on the Python path" in caplog.text and "reads Avro" in caplog.text
     with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
         native.choose(offline_options(reader="native"), json_schema, value_type)
     avro = reader()
-    avro_type, _ = spark_value_type(avro, offline_options())
+    avro_type, _ = arrow_value_type(avro, offline_options())
     assert native.choose(offline_options(reader="python"), avro, avro_type) is False
     assert native.choose(offline_options(), avro, avro_type) is True
     with pytest.raises(ConfigError, match="option 'reader' takes auto, native, python"):

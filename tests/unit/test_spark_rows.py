@@ -12,16 +12,8 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 
 from pulsar_external_schema.errors import ExternalSchemaError
-from pulsar_external_schema.reading import types
+from pulsar_external_schema.reading.types import json_type
 from pulsar_external_schema.spark.rows import Rows
-
-
-def json_type(schema: str) -> tuple[Any, Any]:
-    """The value column's Spark type, as the source derives it, and its converter."""
-    from pyspark.sql.pandas.types import from_arrow_type
-
-    arrow, convert = types.json_type(schema)
-    return from_arrow_type(arrow), convert
 
 
 class _Id:
@@ -67,13 +59,10 @@ class _Message:
 def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batch() -> None:
     import pyarrow as pa
 
-    from pulsar_external_schema.spark.columns import read_schema
+    from pulsar_external_schema.reading.columns import read_schema
 
     value_type, convert = json_type(json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}}))
-    schema = read_schema(value_type, include_data=False)
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    arrow = to_arrow_schema(schema, timezone="UTC")
+    arrow = read_schema(value_type, include_data=False)
     rows = Rows(False, None, "persistent://t/n/a", 0)
 
     for i, value in enumerate([{"n": 1}, {"n": "one"}, {"n": 3}]):

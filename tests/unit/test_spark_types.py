@@ -1,5 +1,5 @@
-"""Spark column types from schemas (spark/types.py): Avro, JSON Schema and Protobuf, as Spark's own
-`from_avro` / `from_protobuf` map them."""
+"""Column types from schemas (reading/types.py, as the Spark source takes them): Avro, JSON Schema
+and Protobuf, as Spark's own `from_avro` / `from_protobuf` map them."""
 
 from __future__ import annotations
 

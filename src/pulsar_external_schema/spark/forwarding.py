@@ -35,8 +35,8 @@ import pyarrow.compute as pc
 
 from ..deadletter import copy_properties
 from ..errors import ExternalSchemaError
+from ..reading.columns import FORWARDED
 from ..subjects import partition_of
-from .columns import FORWARDED
 from .options import SourceOptions
 from .writer import TaskWriter, micro_batch_id, task_partition
 
@@ -108,7 +108,7 @@ def forward_partition(
     finally:
         dead.finish()
     # said once everything is sent: Spark counts what went where
-    schema = _arrow_forwarded()
+    schema = FORWARDED
     rows = [(*key, number) for key, number in counts.items()]
     yield pa.RecordBatch.from_arrays(
         [pa.array([row[i] for row in rows], field.type) for i, field in enumerate(schema)], schema=schema
@@ -126,12 +126,6 @@ def dead_letter_copies(invalid: pa.RecordBatch) -> pa.RecordBatch:
     ]
     columns = [invalid.column("key"), invalid.column("data"), pa.array(properties, _PROPERTIES)]
     return pa.RecordBatch.from_arrays([*columns, invalid.column("eventTime")], names=list(_SENT))
-
-
-def _arrow_forwarded() -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(FORWARDED)
 
 
 def _query_id() -> str:

@@ -26,15 +26,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
-from pyspark.sql.types import DataType
 
 from .. import _native
 from ..codec import Columnar
 from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
+from ..reading.columns import read_schema
 from ..subjects import partition_of
-from .columns import read_schema
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, passing
 from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
@@ -54,7 +52,7 @@ READERS = PATHS
 _VERDICTS = ("_valid", "_error", "_rule", "_failure")
 
 
-def choose(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -> bool:
+def choose(options: SourceOptions, reader: ReaderSchema, value_type: pa.DataType) -> bool:
     """On the driver, once a query: whether it reads natively. `reader=auto` says in the log why
     not, where it cannot; `reader=native` raises ConfigError instead."""
     if options.reader == "python":
@@ -68,7 +66,7 @@ def choose(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -
     return False
 
 
-def why_not(options: SourceOptions, reader: ReaderSchema, value_type: DataType) -> str | None:
+def why_not(options: SourceOptions, reader: ReaderSchema, value_type: pa.DataType) -> str | None:
     """Why a query cannot read natively (None: it can)."""
     module = _native.extension()
     if module is None:
@@ -81,7 +79,7 @@ def why_not(options: SourceOptions, reader: ReaderSchema, value_type: DataType) 
             "the schema has named types in the null namespace beside namespaced ones, which one "
             "Avro text cannot name apart"
         )
-    problem = module.check_reader(text, to_arrow_type(value_type, timezone="UTC"))
+    problem = module.check_reader(text, value_type)
     if problem is not None:
         return f"a type of the schema has no native reading into its Spark column ({problem})"
     return None
@@ -97,7 +95,7 @@ def reader_json(reader: ReaderSchema) -> str | None:
 def read_partition(
     options: SourceOptions,
     reader_schema: ReaderSchema,
-    value_type: DataType,
+    value_type: pa.DataType,
     partition: TopicPartitionRange,
 ) -> Iterator[pa.RecordBatch]:
     """The batches of one range, in the declared schema (as `rows.read_partition` gives them)."""
@@ -151,7 +149,7 @@ class Finisher:
         self,
         options: SourceOptions,
         reader_schema: ReaderSchema,
-        value_type: DataType,
+        value_type: pa.DataType,
         partition: TopicPartitionRange,
     ) -> None:
         self.options = options
@@ -159,7 +157,7 @@ class Finisher:
         self.reader_json = reader_json(reader_schema)
         self.partition_topic = partition.partition_topic
         self.topic, self.index = partition_of(partition.partition_topic)
-        self.arrow_schema = to_arrow_schema(read_schema(value_type, options.include_data), timezone="UTC")
+        self.arrow_schema = read_schema(value_type, options.include_data)
         self.value_arrow = self.arrow_schema.field("value").type
         self.converter = arrow_value_type(reader_schema, options)[1]
         self.external = decoding_schema(options, reader_schema)

@@ -20,7 +20,6 @@ from pyspark.sql.streaming.datasource import (
     ReadMaxRows,
     SupportsTriggerAvailableNow,
 )
-from pyspark.sql.types import DataType
 
 from ..errors import ConfigError
 from .offsets import EARLIEST, Bound
@@ -45,7 +44,7 @@ class _ReaderBase:
     its offsets, and these cost it ~0.5 s of imports it would never use.
     """
 
-    def __init__(self, options: SourceOptions, reader_schema: ReaderSchema, value_type: DataType) -> None:
+    def __init__(self, options: SourceOptions, reader_schema: ReaderSchema, value_type: pa.DataType) -> None:
         self.options = options
         self.reader_schema = reader_schema
         self.value_type = value_type

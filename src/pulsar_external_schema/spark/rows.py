@@ -18,16 +18,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import DataType
 
 from .. import _pulsar_client
 from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
+from ..reading.columns import read_schema
 from ..reading.types import Converter
 from ..subjects import partition_of
-from .columns import read_schema
 from .executor import RareCollections, decoding_schema, pulsar_client
 from .options import SourceOptions
 from .planning import TopicPartitionRange
@@ -41,14 +39,13 @@ ROWS_PER_BATCH = 8192
 def read_partition(
     options: SourceOptions,
     reader_schema: ReaderSchema,
-    value_type: DataType,
+    value_type: pa.DataType,
     partition: TopicPartitionRange,
 ) -> Iterator[pa.RecordBatch]:
     import pulsar  # imported on the executor
 
     _, converter = arrow_value_type(reader_schema, options)
-    schema = read_schema(value_type, options.include_data)
-    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    arrow_schema = read_schema(value_type, options.include_data)
     value_arrow = arrow_schema.field("value").type
     client = pulsar_client(options)  # the worker's: kept for its next task (`executor.py`)
     external = decoding_schema(options, reader_schema)

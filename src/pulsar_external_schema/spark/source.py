@@ -20,11 +20,13 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from pyspark.sql.datasource import DataSource
-from pyspark.sql.types import DataType, StructType
+from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
+from pyspark.sql.types import StructType
 
 from ..errors import ConfigError
-from .columns import FORWARDED, read_schema
+from ..reading.columns import FORWARDED, read_schema
 from .options import SourceOptions
 from .planning import Planner
 
@@ -48,10 +50,10 @@ class PulsarExternalDataSource(DataSource):
         return SourceOptions.parse(self.options)
 
     @cached_property
-    def _value(self) -> tuple[ReaderSchema, DataType]:
-        """The reader schema and the value column's type (converters are made on the executors:
-        they hold Protobuf descriptors, which do not pickle)."""
-        from .values import resolve_reader_schema, spark_value_type
+    def _value(self) -> tuple[ReaderSchema, pa.DataType]:
+        """The reader schema and the value column's Arrow type (converters are made on the
+        executors: they hold Protobuf descriptors, which do not pickle)."""
+        from .values import arrow_value_type, resolve_reader_schema
 
         options = self.source_options
         options.require_topics()
@@ -63,25 +65,25 @@ class PulsarExternalDataSource(DataSource):
             admin.close()
         if not topics:
             raise ConfigError(f"no topic matches topicPattern {options.topic_pattern!r}")
-        chosen: tuple[ReaderSchema, DataType] | None = None
+        chosen: tuple[ReaderSchema, pa.DataType] | None = None
         for topic in topics:
             reader = resolve_reader_schema(options, topic)
-            value_type, _ = spark_value_type(reader, options)
+            value_type, _ = arrow_value_type(reader, options)
             if chosen is None:
                 chosen = (reader, value_type)
             elif value_type != chosen[1] or reader.schema_type != chosen[0].schema_type:
                 raise ConfigError(
                     f"topics read together need one value type: subject {reader.subject} gives "
-                    f"{value_type.simpleString()}, subject {chosen[0].subject} gives "
-                    f"{chosen[1].simpleString()}; read them in separate queries"
+                    f"{from_arrow_type(value_type).simpleString()}, subject {chosen[0].subject} gives "
+                    f"{from_arrow_type(chosen[1]).simpleString()}; read them in separate queries"
                 )
         assert chosen is not None
         return chosen
 
     def schema(self) -> StructType:
         if self.source_options.forward_to is not None:
-            return FORWARDED
-        return read_schema(self._value[1], self.source_options.include_data)
+            return from_arrow_schema(FORWARDED)
+        return from_arrow_schema(read_schema(self._value[1], self.source_options.include_data))
 
     def _check_schema(self, schema: StructType) -> None:
         if schema != self.schema():

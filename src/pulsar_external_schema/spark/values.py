@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.types import DataType
 
 from .. import _confluent
 from ..config import pins_a_version
@@ -51,15 +50,6 @@ def avro_parsed(reader: ReaderSchema) -> Any:
     types written out at their first use (`_confluent.parse_avro`); shared, not to be changed."""
     named = {name: json.loads(text) for name, text in reader.references}
     return _confluent.parse_avro(reader.schema_str, named)
-
-
-def spark_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[DataType, Converter]:
-    """The Spark type of the value column (its Arrow type's, as pyspark maps Arrow types), and the
-    converter of decoded values to it."""
-    from pyspark.sql.pandas.types import from_arrow_type
-
-    arrow, converter = arrow_value_type(reader, options)
-    return from_arrow_type(arrow), converter
 
 
 def arrow_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[pa.DataType, Converter]:
