@@ -2,7 +2,7 @@
 //!
 //! arrow-avro types its output after Avro (an enum is a dictionary, a `fixed` a fixed-size binary,
 //! a timestamp has the time zone "+00:00", a `uuid` is 16 bytes, a list's item is called
-//! "item"); the source declares Spark's mapping (`spark/types.py`, then pyarrow's): strings,
+//! "item"); the source declares Spark's mapping (`reading/types.py`, in pyarrow's types): strings,
 //! binaries, `timestamp[us, tz=UTC]`, the field names pyarrow gives. Spark refuses a batch whose
 //! schema differs in anything, names and nullability included, so every column is brought to
 //! the declared type here: by a cast where the values change form, by retagging the same

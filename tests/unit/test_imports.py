@@ -104,13 +104,14 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
 
 
 def test_reading_needs_no_pyspark() -> None:
-    # what reads topics into Arrow outside Spark (issue 58) sits below spark/
+    # what reads topics into Arrow outside Spark (issue 58): the column types, the planning and
+    # both range readers
     modules = imported_after(
-        "import pulsar_external_schema.reading.types, pulsar_external_schema.reading.columns"
+        "import pulsar_external_schema.reading.types, pulsar_external_schema.reading.columns, "
+        "pulsar_external_schema.spark.planning, pulsar_external_schema.spark.rows, "
+        "pulsar_external_schema.spark.native"
     )
-    assert not {
-        m for m in modules if m == "pyspark" or m.startswith(("pyspark.", "pulsar_external_schema.spark"))
-    }
+    assert not {m for m in modules if m == "pyspark" or m.startswith("pyspark.")}
 
 
 def test_a_writes_planner_and_committer_load_nothing_that_encodes_or_sends() -> None:

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql.datasource import InputPartition
-
 from ..errors import ConfigError, ExternalSchemaError
 from .offsets import EARLIEST, Bound, user_bound
 from .options import SourceOptions
@@ -27,8 +25,9 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class TopicPartitionRange(InputPartition):
-    """What one task reads: a partition topic, after `start` up to and including `end`."""
+class TopicPartitionRange:
+    """What one task reads: a partition topic, after `start` up to and including `end` (Spark
+    gets it as `reader.SparkPartition`)."""
 
     partition_topic: str
     start: Bound

@@ -32,7 +32,16 @@ if TYPE_CHECKING:
 
     from .values import ReaderSchema
 
-__all__ = ["PulsarBatchReader", "PulsarStreamReader"]
+__all__ = ["PulsarBatchReader", "PulsarStreamReader", "SparkPartition"]
+
+
+@dataclasses.dataclass
+class SparkPartition(TopicPartitionRange, InputPartition):
+    """A range as Spark takes it from `partitions()` (it checks for an `InputPartition`)."""
+
+    @classmethod
+    def of(cls, ranges: Sequence[TopicPartitionRange]) -> list[SparkPartition]:
+        return [cls(r.partition_topic, r.start, r.end) for r in ranges]
 
 
 class _ReaderBase:
@@ -84,13 +93,13 @@ class _ReaderBase:
 class PulsarBatchReader(_ReaderBase, DataSourceReader):
     """`spark.read.format("pulsar-external")`: from startingOffsets to endingOffsets."""
 
-    def partitions(self) -> Sequence[TopicPartitionRange]:
+    def partitions(self) -> Sequence[SparkPartition]:
         admin = self.planner.admin()
         try:
             partitions = self.planner.partition_topics(admin)
             start = self.planner.resolve(admin, self.options.starting_offsets, partitions, "startingOffsets")
             end = self.planner.resolve(admin, self.options.ending_offsets, partitions, "endingOffsets")
-            return self.planner.ranges(admin, start, end)
+            return SparkPartition.of(self.planner.ranges(admin, start, end))
         finally:
             admin.close()
 
@@ -151,16 +160,17 @@ class PulsarStreamReader(_ReaderBase, DataSourceStreamReader, SupportsTriggerAva
         finally:
             admin.close()
 
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[TopicPartitionRange]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[SparkPartition]:
         admin = self.planner.admin()
         try:
             known, self._ledgers = self._ledgers, None  # fresh for this batch only
-            return self.planner.ranges(
+            ranges = self.planner.ranges(
                 admin,
                 {p: Bound.from_json(v) for p, v in start.items()},
                 {p: Bound.from_json(v) for p, v in end.items()},
                 known,
             )
+            return SparkPartition.of(ranges)
         finally:
             admin.close()
 
