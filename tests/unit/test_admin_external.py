@@ -337,3 +337,21 @@ def test_the_validation_job_says_which_target_loses_or_doubles_messages_and_what
     assert "pulsar-admin namespaces set-retention acme/shop --time 7d --size -1" in unread
     assert twice.startswith("validate: persistent://acme/shop/dlq is not deduplicated")
     assert "pulsar-admin namespaces set-deduplication acme/shop --enable" in twice
+
+
+def test_a_retention_the_api_will_not_tell_still_leaves_the_deduplication_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers = {
+        **KEPT_AND_DEDUPLICATED,
+        ("GET", f"{VALID}/subscriptions"): httpx.Response(200, json=[]),
+        ("GET", f"{VALID}/retention"): httpx.Response(405, json={"reason": "topic policies are disabled"}),
+        ("GET", f"{DLQ}/deduplicationEnabled"): httpx.Response(200, json=False),
+    }
+    with caplog.at_level(logging.WARNING):
+        prepared(validation_job(), answers, monkeypatch)
+    [unknown, twice] = [r.getMessage() for r in caplog.records]
+    assert unknown.startswith(
+        "validate: whether persistent://acme/shop/valid keeps what is sent there is not known"
+    )
+    assert twice.startswith("validate: persistent://acme/shop/dlq is not deduplicated")

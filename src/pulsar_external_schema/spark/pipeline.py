@@ -188,18 +188,26 @@ class ValidationJob:
             admin.close()
 
     def _say_if_lost_or_twice(self, admin: PulsarAdmin) -> None:
-        try:
-            if is_topic(self.valid) and not admin.kept_unread(self.valid):
-                _, tenant, namespace, _ = split_topic(self.valid)
+        if is_topic(self.valid):
+            try:
+                kept = admin.kept_unread(self.valid)
+            except PulsarAdminError as error:
                 log.warning(
-                    "validate: %s has no subscription and no retention: the broker deletes what the job "
-                    "sends there when its ledger rolls over (an unload, a restart), unless a consumer "
-                    "subscribed first; subscribe one, or set retention: "
-                    "pulsar-admin namespaces set-retention %s/%s --time 7d --size -1",
-                    self.valid,
-                    tenant,
-                    namespace,
+                    "validate: whether %s keeps what is sent there is not known: %s", self.valid, error
                 )
+            else:
+                if not kept:
+                    _, tenant, namespace, _ = split_topic(self.valid)
+                    log.warning(
+                        "validate: %s has no subscription and no retention: the broker deletes what the "
+                        "job sends there when its ledger rolls over (an unload, a restart), unless a "
+                        "consumer subscribed first; subscribe one, or set retention: "
+                        "pulsar-admin namespaces set-retention %s/%s --time 7d --size -1",
+                        self.valid,
+                        tenant,
+                        namespace,
+                    )
+        try:
             # the DLQ is a topic whatever the valid output is (Parquet overwrites its own batches)
             for topic in [t for t in (self.valid, self.dead_letter_topic) if is_topic(t)]:
                 if not admin.deduplicated(topic):
@@ -213,7 +221,7 @@ class ValidationJob:
                         namespace,
                     )
         except PulsarAdminError as error:
-            log.warning("validate: whether the target topics keep each message once is not known: %s", error)
+            log.warning("validate: whether the target topics are deduplicated is not known: %s", error)
 
     def run(self, spark: Any) -> None:
         """Run until the input is drained (available-now) or the query is stopped, passing each
