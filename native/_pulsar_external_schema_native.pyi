@@ -1,5 +1,5 @@
 """Types of the native extension (`native/src/lib.rs`), which only `pulsar_external_schema._native`
-imports; through it, its users are `pulsar_external_schema.spark.native`, `spark.writer`,
+imports; through it, its users are `pulsar_external_schema.reading.native`, `spark.writer`,
 `codec.json` (`JsonCodec`) and `codec.direct` (`Encoder`, `DirectWriter`, `DirectReader`, the
 twins of its own classes); `framing` and `range_place` are the range reader's decisions, for the
 tests that hold them to their Python twins (tests/unit/test_native_twins.py)."""

@@ -70,7 +70,7 @@ def spark() -> Iterator[Any]:
 def offline_options(**extra: str) -> Any:
     """The Spark source's parsed options for unit tests: a broker, admin URL and registry that are
     never reached, plus `extra`."""
-    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.reading.options import SourceOptions
 
     return SourceOptions.parse(
         {
@@ -342,7 +342,7 @@ class Spy:
     """Counts the rows the extension decoded itself (`_native`) in the batches it gave."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from pulsar_external_schema.spark import native
+        from pulsar_external_schema.reading import native
 
         self.native_rows = 0
         self.rows = 0

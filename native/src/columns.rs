@@ -1,5 +1,5 @@
 //! A batch's metadata columns, built as the messages arrive, with what pulsar-client's Python
-//! `Message` would give for each (the Python path's `spark/rows.py` is the reference):
+//! `Message` would give for each (the Python path's `reading/rows.py` is the reference):
 //! `partition_key() or None`, properties as its `std::map` (sorted by key, the first of a repeated
 //! key kept), publish and event time in microseconds (an event time of 0 is none), the batch
 //! index -1 for a message outside a batch.

@@ -10,7 +10,7 @@ things this package needs are only there:
   take it from `_pulsar` too);
 * the C++ consumer and reader behind `pulsar.Consumer` and `pulsar.Reader`, and the message
   wrapper's two fields: the hot loops receive there and wrap what arrives as `receive` does,
-  past the Python wrappers' argument checks (`consumer.py`, `spark/rows.py`);
+  past the Python wrappers' argument checks (`consumer.py`, `reading/rows.py`);
 * the schema a `pulsar.Consumer` was subscribed with (`Consumer._schema`), whose Pulsar client
   a `consume()` without `client=` dead-letters through.
 

@@ -204,12 +204,12 @@ class Unloader:
 
 def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBatch]:
     """The whole topic as one range, read by `path`'s reader (python or native) batch by batch."""
-    from pulsar_external_schema.spark import native, rows
-    from pulsar_external_schema.spark.offsets import EARLIEST
-    from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.planning import TopicPartitionRange
-    from pulsar_external_schema.spark.topic_metadata import PulsarAdmin
-    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
+    from pulsar_external_schema.reading import native, rows
+    from pulsar_external_schema.reading.offsets import EARLIEST
+    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.planning import TopicPartitionRange
+    from pulsar_external_schema.reading.topic_metadata import PulsarAdmin
+    from pulsar_external_schema.reading.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path))
     reader = resolve_reader_schema(source, topic)
@@ -475,7 +475,7 @@ def test_a_sink_task_across_topic_unloads_and_a_restart_writes_every_row_once(
     # A sink task that names its producer (exactly once), its rows in Arrow batches as Spark gives
     # them; the target unloaded twice and the broker restarted while the task sends.
     require_native(writer)
-    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.spark.writer import TaskWriter
 
     topic = topic_name()

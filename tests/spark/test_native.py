@@ -174,13 +174,13 @@ def read_both(
 ) -> tuple[pa.Table, pa.Table]:
     """The range read by the native reader and by the Python path, as tables."""
 
+    from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.columns import read_schema
-    from pulsar_external_schema.spark import native, rows
-    from pulsar_external_schema.spark.offsets import EARLIEST
-    from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.planning import TopicPartitionRange
-    from pulsar_external_schema.spark.topic_metadata import PulsarAdmin
-    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
+    from pulsar_external_schema.reading.offsets import EARLIEST
+    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.planning import TopicPartitionRange
+    from pulsar_external_schema.reading.topic_metadata import PulsarAdmin
+    from pulsar_external_schema.reading.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(source_options(services, topic=topic, **options))
     reader = resolve_reader_schema(source, topic)
@@ -229,7 +229,7 @@ def test_every_avro_type_and_two_versions_read_as_the_python_path_reads_them(
 def test_ranges_that_start_and_end_inside_batched_entries(
     services: Services, pulsar_client: Any, events: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pulsar_external_schema.spark.offsets import Bound
+    from pulsar_external_schema.reading.offsets import Bound
 
     partition = f"{events}-partition-0"
     ids = message_ids(pulsar_client, partition)
@@ -322,7 +322,7 @@ def test_read_conditions(
 ) -> None:
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
-    from pulsar_external_schema.spark import native
+    from pulsar_external_schema.reading import native
 
     topic = f"persistent://public/default/{unique('native-rules')}"
     create_partitioned_topic(services, topic, 1)
@@ -372,7 +372,7 @@ def test_rows_judged_alike_share_the_python_paths_outcome(
     from fastavro import parse_schema, schemaless_writer
 
     from pulsar_external_schema import schema_id as ids
-    from pulsar_external_schema.spark import native
+    from pulsar_external_schema.reading import native
 
     topic = f"persistent://public/default/{unique('native-outcomes')}"
     create_partitioned_topic(services, topic, 1)

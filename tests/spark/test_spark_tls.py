@@ -220,12 +220,12 @@ def native_and_python(secured: TlsPulsar, topic: str, partition_topic: str) -> t
     """One partition read whole by the native reader and by the Python path, as tables."""
     import pyarrow as pa
 
+    from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.columns import read_schema
-    from pulsar_external_schema.spark import native, rows
-    from pulsar_external_schema.spark.offsets import EARLIEST
-    from pulsar_external_schema.spark.options import SourceOptions
-    from pulsar_external_schema.spark.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.spark.values import arrow_value_type, resolve_reader_schema
+    from pulsar_external_schema.reading.offsets import EARLIEST
+    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.reading.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(options(secured, topic=topic))
     reader = resolve_reader_schema(source, topic)
@@ -313,7 +313,7 @@ def test_the_native_sender_sends_over_tls_as_pulsar_client_does(secured: TlsPuls
     mutual one), each once, keyed as given."""
     import pyarrow as pa
 
-    from pulsar_external_schema.spark.options import SourceOptions
+    from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.spark.writer import TaskWriter
 
     topic = f"persistent://public/default/{unique('tls-native-send')}"

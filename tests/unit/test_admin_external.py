@@ -14,7 +14,7 @@ import pytest
 from pulsar_external_schema import admin as admin_module
 from pulsar_external_schema.admin import PulsarAdmin, PulsarAdminError, UnsupportedBrokerError
 from pulsar_external_schema.config import ExternalSchemaConfig, with_broker_token
-from pulsar_external_schema.spark.options import SourceOptions
+from pulsar_external_schema.reading.options import SourceOptions
 
 SCHEMA_PATH = "/admin/v2/schemas/acme/shop/orders/schema"
 
@@ -274,7 +274,7 @@ def prepared(
     job: Any, answers: dict[tuple[str, str], httpx.Response], monkeypatch: pytest.MonkeyPatch
 ) -> list[tuple[str, str, object]]:
     """What the job asked the admin API before it started."""
-    from pulsar_external_schema.spark.planning import Planner
+    from pulsar_external_schema.reading.planning import Planner
 
     asked: list[tuple[str, str, object]] = []
     monkeypatch.setattr(Planner, "admin", lambda self: admin(answers, asked))

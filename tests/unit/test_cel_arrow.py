@@ -1,4 +1,4 @@
-"""READ conditions over an Arrow column (spark/conditions.py), held to the Python form.
+"""READ conditions over an Arrow column (reading/conditions.py), held to the Python form.
 
 The column is what the Spark source builds (fastavro's values through the source's converters);
 the records the Python form sees are fastavro's own values. Where the column form gives True or
@@ -23,8 +23,8 @@ from cel_conditions import subset_conditions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pulsar_external_schema.reading.conditions import avro_kinds, compile_conditions, passing
 from pulsar_external_schema.rules.cel_subset import Unsupported, compile_condition
-from pulsar_external_schema.spark.conditions import avro_kinds, compile_conditions, passing
 
 SCHEMA: dict[str, Any] = {
     "type": "record",

@@ -15,8 +15,10 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `topic_schemas`,
    `registered_schema`);
-4. `producer`, `consumer`, `functions/`, `spark/`, `cli/`;
-5. the package root, which only re-exports.
+4. `producer`, `consumer`, `functions/`, and `reading/` (topics read into Arrow, no Spark needed)
+   with its public face `arrow`;
+5. `spark/` (the data source and the validation job, over `reading/`), `cli/`;
+6. the package root, which only re-exports.
 
 `evolution/` holds checkers only: it imports nothing of the package but `errors`, `_imports` and
 `_deprecated`.
@@ -77,9 +79,10 @@ LAYERS: dict[str, int] = {
     "consumer": 4,
     "functions": 4,
     "reading": 4,
-    "spark": 4,
-    "cli": 4,
-    "": 5,
+    "arrow": 4,
+    "spark": 5,
+    "cli": 5,
+    "": 6,
 }
 
 
@@ -320,11 +323,11 @@ def test_the_checks_see_the_imports_they_judge() -> None:
     found = {name: set(_imports(name, tree)) for name, tree in _modules()}
     assert ("rules.settings", "RuleSettings") in found["config"]
     assert ("_confluent", "") in found["factory"]  # `from . import _confluent`
-    assert _module_aliases("spark.rows", dict(_modules())["spark.rows"])["ids"] == "schema_id"
+    assert _module_aliases("reading.rows", dict(_modules())["reading.rows"])["ids"] == "schema_id"
     assert ("evolution.creek", "parse_schema") in found["factory"]
-    assert ("spark.planning", "Planner") in found["spark.source"]
+    assert ("reading.planning", "Planner") in found["reading.values"]
     assert not any(target == "evolution.differences" for target, _ in found["errors"])  # TYPE_CHECKING
-    assert _layer("codec.part") == 2 and _layer("rules.settings") == 1 and _layer("") == 5
+    assert _layer("codec.part") == 2 and _layer("rules.settings") == 1 and _layer("") == 6
 
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:

@@ -1,4 +1,4 @@
-"""Which reader a query takes (spark/native.py `choose`): the native one where it can read the
+"""Which reader a query takes (reading/native.py `choose`): the native one where it can read the
 query, else the Python path, with the reason said once; `reader=native` refuses instead."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from spark_support import offline_options
 
 from pulsar_external_schema import _native
 from pulsar_external_schema.errors import ConfigError
+from pulsar_external_schema.reading import native
+from pulsar_external_schema.reading.values import arrow_value_type
 from pulsar_external_schema.registered_schema import RegisteredSchema
-from pulsar_external_schema.spark import native
-from pulsar_external_schema.spark.values import arrow_value_type
 
 RECORD = {"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]}
 
@@ -117,7 +117,8 @@ def test_the_reader_option(native_extension: ModuleType, caplog: pytest.LogCaptu
 def _planned_source(monkeypatch: pytest.MonkeyPatch, schema: RegisteredSchema, **options: str) -> Any:
     """The data source as Spark pickles it once it has asked its schema (`create_data_source`),
     its reader schema resolved offline."""
-    from pulsar_external_schema.spark import planning, source, values
+    from pulsar_external_schema.reading import planning, values
+    from pulsar_external_schema.spark import source
 
     monkeypatch.setattr(values, "resolve_reader_schema", lambda *_: schema)
     monkeypatch.setattr(planning.Planner, "topics", lambda *_: ["persistent://public/default/t"])
@@ -146,8 +147,8 @@ def pickled(thing: Any) -> bytes:
 EXECUTORS_ONLY = (
     "pulsar_external_schema.codec",
     "pulsar_external_schema.factory",
-    "pulsar_external_schema.spark.rows",
-    "pulsar_external_schema.spark.native",
+    "pulsar_external_schema.reading.rows",
+    "pulsar_external_schema.reading.native",
     "confluent_kafka.schema_registry",
     "_pulsar_external_schema_native",
     "fastavro",

@@ -1,4 +1,4 @@
-"""Planning a Spark read on the driver (spark/planning.py): entries across ledgers, ranges split in
+"""Planning a Spark read on the driver (reading/planning.py): entries across ledgers, ranges split in
 pieces, minPartitions, data lost to retention."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema import ExternalSchemaError
-from pulsar_external_schema.spark.offsets import EARLIEST, Bound
-from pulsar_external_schema.spark.planning import (
+from pulsar_external_schema.reading.offsets import EARLIEST, Bound
+from pulsar_external_schema.reading.planning import (
     Planner,
     TopicPartitionRange,
     advance,
     entries_between,
     split_range,
 )
-from pulsar_external_schema.spark.topic_metadata import Ledger
+from pulsar_external_schema.reading.topic_metadata import Ledger
 
 LEDGERS = [Ledger(3, 4), Ledger(7, 0), Ledger(9, 3)]
 

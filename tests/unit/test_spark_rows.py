@@ -1,4 +1,4 @@
-"""Rows on an executor (spark/rows.py): a value that does not fit its column; a message the client
+"""Rows on an executor (reading/rows.py): a value that does not fit its column; a message the client
 delivers again after a reconnect."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 
 from pulsar_external_schema.errors import ExternalSchemaError
+from pulsar_external_schema.reading.rows import Rows
 from pulsar_external_schema.reading.types import json_type
-from pulsar_external_schema.spark.rows import Rows
 
 
 class _Id:
@@ -99,10 +99,10 @@ def _read_all(
 ) -> list[Any]:
     from spark_support import offline_options
 
-    from pulsar_external_schema.spark import rows
-    from pulsar_external_schema.spark.offsets import EARLIEST, Bound
-    from pulsar_external_schema.spark.planning import TopicPartitionRange
-    from pulsar_external_schema.spark.values import ReaderSchema
+    from pulsar_external_schema.reading import rows
+    from pulsar_external_schema.reading.offsets import EARLIEST, Bound
+    from pulsar_external_schema.reading.planning import TopicPartitionRange
+    from pulsar_external_schema.reading.values import ReaderSchema
 
     class Client:
         def create_reader(self, *args: Any, **kwargs: Any) -> _RedeliveringReader:

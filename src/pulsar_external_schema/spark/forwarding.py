@@ -36,8 +36,8 @@ import pyarrow.compute as pc
 from ..deadletter import copy_properties
 from ..errors import ExternalSchemaError
 from ..reading.columns import FORWARDED
+from ..reading.options import SourceOptions
 from ..subjects import partition_of
-from .options import SourceOptions
 from .writer import TaskWriter, micro_batch_id, task_partition
 
 __all__ = ["QUERY_ID_PROPERTY", "forward_partition", "producer_prefix"]

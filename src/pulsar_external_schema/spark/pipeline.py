@@ -36,8 +36,8 @@ from ..admin import PulsarAdmin, require_external_type
 from ..config import ExternalSchemaConfig
 from ..deadletter import DEAD_LETTER_SUBSCRIPTION, RULE_PREFIX
 from ..errors import ConfigError, PulsarAdminError
+from ..reading.options import SourceOptions
 from ..subjects import is_full_topic_name, split_topic
-from .options import SourceOptions
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ class ValidationJob:
         anything), and warns, naming the topic and what to do, for each target topic the broker
         does not deduplicate (there a task run again, or a batch sent again after a reconnect, is
         written twice) and for a valid topic whose messages it would delete unread."""
-        from .planning import Planner
+        from ..reading.planning import Planner
 
         admin = Planner(self._source_options()).admin()
         try:

@@ -22,15 +22,15 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from ..errors import ConfigError
-from .offsets import EARLIEST, Bound
-from .options import SourceOptions
-from .planning import Planner, TopicPartitionRange, advance, earlier
-from .topic_metadata import Ledger
+from ..reading.offsets import EARLIEST, Bound
+from ..reading.options import SourceOptions
+from ..reading.planning import Planner, TopicPartitionRange, advance, earlier
+from ..reading.topic_metadata import Ledger
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .values import ReaderSchema
+    from ..reading.values import ReaderSchema
 
 __all__ = ["PulsarBatchReader", "PulsarStreamReader", "SparkPartition"]
 
@@ -63,7 +63,7 @@ class _ReaderBase:
     def native(self) -> bool:
         """Whether the executors read with the native extension (`native.py`), decided once, on
         the driver, where Spark pickles this reader for them (`__getstate__`)."""
-        from . import native
+        from ..reading import native
 
         return native.choose(self.options, self.reader_schema, self.value_type)
 
@@ -77,9 +77,9 @@ class _ReaderBase:
         if not isinstance(partition, TopicPartitionRange):
             return iter(())  # Spark reads one empty partition when planning found nothing to read
         if self.native:
-            from .native import read_partition
+            from ..reading.native import read_partition
         else:
-            from .rows import read_partition
+            from ..reading.rows import read_partition
         options = self.options
         if options.forward_to is not None:  # the validation job: rows go to topics, verdicts to Spark
             from .forwarding import forward_partition

@@ -22,17 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource
-from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type
+from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from ..errors import ConfigError
 from ..reading.columns import FORWARDED, read_schema
-from .options import SourceOptions
-from .planning import Planner
+from ..reading.options import SourceOptions
 
 if TYPE_CHECKING:
+    from ..reading.values import ReaderSchema
     from .reader import PulsarBatchReader, PulsarStreamReader
-    from .values import ReaderSchema
     from .writer import PulsarBatchWriter, PulsarStreamWriter
 
 FORMAT = "pulsar-external"
@@ -51,34 +50,10 @@ class PulsarExternalDataSource(DataSource):
 
     @cached_property
     def _value(self) -> tuple[ReaderSchema, pa.DataType]:
-        """The reader schema and the value column's Arrow type (converters are made on the
-        executors: they hold Protobuf descriptors, which do not pickle)."""
-        from .values import arrow_value_type, resolve_reader_schema
+        """The reader schema and the value column's Arrow type (`reading.values.query_value`)."""
+        from ..reading.values import query_value
 
-        options = self.source_options
-        options.require_topics()
-        planner = Planner(options)
-        admin = planner.admin()
-        try:
-            topics = planner.topics(admin)
-        finally:
-            admin.close()
-        if not topics:
-            raise ConfigError(f"no topic matches topicPattern {options.topic_pattern!r}")
-        chosen: tuple[ReaderSchema, pa.DataType] | None = None
-        for topic in topics:
-            reader = resolve_reader_schema(options, topic)
-            value_type, _ = arrow_value_type(reader, options)
-            if chosen is None:
-                chosen = (reader, value_type)
-            elif value_type != chosen[1] or reader.schema_type != chosen[0].schema_type:
-                raise ConfigError(
-                    f"topics read together need one value type: subject {reader.subject} gives "
-                    f"{from_arrow_type(value_type).simpleString()}, subject {chosen[0].subject} gives "
-                    f"{from_arrow_type(chosen[1]).simpleString()}; read them in separate queries"
-                )
-        assert chosen is not None
-        return chosen
+        return query_value(self.source_options)
 
     def schema(self) -> StructType:
         if self.source_options.forward_to is not None:

@@ -43,10 +43,10 @@ from .. import _native
 from ..admin import declare_external, require_external_type
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
+from ..reading.executor import forwarded_schemas, native_client, pulsar_client
+from ..reading.options import SourceOptions
+from ..reading.topic_metadata import full_topic_name
 from ..schema_id import SCHEMA_ID_PROPERTY
-from .executor import forwarded_schemas, native_client, pulsar_client
-from .options import SourceOptions
-from .topic_metadata import full_topic_name
 
 if TYPE_CHECKING:
     # Loaded where rows are encoded or forwarded versions registered: Spark plans a write and
@@ -135,7 +135,7 @@ class TaskWriter:
         """The schema `value` rows of `topic` are encoded with, one a topic (its keyed and keyless
         rows have producers of their own)."""
         if topic not in self.encoders:
-            from .values import make_schema, resolve_reader_schema
+            from ..reading.values import make_schema, resolve_reader_schema
 
             factory, schema = make_schema(
                 self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
@@ -447,7 +447,7 @@ def _plain(value: Any) -> Any:
 def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
     from google.protobuf import json_format
 
-    from .values import protobuf_class
+    from ..reading.values import protobuf_class
 
     cls = protobuf_class(options, f"topic {topic}")
     return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)

@@ -59,14 +59,21 @@ class Planner:
         return [p for topic in self.topics(admin) for p in admin.partitions(topic)]
 
     def resolve(
-        self, admin: PulsarAdmin, spec: str | dict[str, Any], partitions: Sequence[str], what: str
+        self,
+        admin: PulsarAdmin,
+        spec: str | dict[str, Any],
+        partitions: Sequence[str],
+        what: str,
+        *,
+        named: str | None = None,
     ) -> dict[str, Bound]:
-        """The bounds an `earliest` / `latest` / JSON option means for these partitions."""
+        """The bounds an `earliest` / `latest` / JSON option means for these partitions (`what`:
+        startingOffsets or endingOffsets; `named`: how errors name it, if not `option 'what'`)."""
         if isinstance(spec, dict):
             unknown = sorted(set(spec) - set(partitions))
             if unknown:
                 raise ConfigError(
-                    f"option {what!r} names partitions that are not read: {', '.join(unknown)} "
+                    f"{named or f'option {what!r}'} names partitions that are not read: {', '.join(unknown)} "
                     f"(partitions: {', '.join(partitions)})"
                 )
         bounds = {}

@@ -68,6 +68,10 @@ SOURCE_OPTIONS = {
 }
 
 
+#: Rows per Arrow batch a range reader gives (the Spark source's; `arrow.read_batches` takes a
+#: `batch_size`).
+ROWS_PER_BATCH = 8192
+
 #: The values of the options `reader` and `writer`: the native extension where it can (`auto`),
 #: always (`native`), or never (`python`).
 PATHS = ("auto", "native", "python")
@@ -103,6 +107,8 @@ class SourceOptions:
     """A stream's topic of valid messages, forwarded as they are read (`forwarding.py`)."""
     dead_letter_topic: str | None = None
     """With `forward_to`: the topic of invalid messages."""
+    batch_size: int = ROWS_PER_BATCH
+    """Rows per Arrow batch of a range read (`rows.py`, `native.py`)."""
     config: dict[str, Any] = field(default_factory=dict, repr=False)
     """This package's configuration keys (the registry, serdes and rules)."""
     client: ClientConf = field(default_factory=ClientConf)

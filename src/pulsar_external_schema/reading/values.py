@@ -25,6 +25,7 @@ from ..topic_schemas import (
 )
 from .kept import Kept
 from .options import SourceOptions
+from .planning import Planner
 
 #: The registered schema values are read into: the subject's latest version by default, or the
 #: one `use.schema.id` / `use.latest.with.metadata` names.
@@ -42,6 +43,34 @@ def resolve_reader_schema(options: SourceOptions, topic: str) -> ReaderSchema:
     factory = _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
     _confluent.forget_cached(factory.registry_client, topic_subject(factory, topic))
     return registered_schema(factory, topic)
+
+
+def query_value(options: SourceOptions) -> tuple[ReaderSchema, pa.DataType]:
+    """The reader schema of a read and its value column's Arrow type, on the driver: one for all
+    the topics it reads (converters are made where the rows are: they hold Protobuf descriptors,
+    which do not pickle)."""
+    options.require_topics()
+    planner = Planner(options)
+    admin = planner.admin()
+    try:
+        topics = planner.topics(admin)
+    finally:
+        admin.close()
+    if not topics:
+        raise ConfigError(f"no topic matches topicPattern {options.topic_pattern!r}")
+    chosen: tuple[ReaderSchema, pa.DataType] | None = None
+    for topic in topics:
+        reader = resolve_reader_schema(options, topic)
+        value_type, _ = arrow_value_type(reader, options)
+        if chosen is None:
+            chosen = (reader, value_type)
+        elif value_type != chosen[1] or reader.schema_type != chosen[0].schema_type:
+            raise ConfigError(
+                f"topics read together need one value type: subject {reader.subject} gives "
+                f"{value_type}, subject {chosen[0].subject} gives {chosen[1]}; read them apart"
+            )
+    assert chosen is not None
+    return chosen
 
 
 @functools.lru_cache(maxsize=16)

@@ -41,6 +41,15 @@ class PulsarAdmin(admin.PulsarAdmin):
         )
         return Bound(int(data["ledgerId"]), int(data["entryId"]), -1, True)
 
+    def message_at(self, partition_topic: str, millis: int) -> Bound:
+        """The bound before the first message of a partition published at or after `millis`
+        (milliseconds since the epoch): everything published earlier. Past the last message it
+        is the position the next message will take. (The broker finds the entry; the messages of
+        a batched entry share its publish time.)"""
+        what = f"find the first message of {partition_topic} published at or after {millis} ms"
+        data = self._get(f"{self._path(partition_topic)}/messageid/{int(millis)}", what)
+        return Bound(int(data["ledgerId"]), int(data["entryId"]), -1, False)
+
     def ledgers(self, partition_topic: str) -> list[Ledger]:
         """The ledgers of a partition with their entry counts, the open one last."""
         stats = self._get(

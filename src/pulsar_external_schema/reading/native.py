@@ -38,7 +38,7 @@ from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
 from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange
-from .rows import ROWS_PER_BATCH, Rows
+from .rows import Rows
 from .rows import read_partition as read_partition_in_python
 from .values import ReaderSchema, arrow_value_type, avro_parsed
 
@@ -115,7 +115,7 @@ def read_partition(
             finisher.arrow_schema,
             finisher.reader_json,
             finisher.writer,
-            rows_per_batch=ROWS_PER_BATCH,
+            rows_per_batch=options.batch_size,
             read_timeout_ms=options.read_timeout_ms,
         )
         for batch in reader:

@@ -31,9 +31,7 @@ from .options import SourceOptions
 from .planning import TopicPartitionRange
 from .values import ReaderSchema, arrow_value_type, is_data_error
 
-__all__ = ["ROWS_PER_BATCH", "Rows", "read_partition"]
-
-ROWS_PER_BATCH = 8192
+__all__ = ["Rows", "read_partition"]
 
 
 def read_partition(
@@ -110,7 +108,7 @@ def read_partition(
                 if not end.covers(*position, batch):
                     break
             rows.add(msg, position, batch, decode)
-            if len(rows.rows) >= ROWS_PER_BATCH:
+            if len(rows.rows) >= options.batch_size:
                 yield rows.batch(arrow_schema, value_arrow, converter)
                 rows = Rows(options.include_data, reader_schema, topic, index)
         if rows.rows:
