@@ -38,6 +38,21 @@ def test_quickstart(services: Services) -> None:
     assert summary.endswith("has versions [1, 2]")
 
 
+def test_arrow_tables(services: Services) -> None:
+    result = run_example("arrow_tables.py", services)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "table: 100 rows, columns key, value, topic, partition, messageId, publishTime, eventTime, "
+        "properties, schemaId, _valid, _error, _rule, _failure",
+        "polars: 90 valid orders worth 11250.0",
+        "polars: 10 refused, by rule ['hasItem']",
+        "pandas: 100 rows",
+        "duckdb: the second wave has 45 valid orders worth 8437.5",
+        "parquet: the first wave, 50 rows",
+    ]
+
+
 def run_first_snippet(
     page: str, services: Services, page_topic: str, topic: str
 ) -> subprocess.CompletedProcess[str]:

@@ -90,8 +90,8 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
     # what a read task imports on an executor: the reader Spark unpickles, and the paths it reads on
     modules = imported_after(
-        "import pulsar_external_schema.spark.reader, pulsar_external_schema.spark.native, "
-        "pulsar_external_schema.spark.rows"
+        "import pulsar_external_schema.spark.reader, pulsar_external_schema.reading.native, "
+        "pulsar_external_schema.reading.rows"
     )
     unneeded = {
         "pulsar_external_schema.spark.writer",
@@ -104,13 +104,14 @@ def test_a_spark_read_task_imports_neither_the_writer_nor_the_pipeline() -> None
 
 
 def test_reading_needs_no_pyspark() -> None:
-    # what reads topics into Arrow outside Spark (issue 58): the column types, the planning and
-    # both range readers
+    # what reads topics into Arrow outside Spark: `arrow`, and under it the column types, the
+    # planning and both range readers
     modules = imported_after(
-        "import pulsar_external_schema.reading.types, pulsar_external_schema.reading.columns, "
-        "pulsar_external_schema.spark.planning, pulsar_external_schema.spark.rows, "
-        "pulsar_external_schema.spark.native"
+        "import pulsar_external_schema.arrow, pulsar_external_schema.reading.types, "
+        "pulsar_external_schema.reading.columns, pulsar_external_schema.reading.planning, "
+        "pulsar_external_schema.reading.rows, pulsar_external_schema.reading.native"
     )
+    assert "pulsar_external_schema.reading.values" in modules  # it did import the readers
     assert not {m for m in modules if m == "pyspark" or m.startswith("pyspark.")}
 
 

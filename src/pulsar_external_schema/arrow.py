@@ -1,0 +1,295 @@
+"""Pulsar topics as Arrow tables, in plain Python: no Spark needed (`pip install
+'pulsar-external-schema[arrow]'`). See docs/tables.md.
+
+    from pulsar_external_schema.arrow import read_table
+
+    table = read_table(
+        "persistent://public/default/orders",
+        service_url="pulsar://127.0.0.1:6650",
+        admin_url="http://127.0.0.1:8080",
+        config={"schema.registry.url": "http://127.0.0.1:8081"},
+    )
+    polars.from_arrow(table); table.to_pandas(); duckdb.sql("select count(*) from table")
+
+A read is bounded: what the topics hold between `start` (or `start_time`) and `end` (or
+`end_time`, by default what was written when the read began). It gives the columns the Spark
+source gives (`key`, `value`, `topic`, `partition`, `messageId`, `publishTime`, `eventTime`,
+`properties`, `schemaId`, and the verdict `_valid`, `_error`, `_rule`, `_failure`), with the
+value column's Arrow type mapped from the registry's reader schema, and the data contract's READ
+rules run as a consumer runs them (a message a rule fails is a row with `_valid` false). Avro is
+read by the native extension where it is installed; everything else, and every topic without it,
+on the Python path, with the same columns and values (`reader=`).
+
+It is the Spark source's reader (`reading/`), one partition range after the other in this
+process: `read_batches` streams them, holding one batch at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from .config import CLIENT_PREFIX
+from .connections import ClientConf
+from .errors import ConfigError
+from .reading import native, rows
+from .reading.columns import read_schema
+from .reading.offsets import Bound
+from .reading.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOptions
+from .reading.planning import Planner, TopicPartitionRange, earlier
+from .reading.topic_metadata import PulsarAdmin, full_topic_name
+from .reading.values import query_value
+
+__all__ = ["read_batches", "read_table"]
+
+#: A start or an end: `earliest` / `latest`, or per partition topic a message id
+#: (`{"ledgerId": L, "entryId": E, "batchIndex": B}`, as the `messageId` column gives it) or
+#: `earliest` / `latest`.
+Position = str | Mapping[str, Any]
+#: A publish time: a datetime (a naive one is local time, as `datetime.timestamp` takes it) or
+#: milliseconds since the epoch.
+Time = _dt.datetime | int
+
+
+def read_batches(
+    topics: str | Sequence[str],
+    *,
+    service_url: str | None = None,
+    admin_url: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    start: Position = "earliest",
+    end: Position = "latest",
+    start_time: Time | None = None,
+    end_time: Time | None = None,
+    batch_size: int = ROWS_PER_BATCH,
+    reader: str = "auto",
+    include_data: bool = False,
+    fail_on_data_loss: bool = True,
+    read_timeout_ms: int = 30_000,
+    protobuf_message_class: str | None = None,
+    client_conf: str | os.PathLike[str] | ClientConf | None = None,
+    **client: Any,
+) -> pa.RecordBatchReader:
+    """The messages of `topics` (a topic name or a list; partitioned topics too) from `start` up
+    to `end`, as Arrow record batches of at most `batch_size` rows, read as they are consumed.
+
+    `service_url` / `admin_url`: the broker and its admin REST API (or `brokerServiceUrl` /
+    `webServiceUrl` of the client configuration). `config`: the package's configuration
+    (`schema.registry.url` and the rest, as `SchemaRegistrySchemaFactory` takes it).
+    `start`: `earliest`, or a message id per partition topic, the first message read; `end`:
+    `latest` (what was written when the read began), or a message id per partition topic, the
+    first message not read. `start_time` / `end_time` instead: the first message published at or
+    after that time, read / not read (the broker's admin API finds them).
+    `reader`: `auto` (the native reader where it can read the subject), `native`, `python`.
+    `include_data`: a binary `data` column with each message's payload. `protobuf_message_class`:
+    the generated class of a Protobuf subject (`pkg.module_pb2.Message`).
+    TLS and credentials: `client_conf`, a Pulsar `client.conf` (its path, or a `ClientConf`), and
+    its keys as keyword arguments over it (`tlsTrustCertsFilePath=...`, `authPlugin=...`,
+    `authParams=...`), as the console tools and the Spark source take them.
+
+    Mistakes (an unknown key, a topic the broker does not have, a subject without a schema) are a
+    `ConfigError` or `PulsarAdminError` here, before anything is read; a message that cannot be
+    decoded is an `ExternalSchemaError` naming its partition, raised from the batch it falls in.
+    """
+    first, last = _end(start, start_time, "start"), _end(end, end_time, "end")
+    options = _options(
+        topics,
+        service_url,
+        admin_url,
+        config,
+        batch_size,
+        reader,
+        include_data,
+        fail_on_data_loss,
+        read_timeout_ms,
+        protobuf_message_class,
+        client_conf,
+        client,
+    )
+    reader_schema, value_type = query_value(options)
+    ranges = _ranges(options, first, last)
+    # which reader, decided here: reader="native" where it cannot read is an error now, not at
+    # the first batch
+    read = native.read_partition if native.choose(options, reader_schema, value_type) else rows.read_partition
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for piece in ranges:
+            yield from read(options, reader_schema, value_type, piece)
+
+    return pa.RecordBatchReader.from_batches(read_schema(value_type, options.include_data), batches())
+
+
+def read_table(
+    topics: str | Sequence[str],
+    *,
+    service_url: str | None = None,
+    admin_url: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    start: Position = "earliest",
+    end: Position = "latest",
+    start_time: Time | None = None,
+    end_time: Time | None = None,
+    batch_size: int = ROWS_PER_BATCH,
+    reader: str = "auto",
+    include_data: bool = False,
+    fail_on_data_loss: bool = True,
+    read_timeout_ms: int = 30_000,
+    protobuf_message_class: str | None = None,
+    client_conf: str | os.PathLike[str] | ClientConf | None = None,
+    **client: Any,
+) -> pa.Table:
+    """What `read_batches` reads, as one table (every row in memory: for a bounded read that fits;
+    `read_batches` streams)."""
+    return read_batches(
+        topics,
+        service_url=service_url,
+        admin_url=admin_url,
+        config=config,
+        start=start,
+        end=end,
+        start_time=start_time,
+        end_time=end_time,
+        batch_size=batch_size,
+        reader=reader,
+        include_data=include_data,
+        fail_on_data_loss=fail_on_data_loss,
+        read_timeout_ms=read_timeout_ms,
+        protobuf_message_class=protobuf_message_class,
+        client_conf=client_conf,
+        **client,
+    ).read_all()
+
+
+# -- the read's options, in the Spark source's terms -----------------------------------------
+
+
+def _options(
+    topics: str | Sequence[str],
+    service_url: str | None,
+    admin_url: str | None,
+    config: Mapping[str, Any] | None,
+    batch_size: int,
+    reader: str,
+    include_data: bool,
+    fail_on_data_loss: bool,
+    read_timeout_ms: int,
+    protobuf_message_class: str | None,
+    client_conf: str | os.PathLike[str] | ClientConf | None,
+    client: Mapping[str, Any],
+) -> SourceOptions:
+    names = [topics] if isinstance(topics, str) else list(topics)
+    if not names or not all(isinstance(t, str) and t.strip() for t in names):
+        raise ConfigError(f"topics: give a topic name or a list of them, not {topics!r}")
+    if any("," in t for t in names):
+        raise ConfigError(f"topics: give a list of topic names, not one string with commas ({topics!r})")
+    given = dict(config or {})
+    taken = sorted(k for k in given if str(k).lower() in SOURCE_OPTIONS)
+    if taken:
+        raise ConfigError(
+            f"config key {taken[0]!r} is not a configuration key here: give it as an argument of read_table"
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        raise ConfigError(f"batch_size takes a positive number of rows, not {batch_size!r}")
+    if reader not in PATHS:
+        raise ConfigError(f"reader takes {', '.join(PATHS)}, not {reader!r}")
+    conf = _client_conf(client_conf, client)
+    if conf is not None:  # over the config's `pulsar.client.*` keys, as flags over a file
+        given.update(conf.as_options(CLIENT_PREFIX))
+    source = {
+        "topics": ",".join(t.strip() for t in names),
+        "reader": reader,
+        "includeData": str(bool(include_data)).lower(),
+        "failOnDataLoss": str(bool(fail_on_data_loss)).lower(),
+        "read.timeout.ms": str(read_timeout_ms),
+        **({"service.url": service_url} if service_url else {}),
+        **({"admin.url": admin_url} if admin_url else {}),
+        **({"protobuf.message.class": protobuf_message_class} if protobuf_message_class else {}),
+    }
+    options = SourceOptions.parse({**given, **source})
+    options.require_topics()
+    return dataclasses.replace(options, batch_size=batch_size)
+
+
+def _client_conf(
+    path: str | os.PathLike[str] | ClientConf | None, keys: Mapping[str, Any]
+) -> ClientConf | None:
+    conf = path if isinstance(path, ClientConf) else ClientConf.read(path) if path is not None else None
+    if keys:
+        given = ClientConf.from_options(keys, where="(a keyword argument of read_table)")
+        conf = given if conf is None else conf.merged(given)
+    return conf
+
+
+# -- where the read starts and ends, per partition --------------------------------------------
+
+#: One end of a read, checked: `earliest` / `latest`, message ids by partition topic, or a
+#: publish time in milliseconds.
+_End = str | dict[str, Any] | int
+
+
+def _end(position: Position, time: Time | None, name: str) -> _End:
+    default = "earliest" if name == "start" else "latest"
+    if time is not None:
+        if position != default:
+            raise ConfigError(f"give {name} or {name}_time, not both")
+        if isinstance(time, _dt.datetime):
+            return int(time.timestamp() * 1000)
+        if isinstance(time, int) and not isinstance(time, bool) and time >= 0:
+            return time
+        raise ConfigError(f"{name}_time takes a datetime or milliseconds since the epoch, not {time!r}")
+    if isinstance(position, str) and position.strip().lower() in ("earliest", "latest"):
+        return position.strip().lower()
+    if not isinstance(position, Mapping) or isinstance(position, str):
+        raise ConfigError(
+            f"{name} takes 'earliest', 'latest' or a message id per partition topic, not {position!r}"
+        )
+    checked: dict[str, Any] = {}
+    for topic, at in position.items():
+        try:
+            partition = full_topic_name(str(topic))
+        except ValueError as error:
+            raise ConfigError(f"{name}: {topic!r} is not a partition topic's name ({error})") from None
+        if isinstance(at, str) and at.strip().lower() in ("earliest", "latest"):
+            checked[partition] = at.strip().lower()
+        elif (
+            isinstance(at, Mapping)
+            and all(isinstance(at.get(k), int) for k in ("ledgerId", "entryId"))
+            and isinstance(at.get("batchIndex", -1), int)
+        ):
+            checked[partition] = {k: at[k] for k in ("ledgerId", "entryId", "batchIndex") if k in at}
+        else:
+            raise ConfigError(
+                f"{name}: partition {topic!r} takes 'earliest', 'latest' or a messageId "
+                f'({{"ledgerId": L, "entryId": E, "batchIndex": B}}), not {json.dumps(at, default=str)}'
+            )
+    return checked
+
+
+def _ranges(options: SourceOptions, start: _End, end: _End) -> list[TopicPartitionRange]:
+    planner = Planner(options)
+    admin = planner.admin()
+    try:
+        partitions = planner.partition_topics(admin)
+        first = _bounds(admin, planner, start, partitions, "start")
+        last = _bounds(admin, planner, end, partitions, "end")
+        if isinstance(end, int):  # never past what is written now: a read ends
+            latest = _bounds(admin, planner, "latest", partitions, "end")
+            last = {p: earlier(bound, latest[p]) for p, bound in last.items()}
+        return planner.ranges(admin, first, last)
+    finally:
+        admin.close()
+
+
+def _bounds(
+    admin: PulsarAdmin, planner: Planner, at: _End, partitions: list[str], name: str
+) -> dict[str, Bound]:
+    if isinstance(at, int):
+        return {p: admin.message_at(p, at) for p in partitions}
+    what = "startingOffsets" if name == "start" else "endingOffsets"
+    return planner.resolve(admin, at, partitions, what, named=name)
