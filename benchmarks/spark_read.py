@@ -57,7 +57,6 @@ from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from run import machine  # the same machine line as docs/benchmarks.md (this script's folder)
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
-from pulsar_external_schema.spark import register
 
 SCHEMA = {
     "type": "record",
@@ -479,6 +478,7 @@ def main() -> None:
 
     from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.reading.values import resolve_reader_schema
+    from pulsar_external_schema.spark import register
 
     spark = (
         SparkSession.builder.master(f"local[{cores}]")

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""A topic read into Arrow in plain Python (`pulsar_external_schema.arrow`), against raw fastavro
+decoding of the same payloads, measured in the same run (docs/tables.md, docs/benchmarks.md).
+
+1. fastavro: `schemaless_reader` over the payloads, already in memory, one core: the floor of any
+   Avro decoding in Python (what a consumer pays before it has a row, let alone a table).
+2. `read_table` of the topic (the click records of `spark_read.py`, 6 fields; one partition;
+   written with batching and a key a message): the whole call, as a user makes it, connecting,
+   planning and asking the registry included; on the native reader and on the Python path; on a
+   second topic whose subject has a CEL READ condition. Best of three after a warm-up read.
+3. `read_batches` streamed to its end in a fresh process: the growth of its peak RSS over the
+   RSS before the read, against two batches and 64 MB.
+
+Needs the services (and the native extension for the native figures):
+
+    scripts/services up && eval "$(scripts/services env)"
+    .venv/bin/python benchmarks/tables_read.py               # 1M records
+    .venv/bin/python benchmarks/tables_read.py --count 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pulsar
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from run import machine  # the same machine line as docs/benchmarks.md (this script's folder)
+from spark_read import RULE, SCHEMA, fastavro_rate, new_topic, produce, received
+
+from pulsar_external_schema.arrow import read_table
+
+#: The issue's targets, as multiples of fastavro's rows/s on one core.
+TARGET, TARGET_WITH_RULE = 4.0, 3.0
+#: Peak memory of a stream: at most two batches and this much more.
+SLACK_MB = 64
+
+STREAM = """
+import json, sys
+from pulsar_external_schema.arrow import read_batches
+args = json.loads(sys.argv[1])
+def status(key: str) -> int:  # VmRSS now, VmHWM its peak (since exec: ru_maxrss counts the parent's)
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
+rss = lambda: status("VmRSS")
+read_batches(args["warm"], **args["connection"]).read_all()  # imports, clients
+before = rss()
+rows = biggest = 0
+for batch in read_batches(args["topic"], batch_size=args["batch_size"], **args["connection"]):
+    rows += batch.num_rows
+    biggest = max(biggest, batch.nbytes)
+peak = status("VmHWM")
+print(json.dumps({"rows": rows, "before": before, "peak": peak, "batch": biggest}))
+"""
+
+
+def read_seconds(topic: str, connection: dict[str, Any], reader: str, count: int) -> float:
+    best = float("inf")
+    read_table(topic, reader=reader, **connection)  # warm: imports, the registry's answers
+    for _ in range(3):
+        start = time.perf_counter()
+        table = read_table(topic, reader=reader, **connection)
+        best = min(best, time.perf_counter() - start)
+        assert table.num_rows == count, (table.num_rows, count)
+        del table
+    return best
+
+
+def stream_memory(topic: str, warm: str, connection: dict[str, Any], batch_size: int) -> dict[str, int]:
+    """The stream of `topic` in a fresh process, after a read of the small topic `warm` (imports,
+    clients): its rows, RSS before, peak RSS after, and its largest batch, in bytes."""
+    args = {"topic": topic, "warm": warm, "connection": connection, "batch_size": batch_size}
+    done = subprocess.run(
+        [sys.executable, "-c", STREAM, json.dumps(args)], capture_output=True, text=True, check=True
+    )
+    result: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--count", type=int, default=1_000_000, help="records per topic (default 1M)")
+    parser.add_argument("--batch-size", type=int, default=8192, help="rows per batch of the stream")
+    args = parser.parse_args()
+    count = args.count
+    service_url = os.environ.get("PULSAR_SERVICE_URL", "pulsar://127.0.0.1:6650")
+    admin_url = os.environ.get("PULSAR_ADMIN_URL", "http://127.0.0.1:8080")
+    registry_url = os.environ.get("SCHEMA_REGISTRY_URL", "http://127.0.0.1:8081")
+    connection = {
+        "service_url": service_url,
+        "admin_url": admin_url,
+        "config": {"schema.registry.url": registry_url},
+    }
+    started = datetime.date.today()
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    warm = new_topic(admin_url, 1)
+    produce(client, registry_url, warm, 1000)
+    plain = new_topic(admin_url, 1)
+    ruled = new_topic(admin_url, 1)
+    name = ruled.removeprefix("persistent://").replace("/", ".")
+    SchemaRegistryClient({"url": registry_url}).register_schema(
+        f"{name}-value",
+        Schema.from_dict(
+            {"schemaType": "AVRO", "schema": json.dumps(SCHEMA), "ruleSet": {"domainRules": [RULE]}}
+        ),
+    )
+    for topic in (plain, ruled):
+        say(f"producing {count:,} records to {topic} ...")
+        produce(client, registry_url, topic, count)
+
+    say("fastavro over the payloads in memory ...")
+    payloads = [m.data() for m in received(client, f"{plain}-partition-0")]
+    assert len(payloads) == count
+    floor = max(fastavro_rate(payloads) for _ in range(3))
+    del payloads
+    client.close()
+
+    rows = []
+    for label, topic, reader in (
+        ("native reader", plain, "native"),
+        ("native reader, CEL READ condition", ruled, "native"),
+        ("Python path", plain, "python"),
+        ("Python path, CEL READ condition", ruled, "python"),
+    ):
+        say(f"read_table, {label} ...")
+        seconds = read_seconds(topic, connection, reader, count)
+        rate = count / seconds
+        rows.append((label, seconds, rate, rate / floor))
+
+    say("read_batches streamed, in a fresh process ...")
+    memory = stream_memory(plain, warm, connection, args.batch_size)
+    assert memory["rows"] == count, memory
+    growth = memory["peak"] - memory["before"]
+    allowed = 2 * memory["batch"] + SLACK_MB * 2**20
+
+    mb = 2**20
+    lines = [
+        f"{machine()}; {started:%Y-%m-%d}; {count:,} records, one partition.",
+        "",
+        "| read | seconds | rows/s | / fastavro, one core |",
+        "|---|---|---|---|",
+        f"| fastavro `schemaless_reader`, payloads in memory | {count / floor:.2f} | {floor:,.0f} | 1.00x |",
+        *(f"| `read_table`, {label} | {s:.2f} | {r:,.0f} | {x:.2f}x |" for label, s, r, x in rows),
+        "",
+        f"`read_batches` of {args.batch_size} rows streamed to the end: peak RSS grew "
+        f"{growth / mb:.0f} MB over the {memory['before'] / mb:.0f} MB before the read; a batch is "
+        f"{memory['batch'] / mb:.1f} MB, so the bound (two batches + {SLACK_MB} MB) is "
+        f"{allowed / mb:.0f} MB: **{'met' if growth <= allowed else 'missed'}**.",
+        "",
+        f"Targets: `read_table` natively >= {TARGET}x fastavro: "
+        f"**{'met' if rows[0][3] >= TARGET else 'missed'}** ({rows[0][3]:.2f}x); with a CEL READ "
+        f"condition >= {TARGET_WITH_RULE}x: **{'met' if rows[1][3] >= TARGET_WITH_RULE else 'missed'}** "
+        f"({rows[1][3]:.2f}x).",
+    ]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
