@@ -93,9 +93,11 @@ def read_batches(
     its keys as keyword arguments over it (`tlsTrustCertsFilePath=...`, `authPlugin=...`,
     `authParams=...`), as the console tools and the Spark source take them.
 
-    Mistakes (an unknown key, a topic the broker does not have, a subject without a schema) are a
-    `ConfigError` or `PulsarAdminError` here, before anything is read; a message that cannot be
-    decoded is an `ExternalSchemaError` naming its partition, raised from the batch it falls in.
+    Mistakes (an unknown key, a subject without a schema, a topic the broker does not have) are a
+    `ConfigError`, `SubjectNotFoundError` or `PulsarAdminError` here, before anything is read. A
+    message that cannot be decoded, or that a READ rule fails, is a row with `_valid` false that
+    says why; a broker that stops answering mid-read is an `ExternalSchemaError` naming the
+    partition, raised where the batches are read.
     """
     first, last = _end(start, start_time, "start"), _end(end, end_time, "end")
     options = _options(
@@ -198,9 +200,22 @@ def _options(
         raise ConfigError(f"batch_size takes a positive number of rows, not {batch_size!r}")
     if reader not in PATHS:
         raise ConfigError(f"reader takes {', '.join(PATHS)}, not {reader!r}")
+    if isinstance(read_timeout_ms, bool) or not isinstance(read_timeout_ms, int) or read_timeout_ms <= 0:
+        raise ConfigError(f"read_timeout_ms takes a positive number of milliseconds, not {read_timeout_ms!r}")
     conf = _client_conf(client_conf, client)
     if conf is not None:  # over the config's `pulsar.client.*` keys, as flags over a file
         given.update(conf.as_options(CLIENT_PREFIX))
+    known = ClientConf.from_prefixed(given, CLIENT_PREFIX, "config key") or ClientConf()
+    if not (service_url or known.service_url):
+        raise ConfigError(
+            "service_url is required (the Pulsar service URL, e.g. pulsar://127.0.0.1:6650), or "
+            "brokerServiceUrl in the client configuration"
+        )
+    if not (admin_url or known.web_service_url):
+        raise ConfigError(
+            "admin_url is required (the Pulsar admin REST URL, e.g. http://127.0.0.1:8080), or "
+            "webServiceUrl in the client configuration"
+        )
     source = {
         "topics": ",".join(t.strip() for t in names),
         "reader": reader,
