@@ -7,6 +7,7 @@ command could not do its job (the reason is on stderr, one line); 2 for a bad co
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import difflib
 import json
 import os
@@ -111,6 +112,19 @@ def topic_name(text: str) -> str:
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def moment(text: str) -> dt.datetime | int:
+    """An argparse type: an ISO 8601 time (`2026-11-28`, `2026-11-28T06:00:00+01:00`; without an
+    offset, local time) or milliseconds since the epoch."""
+    if text.strip().isdigit():
+        return int(text)
+    try:
+        return dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: give ISO 8601 (2026-11-28T06:00:00Z) or milliseconds since the epoch"
+        ) from None
 
 
 def connect_url(text: str) -> str:

@@ -22,6 +22,7 @@ from .common import (
     add_output_option,
     add_registry_options,
     connect_url,
+    moment,
     non_negative,
     positive,
     topic_name,
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     _console(commands)
     _registry(commands)
     _validate(commands)
+    _export(commands)
     completion = commands.add_parser(
         "completion",
         help="print a shell completion script",
@@ -562,3 +564,65 @@ def _validate(commands: Any) -> None:
     add_registry_options(validate, pulsar=True, admin=True)
     add_metrics_option(validate)
     validate.set_defaults(run=_later("validate", "run_validate"))
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+def _export(commands: Any) -> None:
+    export = commands.add_parser(
+        "export",
+        help="write a topic, or the part of it between two times, to Parquet, Arrow, CSV or JSON lines",
+        description=(
+            "Read the topic from its first message (or --start-time) to what is written when the export "
+            "begins (or --end-time), decode every message with its schema and data contract, and write the "
+            "rows to --to, in the format its extension names. The columns are those of "
+            "pulsar_external_schema.arrow.read_table (docs/tables.md): key, value, topic, partition, "
+            "messageId, publishTime, eventTime, properties, schemaId and the verdict (_valid, _error, _rule, "
+            "_failure); a message that cannot be decoded or fails a READ rule is a row that says why. CSV "
+            "spreads structs into columns (value.id) and writes lists and maps as JSON."
+        ),
+        epilog=(
+            "example:\n  pulsar-external-schema export --topic orders --to orders.parquet\n"
+            "  pulsar-external-schema export orders --to today.jsonl --start-time 2026-11-28T00:00:00Z"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_topic(export)
+    export.add_argument(
+        "--to", required=True, metavar="FILE", help="the file: .parquet, .arrow, .csv, .jsonl (or .ndjson)"
+    )
+    export.add_argument(
+        "--start-time",
+        type=moment,
+        metavar="TIME",
+        help="the first message published at or after TIME (ISO 8601; no offset: local time; or epoch ms)",
+    )
+    export.add_argument(
+        "--end-time",
+        type=moment,
+        metavar="TIME",
+        help="stop before the first message published at or after TIME",
+    )
+    export.add_argument(
+        "--reader",
+        choices=("auto", "native", "python"),
+        default="auto",
+        help="auto (default): the native reader where it can read the topic's schema; native; python",
+    )
+    export.add_argument(
+        "--include-data", action="store_true", help="also a column `data`: each message's payload as written"
+    )
+    export.add_argument(
+        "--batch-size", type=whole(1), default=8192, metavar="ROWS", help="rows read and written at a time"
+    )
+    export.add_argument(
+        "--progress",
+        type=non_negative,
+        default=10.0,
+        metavar="SECONDS",
+        help="print counts on stderr every SECONDS (default 10; 0 turns them off)",
+    )
+    export.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+    add_registry_options(export, pulsar=True, admin=True)
+    export.set_defaults(run=_later("export", "run_export"))

@@ -1,0 +1,139 @@
+"""`pulsar-external-schema export`, run as installed, on the real services: a topic written by the
+console's own `produce` to each file format, the rows `read_table` gives; a window of publish
+time; and its mistakes, one line each and no file left behind."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv
+import pyarrow.ipc
+import pyarrow.parquet as pq
+import pytest
+from cli_support import cli
+from conftest import Services
+
+from pulsar_external_schema.arrow import read_table
+
+SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "Reading",
+        "fields": [
+            {"name": "sensor", "type": "string"},
+            {"name": "celsius", "type": "double"},
+            {"name": "tags", "type": {"type": "array", "items": "string"}},
+        ],
+    }
+)
+RULES = json.dumps(
+    {
+        "domainRules": [
+            {
+                "name": "plausible",
+                "kind": "CONDITION",
+                "type": "CEL",
+                "mode": "READ",
+                "expr": "message.celsius < 100.0",
+                "onFailure": "ERROR",
+            }
+        ]
+    }
+)
+
+
+def produce(services: Services, topic: str, readings: list[dict[str, object]]) -> None:
+    lines = "".join(json.dumps(r) + "\n" for r in readings)
+    done = cli(
+        services,
+        "produce",
+        "--topic",
+        topic,
+        "--value-schema",
+        SCHEMA,
+        "--value-rule-set",
+        RULES,
+        stdin=lines,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+READINGS = [
+    {"sensor": "a", "celsius": 21.5, "tags": ["roof"]},
+    {"sensor": "b", "celsius": 150.0, "tags": []},  # the READ rule refuses it
+    {"sensor": "c", "celsius": -3.25, "tags": ["cellar", "north"]},
+]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".csv", ".jsonl"])
+def test_a_topic_exported_to_each_format_holds_what_read_table_reads(
+    services: Services, topic: str, tmp_path: Path, suffix: str
+) -> None:
+    produce(services, topic, READINGS)
+    target = tmp_path / f"readings{suffix}"
+
+    done = cli(services, "export", topic, "--to", str(target))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"exported 3 rows (1 not valid) of {topic} to {target}")
+    expected = read_table(
+        topic,
+        service_url=services.pulsar_url,
+        admin_url=services.admin_url,
+        config={"schema.registry.url": services.registry_url},
+    )
+    if suffix == ".parquet":
+        assert pq.read_table(target).equals(expected)
+    elif suffix == ".arrow":
+        assert pa.ipc.open_file(target).read_all().equals(expected)
+    elif suffix == ".csv":
+        nulls = pyarrow.csv.ConvertOptions(strings_can_be_null=True)  # an empty field: a null
+        rows = pyarrow.csv.read_csv(target, convert_options=nulls).to_pylist()
+        assert [r["value.sensor"] for r in rows] == ["a", None, "c"]
+        assert [r["value.tags"] for r in rows] == ['["roof"]', None, '["cellar", "north"]']
+        assert [r["_rule"] for r in rows] == [None, "plausible", None]
+        assert all(isinstance(r["messageId.ledgerId"], int) for r in rows)
+    else:
+        rows = [json.loads(line) for line in target.read_text().splitlines()]
+        assert [r["value"] for r in rows] == [READINGS[0], None, READINGS[2]]
+        assert rows[1]["_valid"] is False and rows[1]["_failure"]["__rule.name"] == "plausible"
+        assert rows[0]["publishTime"].endswith("+00:00") and "__schema_id" in rows[0]["properties"]
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_an_export_between_two_times(services: Services, topic: str, tmp_path: Path) -> None:
+    produce(services, topic, READINGS[:1])
+    time.sleep(1.2)
+    between = int(time.time() * 1000)
+    time.sleep(1.2)
+    produce(services, topic, READINGS[2:])
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+
+    assert cli(services, "export", topic, "--to", str(before), "--end-time", str(between)).returncode == 0
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(between / 1000)) + f".{between % 1000:03d}+00:00"
+    assert cli(services, "export", topic, "--to", str(after), "--start-time", iso).returncode == 0
+
+    assert [json.loads(line)["value"]["sensor"] for line in before.read_text().splitlines()] == ["a"]
+    assert [json.loads(line)["value"]["sensor"] for line in after.read_text().splitlines()] == ["c"]
+
+
+def test_mistakes_are_one_line_and_leave_no_file(services: Services, topic: str, tmp_path: Path) -> None:
+    produce(services, topic, READINGS)
+    cases = [
+        (["--to", str(tmp_path / "x.xlsx")], 2, "the extension says the format"),
+        (["--to", str(tmp_path / "x.csv"), "--start-time", "yesterday"], 2, "'yesterday' is not a time"),
+        (["--to", str(tmp_path / "x.csv"), "--reader", "fast"], 2, "invalid choice: 'fast'"),
+        (["--to", str(tmp_path / "no" / "such" / "x.csv")], 1, "cannot write"),
+        (["--to", str(tmp_path / "x.csv"), "-p", "use.latest.versio=true"], 1, "use.latest.version"),
+    ]
+    for arguments, code, said in cases:
+        done = cli(services, "export", topic, *arguments)
+        assert done.returncode == code, (arguments, done.stderr)
+        assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 or code == 2, done.stderr
+    missing = cli(services, "export", f"{topic}-nothing", "--to", str(tmp_path / "x.parquet"))
+    assert missing.returncode == 1 and "has no registered schema" in missing.stderr
+    assert list(tmp_path.iterdir()) == []
