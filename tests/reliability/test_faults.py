@@ -476,7 +476,7 @@ def test_a_sink_task_across_topic_unloads_and_a_restart_writes_every_row_once(
     # them; the target unloaded twice and the broker restarted while the task sends.
     require_native(writer)
     from pulsar_external_schema.reading.options import SourceOptions
-    from pulsar_external_schema.spark.writer import TaskWriter
+    from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = topic_name()
     options = SourceOptions.parse(

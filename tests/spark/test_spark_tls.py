@@ -314,7 +314,7 @@ def test_the_native_sender_sends_over_tls_as_pulsar_client_does(secured: TlsPuls
     import pyarrow as pa
 
     from pulsar_external_schema.reading.options import SourceOptions
-    from pulsar_external_schema.spark.writer import TaskWriter
+    from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = f"persistent://public/default/{unique('tls-native-send')}"
     count = 1_500

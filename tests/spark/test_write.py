@@ -213,7 +213,7 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.reading.options import SourceOptions
-    from pulsar_external_schema.spark.writer import DETERMINISTIC_BATCHES, TaskWriter
+    from pulsar_external_schema.writing.rows import DETERMINISTIC_BATCHES, TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('rerun')}"
     name = unique("rerun")
@@ -351,7 +351,7 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.reading.options import SourceOptions
-    from pulsar_external_schema.spark.writer import TaskWriter
+    from pulsar_external_schema.writing.rows import TaskWriter
 
     namespace = deduplicated_namespace(services)
     sizes = [10] * 1_500 + [131_072, 5, 200_000, 7] + [65_536, 65_536, 3] + [1_000] * 300 + [131_071, 1, 1]
@@ -418,7 +418,7 @@ def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.reading.options import SourceOptions
-    from pulsar_external_schema.spark.writer import TaskWriter
+    from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('keyless')}"
     create_partitioned_topic(services, topic, 3)

@@ -15,8 +15,8 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `topic_schemas`,
    `registered_schema`);
-4. `producer`, `consumer`, `functions/`, and `reading/` (topics read into Arrow, no Spark needed)
-   with its public face `arrow`;
+4. `producer`, `consumer`, `functions/`, `reading/` and `writing/` (topics read into Arrow and
+   Arrow rows written to topics, no Spark needed) with their public face `arrow`;
 5. `spark/` (the data source and the validation job, over `reading/`), `cli/`;
 6. the package root, which only re-exports.
 
@@ -79,6 +79,7 @@ LAYERS: dict[str, int] = {
     "consumer": 4,
     "functions": 4,
     "reading": 4,
+    "writing": 4,
     "arrow": 4,
     "spark": 5,
     "cli": 5,

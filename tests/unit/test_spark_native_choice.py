@@ -222,7 +222,7 @@ def sink_why(
     """Why the sink's task would send `data` rows with pulsar-client (`writer.TaskWriter`)."""
     import pyarrow as pa
 
-    from pulsar_external_schema.spark import writer
+    from pulsar_external_schema.writing import rows as writer
 
     def arrow(kind: Any) -> pa.DataType:  # as Spark gives its columns
         if isinstance(kind, tuple):
@@ -255,7 +255,7 @@ def test_the_sinks_data_rows_are_sent_natively_where_they_can_be(
 def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     import pyarrow as pa
 
-    from pulsar_external_schema.spark import writer
+    from pulsar_external_schema.writing import rows as writer
 
     schema = pa.schema([("data", pa.binary())])
     monkeypatch.setattr(_native, "extension", lambda: None)
@@ -278,7 +278,7 @@ def test_the_writer_option(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCa
 def test_writer_native_refuses_rows_that_name_their_topics() -> None:
     import pyarrow as pa
 
-    from pulsar_external_schema.spark import writer
+    from pulsar_external_schema.writing import rows as writer
 
     task = writer.TaskWriter(offline_options(topic="t", writer="native"), 1, 0)
     rows = pa.RecordBatch.from_pydict({"topic": ["a"], "data": [b"x"]})

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip install -e '.[spark,dev]'")
 
 
-from pulsar_external_schema.spark.writer import _plain, protobuf_jsonable
+from pulsar_external_schema.writing.rows import _plain, protobuf_jsonable
 
 
 def test_writer_turns_arrow_maps_back_into_dicts_and_protobuf_values_into_json() -> None:

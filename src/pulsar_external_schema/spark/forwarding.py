@@ -38,7 +38,8 @@ from ..errors import ExternalSchemaError
 from ..reading.columns import FORWARDED
 from ..reading.options import SourceOptions
 from ..subjects import partition_of
-from .writer import TaskWriter, micro_batch_id, task_partition
+from ..writing.rows import TaskWriter
+from .writer import micro_batch_id, task_partition
 
 __all__ = ["QUERY_ID_PROPERTY", "forward_partition", "producer_prefix"]
 

@@ -1,70 +1,33 @@
-"""Writing DataFrames to Pulsar with external schemas: each row a message, its schema id in the
-metadata.
-
-Rows have a `value` column (encoded with the subject's latest registered schema, or the one
-`use.schema.id` / `use.latest.with.metadata` pins, and its WRITE rules), or a binary `data`
-column sent as it is (with its `properties`, which carry the schema id: how the validation job
-forwards messages untouched). A forwarded row's writer version is registered under the target
-topic's subject first (`registerForwarded`, on by default), so that the topic's readers read it
-with their default config (`topic_schemas.ForwardedSchemas`). Optional columns: `key` (the partition
-key), `properties` (map<string,string>), `eventTime` (timestamp) and `topic` (else the `topic`
-option).
+"""Writing DataFrames to Pulsar with external schemas: Spark's batch and stream writers over a
+task's producers (`writing.rows.TaskWriter`, which says what a row becomes and how a write is
+exactly once).
 
 Exactly once: with the `producerName` option each task sends as `<producerName>-<task partition>`
-with sequence id `(batch << 32) + row`, where batch is the micro-batch id (or `sequenceBase`), in
-batches closed by count and size only (`DETERMINISTIC_BATCHES`). With deduplication enabled on the
-namespace, the broker drops what a retried task or a restarted query sends again. Without it,
-delivery is at least once.
-
-`data` rows (forwarded) are sent by the native extension where it is installed and can send them
-(the option `writer`, `auto` by default): a task's Arrow batch in one call, cut into the batched
-entries pulsar-client would cut, with the same producer name and sequence ids, so that a task run
-again on either path is deduplicated against the first run (`native/src/send.rs`).
+with sequence id `(batch << 32) + row`, where batch is the micro-batch id (or `sequenceBase`).
 """
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
     WriterCommitMessage,
 )
 
-from .. import _native
-from ..admin import declare_external, require_external_type
+from ..admin import require_external_type
 from ..config import ExternalSchemaConfig
-from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
-from ..reading.executor import forwarded_schemas, native_client, pulsar_client
+from ..errors import ConfigError, ExternalSchemaError
 from ..reading.options import SourceOptions
-from ..reading.topic_metadata import full_topic_name
-from ..schema_id import SCHEMA_ID_PROPERTY
+from ..writing.rows import TaskWriter
 
-if TYPE_CHECKING:
-    # Loaded where rows are encoded or forwarded versions registered: Spark plans a write and
-    # commits it in Python processes of their own, which need this module's classes only.
-    from ..topic_schemas import ForwardedSchemas
+__all__ = ["PulsarBatchWriter", "PulsarStreamWriter", "WriteResult"]
 
 log = logging.getLogger(__name__)
-
-#: Batching of a producer whose messages the broker deduplicates: batches closed by count and size
-#: only, never by time, so a task run again groups its rows as the first run did. The broker
-#: deduplicates a batch by its first and last sequence ids: a batch of a re-run that straddled
-#: what the first run persisted (its first id seen, its last not) would be refused as a whole.
-DETERMINISTIC_BATCHES: dict[str, Any] = {
-    "batching_enabled": True,
-    "batching_max_messages": 1000,
-    "batching_max_allowed_size_in_bytes": 128 * 1024,
-    "batching_max_publish_delay_ms": 24 * 3600 * 1000,
-}
 
 #: Spark sets this local property on the tasks of a streaming micro-batch.
 BATCH_ID_PROPERTY = "streaming.sql.batchId"
@@ -74,396 +37,6 @@ BATCH_ID_PROPERTY = "streaming.sql.batchId"
 class WriteResult(WriterCommitMessage):
     sent: int
     dead_lettered: int
-
-
-class TaskWriter:
-    """Producers of one task, one per topic, sending the rows of its Arrow batches."""
-
-    def __init__(
-        self, options: SourceOptions, sequence_base: int | None, task: int, *, source_topic: str | None = None
-    ) -> None:
-        self.options = options
-        self.source_topic = source_topic
-        """Where forwarded `data` rows were read: their versions (and DEKs) are that subject's."""
-        self.client = pulsar_client(options)  # the worker's, kept for its next task (`executor.py`)
-        self.task = task
-        self.producer_name = f"{options.producer_name}-{task}" if options.producer_name else None
-        self.sequence_base = sequence_base
-        self.producers: dict[tuple[str, bool, bool], Any] = {}
-        self.native: dict[str, Any] = {}
-        """Each topic's native producer of `data` rows, or None where pulsar-client sends them."""
-        self.partitions: dict[str, list[str]] = {}
-        self.converters: dict[str, Any] = {}
-        self.encoders: dict[str, Any] = {}
-        self.schemas: list[Any] = []
-        self.submitted = 0
-        self.dead_lettered = 0
-        self.row = 0
-        self.results: dict[Any, Any] = {}
-        """Each send's result -> the id of the last message that had it (`_sent`)."""
-        self._sent = self.results.__setitem__
-        import pulsar  # imported on the executor
-
-        self._ok = pulsar.Result.Ok
-
-    def producer(self, topic: str, raw: bool, keyless: bool = False) -> Any:
-        """The producer of a topic's rows; with a producer name, keyless rows of a partitioned
-        topic have their own (`_keyless_route`)."""
-        if keyless and (not self.producer_name or not self._partitioned(topic)):
-            keyless = False
-        key = (topic, raw, keyless)
-        if key not in self.producers:
-            args: dict[str, Any] = {"block_if_queue_full": True, "batching_enabled": True}
-            if self.producer_name:
-                args.update(producer_name=self.producer_name, **DETERMINISTIC_BATCHES)
-            if keyless and self.producer_name:  # (keyless is set only with a name: above)
-                args.update(
-                    producer_name=keyless_name(self.producer_name), message_router=self._keyless_route
-                )
-            if raw:
-                # as create_producer does for `value` rows: with pulsar.admin.url, the topic is
-                # declared EXTERNAL, so Java PIP-420 consumers are let in
-                declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
-                self.producers[key] = self.client.create_producer(topic, **args)
-            else:
-                from ..producer import create_producer
-
-                self.producers[key] = create_producer(self.client, topic, self._schema(topic), **args)
-        return self.producers[key]
-
-    def _schema(self, topic: str) -> Any:
-        """The schema `value` rows of `topic` are encoded with, one a topic (its keyed and keyless
-        rows have producers of their own)."""
-        if topic not in self.encoders:
-            from ..reading.values import make_schema, resolve_reader_schema
-
-            factory, schema = make_schema(
-                self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
-            )
-            self.schemas += [schema, factory]
-            if schema.schema_type == "PROTOBUF":
-                self.converters[topic] = _protobuf_converter(self.options, topic)
-            self.encoders[topic] = schema
-        return self.encoders[topic]
-
-    def write(self, batch: pa.RecordBatch) -> None:
-        names = set(batch.schema.names)
-        raw = "data" in names
-        if not raw and "value" not in names:
-            raise ConfigError(
-                f"writing to Pulsar needs a 'value' column (encoded with the schema) or a binary 'data' "
-                f"column (sent as it is); the columns are {', '.join(batch.schema.names)}"
-            )
-        if raw and "topic" in names and self.options.writer == "native":
-            raise ConfigError(
-                "option writer=native: the rows have a 'topic' column, and the native producer sends a "
-                "task's rows to one topic; use writer=auto or writer=python"
-            )
-        if raw and "topic" not in names:
-            target = full_topic_name(self._default_topic())
-            producer = self._native_producer(target, batch.schema)
-            if producer is not None:
-                self._send_natively(producer, target, batch)
-                return
-        columns = {name: batch.column(name).to_pylist() for name in names - {"eventTime"}}
-        absent: list[Any] = [None] * batch.num_rows  # a column the batch does not have
-        if "eventTime" in names:
-            columns["eventTime"] = event_millis(batch.column("eventTime")).to_pylist()
-        topics, keys, events = (columns.get(name, absent) for name in ("topic", "key", "eventTime"))
-        given_properties = columns.get("properties", absent)
-        full_names: dict[str | None, str] = {}  # a batch names a few topics, if any
-        for i in range(batch.num_rows):
-            named = topics[i] or None
-            topic = full_names.get(named)
-            if topic is None:
-                topic = full_names[named] = full_topic_name(named or self._default_topic())
-            properties = dict(given_properties[i] or [])
-            kwargs: dict[str, Any] = {}
-            key = keys[i]
-            if key is not None:
-                kwargs["partition_key"] = str(key)
-            event = events[i]
-            if event is not None:
-                kwargs["event_timestamp"] = event
-            if self.producer_name is not None:
-                kwargs["sequence_id"] = ((self.sequence_base or 0) << 32) + self.row
-            self.row += 1
-            # an empty key is no key (pulsar-client's Python API sets none): routed as keyless
-            producer = self.producer(topic, raw, key is None or key == "")
-            if raw:
-                if self.options.register_forwarded:
-                    self._forwarding().forward(topic, properties.get(SCHEMA_ID_PROPERTY))
-                producer.send_async(columns["data"][i], self._sent, properties=properties, **kwargs)
-                self.submitted += 1
-                self._check()
-                continue
-            try:
-                value = _plain(columns["value"][i])
-                convert = self.converters.get(topic)
-                producer.send_async(
-                    convert(value) if convert else value, self._sent, properties=properties, **kwargs
-                )
-                self.submitted += 1
-            except DeadLetteredError:
-                self.dead_lettered += 1
-            except ExternalSchemaError as error:
-                raise EncodeError(
-                    f"a row of task {self.task} (row {self.row - 1} of the task, key {key!r}) could not be "
-                    f"written to {topic}: {error}"
-                ) from None
-            self._check()
-
-    def _native_producer(self, topic: str, schema: pa.Schema) -> Any:
-        """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
-        pulsar-client sends them (the option `writer`; with `auto`, the log says why)."""
-        if topic not in self.native:
-            reason = self._why_not_native(schema)
-            if reason is None:
-                # as `producer` does for pulsar-client's: declared EXTERNAL first, with pulsar.admin.url
-                declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
-                self.native[topic] = _NativeTopic(
-                    native_client(self.options, _native.extension()),
-                    self._partition_topics(topic),
-                    self.producer_name,
-                    self.task,
-                )
-            elif self.options.writer == "native":
-                raise ConfigError(f"option writer=native: {reason}; use writer=auto or writer=python")
-            else:
-                self.native[topic] = None
-                if self.options.writer == "auto":
-                    log.info("pulsar-external: rows to %s are sent by pulsar-client: %s", topic, reason)
-        return self.native[topic]
-
-    def _why_not_native(self, schema: pa.Schema) -> str | None:
-        """Why the native extension cannot send this task's `data` rows (None: it can)."""
-        if self.options.writer == "python":
-            return "option writer=python"
-        if _native.extension() is None:
-            return _native.why_absent()
-        types = {name: schema.field(name).type for name in schema.names}
-        if not pa.types.is_binary(types["data"]) and not pa.types.is_large_binary(types["data"]):
-            return f"the data column is {types['data']}, not binary"
-        key = types.get("key")
-        if key is not None and not (pa.types.is_string(key) or pa.types.is_large_string(key)):
-            return f"the key column is {key}, not a string"
-        given = types.get("properties")
-        if given is not None and not (
-            pa.types.is_map(given) and all(pa.types.is_string(t) for t in (given.key_type, given.item_type))
-        ):
-            return f"the properties column is {given}, not map<string, string>"
-        if "eventTime" in types and not pa.types.is_timestamp(types["eventTime"]):
-            return f"the eventTime column is {types['eventTime']}, not a timestamp"
-        return None
-
-    def _send_natively(self, producer: Any, topic: str, batch: pa.RecordBatch) -> None:
-        """The batch's rows in one call (`native/src/send.rs`): the rows' writer versions registered
-        first, as `write` does row by row."""
-        names = batch.schema.names
-        # the types the extension reads (a cast to the same type copies nothing)
-        columns: dict[str, pa.Array] = {"data": batch.column("data").cast(pa.binary())}
-        if "key" in names:
-            columns["key"] = batch.column("key").cast(pa.string())
-        if "properties" in names:
-            properties = columns["properties"] = batch.column("properties").cast(
-                pa.map_(pa.string(), pa.string())
-            )
-            if self.options.register_forwarded:
-                # a key given twice: its last value, as `dict` keeps it on the row-by-row path
-                for schema_id in pc.unique(pc.map_lookup(properties, SCHEMA_ID_PROPERTY, "last")).to_pylist():
-                    self._forwarding().forward(topic, schema_id)
-        if "eventTime" in names:
-            columns["event_time"] = event_millis(batch.column("eventTime"))
-        first = ((self.sequence_base or 0) << 32) + self.row if self.producer_name is not None else None
-        self.row += batch.num_rows
-        self._natively(topic, lambda: producer.send(pa.RecordBatch.from_pydict(columns), first))
-        self.submitted += batch.num_rows
-
-    def _natively(self, topic: str, call: Callable[[], Any]) -> Any:
-        """A call of the native extension for `topic`, its NativeError raised as an
-        ExternalSchemaError that names the topic and the producer."""
-        module = _native.extension()
-        assert module is not None  # `_why_not_native` checked
-        try:
-            return call()
-        except module.NativeError as error:
-            who = self._as_producer()
-            raise ExternalSchemaError(f"messages to {topic} could not be sent{who}: {error}") from None
-
-    def _as_producer(self) -> str:
-        return f" as producer {self.producer_name}" if self.producer_name else ""
-
-    def _partitioned(self, topic: str) -> bool:
-        return len(self._partition_topics(topic)) > 1
-
-    def _partition_topics(self, topic: str) -> list[str]:
-        """The topic's partitions in order (`[topic]` for a topic without partitions)."""
-        if topic not in self.partitions:
-            self.partitions[topic] = self.client.get_topic_partitions(topic)
-        return self.partitions[topic]
-
-    def _keyless_route(self, message: Any, partitions: int) -> int:
-        """Where a deduplicated task's keyless rows go: one partition a task, the same in every run.
-        pulsar-client's round robin starts at a random partition, so a task run again would send
-        them where the broker has not seen their sequence ids, and they would be written twice."""
-        return keyless_partition(self.task, partitions)
-
-    def _forwarding(self) -> ForwardedSchemas:
-        """Where the writer versions of forwarded `data` rows are registered under their topic's
-        subject, before the first row with each goes out (`topic_schemas.ForwardedSchemas`): the
-        worker's, kept from task to task (`executor.forwarded_schemas`)."""
-        return forwarded_schemas(self.options, self.source_topic)
-
-    def _default_topic(self) -> str:
-        if not self.options.topics:
-            raise ConfigError("set the option 'topic', or give the rows a 'topic' column")
-        return self.options.topics[0]
-
-    def _check(self) -> None:
-        """Raise if a send failed. Each send's callback is `results.__setitem__` (`_sent`): a
-        builtin, called on a Pulsar client thread without a Python frame. A Python function there
-        cost more than the send itself (the GIL passed to and fro: docs/spark.md), most of a
-        forwarding task's time."""
-        failures = self.results.keys() - {self._ok}
-        if failures:
-            failure = str(next(iter(failures)))
-            topics = ", ".join(sorted({topic for topic, *_ in self.producers}))
-            raise ExternalSchemaError(
-                f"a message to {topics} could not be sent{self._as_producer()}: {failure}"
-            )
-
-    def finish(self) -> WriteResult:
-        try:
-            for producer in self.producers.values():
-                producer.flush()
-            self._check()  # every send has its result once flush returns
-            for topic, native in self.native.items():
-                if native is not None:
-                    self._natively(topic, native.flush)
-            return WriteResult(self.submitted, self.dead_lettered)
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        for native in self.native.values():
-            if native is not None:
-                native.close()
-        for producer in self.producers.values():
-            try:
-                producer.close()
-            except Exception as error:
-                log.warning("could not close a producer: %s", error)
-        for owned in self.schemas:
-            owned.close()
-        # The client is the worker's (`executor.py`): its next task sends through it too.
-
-
-def keyless_name(producer_name: str) -> str:
-    """The name a deduplicated task's keyless rows of a partitioned topic are sent under: a
-    producer of their own, beside the keyed rows' producer on the same partition."""
-    return f"{producer_name}-keyless"
-
-
-def keyless_partition(task: int, partitions: int) -> int:
-    """The partition a deduplicated task's keyless rows go to: one a task, the same in every run."""
-    return task % partitions
-
-
-class _NativeTopic:
-    """A task's native producers of one topic's `data` rows, routed as the Python path's
-    pulsar-client producers route them, so that a task run again on either path sends each row
-    to the partition, producer name and sequence id of the first run: on a partitioned topic, a
-    keyed row to the partition of its key's BoostHash (pulsar-client's default hashing, computed
-    by the extension), a keyless one to the task's partition (`keyless_partition`) under the
-    producer name's `keyless_name`, as `TaskWriter.producer` sends them. Each partition's
-    producer cuts its own batches, as each partition's producer of pulsar-client does."""
-
-    def __init__(self, client: Any, partitions: list[str], producer_name: str | None, task: int) -> None:
-        self.client = client
-        self.partitions = partitions
-        self.producer_name = producer_name
-        self.task = task
-        self.producers: dict[tuple[int, bool], Any] = {}
-
-    def _producer(self, partition: int, keyless: bool) -> Any:
-        key = (partition, keyless)
-        if key not in self.producers:
-            name = self.producer_name
-            if keyless and name is not None:
-                name = keyless_name(name)
-            self.producers[key] = self.client.producer(
-                self.partitions[partition],
-                name,
-                batching_max_messages=DETERMINISTIC_BATCHES["batching_max_messages"],
-                batching_max_bytes=DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
-            )
-        return self.producers[key]
-
-    def send(self, batch: pa.RecordBatch, first: int | None) -> None:
-        count = len(self.partitions)
-        if count == 1:
-            self._producer(0, False).send(batch, first)
-            return
-        if first is not None:  # each partition gets a share of the rows: their ids go along
-            ids = pa.array(range(first, first + batch.num_rows), pa.int64())
-            batch = pa.RecordBatch.from_arrays([*batch.columns, ids], [*batch.schema.names, "sequence_id"])
-        module = _native.extension()
-        assert module is not None
-        keys = batch.column("key") if "key" in batch.schema.names else pa.nulls(batch.num_rows, pa.string())
-        routed = module.key_partitions(keys, count)
-        for partition in pc.unique(routed.drop_null()).to_pylist():
-            self._producer(partition, False).send(batch.filter(pc.equal(routed, partition)), first)
-        keyless = pc.is_null(routed)
-        if pc.any(keyless).as_py():
-            self._producer(keyless_partition(self.task, count), True).send(batch.filter(keyless), first)
-
-    def flush(self) -> None:
-        for producer in self.producers.values():
-            producer.flush()
-
-    def close(self) -> None:
-        for producer in self.producers.values():
-            producer.close()
-
-
-def event_millis(column: pa.Array) -> pa.Array:
-    """An `eventTime` column (timestamps) as Pulsar's event times: whole milliseconds since the
-    epoch, in Arrow's integers, for both producers (the native one takes the column as it is)."""
-    micros = column.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64())
-    return pc.divide(micros, 1000)
-
-
-def _plain(value: Any) -> Any:
-    """Arrow's Python form of a row value, with maps as dicts (Arrow gives key/value pairs)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return {k: _plain(v) for k, v in value}
-        return [_plain(v) for v in value]
-    return value
-
-
-def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
-    from google.protobuf import json_format
-
-    from ..reading.values import protobuf_class
-
-    cls = protobuf_class(options, f"topic {topic}")
-    return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
-
-
-def protobuf_jsonable(value: Any) -> Any:
-    """A row value as protobuf's `ParseDict` takes it (bytes as base64, times as RFC 3339)."""
-    if isinstance(value, dict):
-        return {k: protobuf_jsonable(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [protobuf_jsonable(v) for v in value]
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
-    return value
 
 
 def task_partition() -> int:
@@ -537,7 +110,7 @@ def _write_all(options: SourceOptions, base: int | None, iterator: Iterator[pa.R
     except BaseException:
         writer.close()
         raise
-    return writer.finish()
+    return WriteResult(*writer.finish())
 
 
 def _log_totals(messages: list[WriterCommitMessage | None], what: str) -> None:
