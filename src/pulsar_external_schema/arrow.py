@@ -31,13 +31,13 @@ import datetime as _dt
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from .config import CLIENT_PREFIX
 from .connections import ClientConf
-from .errors import ConfigError
+from .errors import ConfigError, ExternalSchemaError
 from .reading import native, rows
 from .reading.columns import read_schema
 from .reading.offsets import Bound
@@ -45,8 +45,12 @@ from .reading.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOption
 from .reading.planning import Planner, TopicPartitionRange, earlier
 from .reading.topic_metadata import PulsarAdmin, full_topic_name
 from .reading.values import query_value
+from .writing.rows import TaskWriter
 
-__all__ = ["read_batches", "read_table"]
+if TYPE_CHECKING:
+    from .schema import ExternalSchema
+
+__all__ = ["Refused", "Written", "read_batches", "read_table", "write_table"]
 
 #: A start or an end: `earliest` / `latest`, or per partition topic a message id
 #: (`{"ledgerId": L, "entryId": E, "batchIndex": B}`, as the `messageId` column gives it) or
@@ -168,7 +172,106 @@ def read_table(
     ).read_all()
 
 
-# -- the read's options, in the Spark source's terms -----------------------------------------
+def write_table(
+    topic: str,
+    data: pa.Table | pa.RecordBatch | pa.RecordBatchReader,
+    *,
+    service_url: str | None = None,
+    schema: ExternalSchema | None = None,
+    config: Mapping[str, Any] | None = None,
+    producer_name: str | None = None,
+    sequence_base: int | None = None,
+    writer: str = "auto",
+    client_conf: str | os.PathLike[str] | ClientConf | None = None,
+    **client: Any,
+) -> Written:
+    """Each row of `data` (a Table, a RecordBatch or a RecordBatchReader) as a message to `topic`,
+    as the Spark sink writes a DataFrame: a `value` column encoded with `schema` (an
+    `ExternalSchema` from `SchemaRegistrySchemaFactory`; without one, the subject's latest version
+    as `config` finds it) and its WRITE rules, as a producer encodes a value; or a binary `data`
+    column sent as it is, with its `properties` (which carry the schema id: messages read with
+    `include_data=True` written elsewhere untouched), by the native sender where it can. Optional
+    columns: `key`, `properties`, `eventTime`.
+
+    A row its schema or a WRITE rule refuses is not sent, and is in the result's `refused` (its
+    row number, key and error), or dead-lettered where the rule's action is DLQ. With
+    `producer_name` (and a `sequence_base` that grows with each write, e.g. a run id) the rows are
+    sent as that producer with sequence ids `(sequence_base << 32) + row`, in batches cut by count
+    and size only: on a namespace with deduplication, a write run again after a failure sends
+    nothing twice. Returns when every message is persisted."""
+    if not isinstance(topic, str) or not topic.strip() or "," in topic:
+        raise ConfigError(f"topic: give one topic name, not {topic!r}")
+    if writer not in PATHS:
+        raise ConfigError(f"writer takes {', '.join(PATHS)}, not {writer!r}")
+    if producer_name is not None and (isinstance(sequence_base, bool) or not isinstance(sequence_base, int)):
+        raise ConfigError(
+            "producer_name needs sequence_base (a number that grows with each write, e.g. a run id): "
+            "the broker drops sequence ids it has already seen"
+        )
+    if schema is not None and schema.schema_type not in ("AVRO", "JSON"):
+        raise ConfigError(f"write_table encodes Avro and JSON Schema values, not {schema.schema_type}")
+    batches = _batches_of(data)
+    if config is None and schema is not None:  # the schema's registry (forwarded versions go there)
+        config = {"schema.registry.url": schema.config.registry_url}
+    source = {
+        "topic": topic.strip(),
+        "writer": writer,
+        **({"producerName": producer_name} if producer_name else {}),
+    }
+    options = _parsed(
+        "write_table", source, service_url, None, config, client_conf, client, needs_admin=False
+    )
+    refused: list[Refused] = []
+    rows = TaskWriter(
+        options,
+        sequence_base,
+        0,
+        schema=schema,
+        refused=lambda row, key, error: refused.append(Refused(row, key, error)),
+        one_producer=True,
+    )
+    try:
+        for batch in batches:
+            rows.write(batch)
+    except BaseException:
+        rows.close()
+        raise
+    sent, dead_lettered = rows.finish()
+    return Written(sent, dead_lettered, refused)
+
+
+@dataclasses.dataclass(frozen=True)
+class Refused:
+    """A row `write_table` did not send: its number in the data (from 0), its key, and why."""
+
+    row: int
+    key: str | None
+    error: ExternalSchemaError
+
+
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """What `write_table` wrote: messages persisted, rows dead-lettered by a rule's DLQ action,
+    and the rows refused."""
+
+    sent: int
+    dead_lettered: int
+    refused: list[Refused]
+
+
+def _batches_of(data: Any) -> Iterator[pa.RecordBatch]:
+    if isinstance(data, pa.RecordBatch):
+        return iter([data])
+    if isinstance(data, pa.Table):
+        return iter(data.to_batches())
+    if isinstance(data, pa.RecordBatchReader):
+        return iter(data)
+    raise ConfigError(
+        f"data: give a pyarrow Table, RecordBatch or RecordBatchReader, not {type(data).__name__}"
+    )
+
+
+# -- the options of a read or a write, in the Spark source's terms ---------------------------
 
 
 def _options(
@@ -190,20 +293,49 @@ def _options(
         raise ConfigError(f"topics: give a topic name or a list of them, not {topics!r}")
     if any("," in t for t in names):
         raise ConfigError(f"topics: give a list of topic names, not one string with commas ({topics!r})")
-    given = dict(config or {})
-    taken = sorted(k for k in given if str(k).lower() in SOURCE_OPTIONS)
-    if taken:
-        raise ConfigError(
-            f"config key {taken[0]!r} is not a configuration key here: give it as an argument of read_table"
-        )
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
         raise ConfigError(f"batch_size takes a positive number of rows, not {batch_size!r}")
     if reader not in PATHS:
         raise ConfigError(f"reader takes {', '.join(PATHS)}, not {reader!r}")
     if isinstance(read_timeout_ms, bool) or not isinstance(read_timeout_ms, int) or read_timeout_ms <= 0:
         raise ConfigError(f"read_timeout_ms takes a positive number of milliseconds, not {read_timeout_ms!r}")
-    conf = _client_conf(client_conf, client)
-    if conf is not None:  # over the config's `pulsar.client.*` keys, as flags over a file
+    source = {
+        "topics": ",".join(t.strip() for t in names),
+        "reader": reader,
+        "includeData": str(bool(include_data)).lower(),
+        "failOnDataLoss": str(bool(fail_on_data_loss)).lower(),
+        "read.timeout.ms": str(read_timeout_ms),
+        **({"protobuf.message.class": protobuf_message_class} if protobuf_message_class else {}),
+    }
+    options = _parsed(
+        "read_table", source, service_url, admin_url, config, client_conf, client, needs_admin=True
+    )
+    options.require_topics()
+    return dataclasses.replace(options, batch_size=batch_size)
+
+
+def _parsed(
+    function: str,
+    source: dict[str, str],
+    service_url: str | None,
+    admin_url: str | None,
+    config: Mapping[str, Any] | None,
+    client_conf: str | os.PathLike[str] | ClientConf | None,
+    client: Mapping[str, Any],
+    *,
+    needs_admin: bool,
+) -> SourceOptions:
+    """The options `source` (the Spark source's names) with the configuration and the cluster's
+    URLs, TLS and credentials: `client_conf`, then `client`'s keys, over the config's
+    `pulsar.client.*` keys, as flags over a file. Errors in `function`'s own words."""
+    given = dict(config or {})
+    taken = sorted(k for k in given if str(k).lower() in SOURCE_OPTIONS)
+    if taken:
+        raise ConfigError(
+            f"config key {taken[0]!r} is not a configuration key here: give it as an argument of {function}"
+        )
+    conf = _client_conf(client_conf, client, function)
+    if conf is not None:
         given.update(conf.as_options(CLIENT_PREFIX))
     known = ClientConf.from_prefixed(given, CLIENT_PREFIX, "config key") or ClientConf()
     if not (service_url or known.service_url):
@@ -211,32 +343,21 @@ def _options(
             "service_url is required (the Pulsar service URL, e.g. pulsar://127.0.0.1:6650), or "
             "brokerServiceUrl in the client configuration"
         )
-    if not (admin_url or known.web_service_url):
+    if needs_admin and not (admin_url or known.web_service_url):
         raise ConfigError(
             "admin_url is required (the Pulsar admin REST URL, e.g. http://127.0.0.1:8080), or "
             "webServiceUrl in the client configuration"
         )
-    source = {
-        "topics": ",".join(t.strip() for t in names),
-        "reader": reader,
-        "includeData": str(bool(include_data)).lower(),
-        "failOnDataLoss": str(bool(fail_on_data_loss)).lower(),
-        "read.timeout.ms": str(read_timeout_ms),
-        **({"service.url": service_url} if service_url else {}),
-        **({"admin.url": admin_url} if admin_url else {}),
-        **({"protobuf.message.class": protobuf_message_class} if protobuf_message_class else {}),
-    }
-    options = SourceOptions.parse({**given, **source})
-    options.require_topics()
-    return dataclasses.replace(options, batch_size=batch_size)
+    urls = {"service.url": service_url, "admin.url": admin_url}
+    return SourceOptions.parse({**given, **source, **{k: v for k, v in urls.items() if v}})
 
 
 def _client_conf(
-    path: str | os.PathLike[str] | ClientConf | None, keys: Mapping[str, Any]
+    path: str | os.PathLike[str] | ClientConf | None, keys: Mapping[str, Any], function: str
 ) -> ClientConf | None:
     conf = path if isinstance(path, ClientConf) else ClientConf.read(path) if path is not None else None
     if keys:
-        given = ClientConf.from_options(keys, where="(a keyword argument of read_table)")
+        given = ClientConf.from_options(keys, where=f"(a keyword argument of {function})")
         conf = given if conf is None else conf.merged(given)
     return conf
 
