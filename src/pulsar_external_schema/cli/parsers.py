@@ -270,7 +270,7 @@ def _record_schema_options(parser: argparse.ArgumentParser, *, producing: bool) 
     )
 
 
-def _progress_options(parser: argparse.ArgumentParser) -> None:
+def _progress_and_quiet(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--progress",
         type=non_negative,
@@ -279,6 +279,10 @@ def _progress_options(parser: argparse.ArgumentParser) -> None:
         help="print counts on stderr every SECONDS during long runs (default 10; 0 turns them off)",
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+
+
+def _progress_options(parser: argparse.ArgumentParser) -> None:
+    _progress_and_quiet(parser)
     add_output_option(
         parser, help="the summary on stderr: a line of text (default), or a JSON object for scripts"
     )
@@ -616,13 +620,6 @@ def _export(commands: Any) -> None:
     export.add_argument(
         "--batch-size", type=whole(1), default=8192, metavar="ROWS", help="rows read and written at a time"
     )
-    export.add_argument(
-        "--progress",
-        type=non_negative,
-        default=10.0,
-        metavar="SECONDS",
-        help="print counts on stderr every SECONDS (default 10; 0 turns them off)",
-    )
-    export.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+    _progress_and_quiet(export)
     add_registry_options(export, pulsar=True, admin=True)
     export.set_defaults(run=_later("export", "run_export"))
