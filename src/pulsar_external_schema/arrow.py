@@ -3,13 +3,13 @@
 
     from pulsar_external_schema.arrow import read_table
 
-    table = read_table(
+    orders = read_table(
         "persistent://public/default/orders",
         service_url="pulsar://127.0.0.1:6650",
         admin_url="http://127.0.0.1:8080",
         config={"schema.registry.url": "http://127.0.0.1:8081"},
     )
-    polars.from_arrow(table); table.to_pandas(); duckdb.sql("select count(*) from table")
+    polars.from_arrow(orders); orders.to_pandas(); duckdb.sql("select count(*) from orders")
 
 A read is bounded: what the topics hold between `start` (or `start_time`) and `end` (or
 `end_time`, by default what was written when the read began). It gives the columns the Spark
@@ -21,7 +21,9 @@ read by the native extension where it is installed; everything else, and every t
 on the Python path, with the same columns and values (`reader=`).
 
 It is the Spark source's reader (`reading/`), one partition range after the other in this
-process: `read_batches` streams them, holding one batch at a time.
+process: `read_batches` streams them, holding one batch at a time. `write_table` is the Spark
+sink's writer (`writing/`): Arrow rows to messages, each value encoded with its schema and WRITE
+rules, or forwarded untouched.
 """
 
 from __future__ import annotations
