@@ -137,3 +137,76 @@ def test_mistakes_are_one_line_and_leave_no_file(services: Services, topic: str,
     missing = cli(services, "export", f"{topic}-nothing", "--to", str(tmp_path / "x.parquet"))
     assert missing.returncode == 1 and "has no registered schema" in missing.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# -- import ------------------------------------------------------------------------------------
+
+
+def sensors(services: Services, topic: str) -> list[dict[str, object]]:
+    table = read_table(
+        topic,
+        service_url=services.pulsar_url,
+        admin_url=services.admin_url,
+        config={"schema.registry.url": services.registry_url},
+    )
+    return [row["value"] for row in table.to_pylist() if row["_valid"]]
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".csv", ".jsonl"])
+def test_an_exported_file_imports_into_another_topic_as_it_was(
+    services: Services, topic: str, tmp_path: Path, suffix: str
+) -> None:
+    produce(services, topic, READINGS)
+    copy = f"{topic}-copy"
+    produce(services, copy, [])  # the copy's subject: the same schema and rules
+    saved = tmp_path / f"readings{suffix}"
+    assert cli(services, "export", topic, "--to", str(saved)).returncode == 0
+
+    done = cli(services, "import", "--topic", copy, "--from", str(saved))
+
+    # the row the READ rule refused was exported without a value: it cannot be sent, and says so
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines()[0].startswith("row 1: ")
+    assert f"imported 2 rows of {saved} to {copy} (1 refused, 0 dead-lettered)" in done.stderr
+    assert sensors(services, copy) == [READINGS[0], READINGS[2]]
+
+
+def test_an_export_with_its_data_imports_untouched(services: Services, topic: str, tmp_path: Path) -> None:
+    produce(services, topic, READINGS)
+    saved = tmp_path / "raw.parquet"
+    assert cli(services, "export", topic, "--to", str(saved), "--include-data").returncode == 0
+    copy = f"{topic}-raw"
+
+    done = cli(services, "import", copy, "--from", str(saved), "--untouched")
+
+    assert done.returncode == 0, done.stderr
+    original = pq.read_table(saved).column("data").to_pylist()
+    again = read_table(
+        copy,
+        service_url=services.pulsar_url,
+        admin_url=services.admin_url,
+        config={"schema.registry.url": services.registry_url},
+        include_data=True,
+    )
+    assert again.column("data").to_pylist() == original  # every message, the refused one too, as it was
+    assert again.column("_valid").to_pylist() == [True, False, True]  # the copy's readers judge alike
+
+
+def test_import_mistakes_are_one_line(services: Services, topic: str, tmp_path: Path) -> None:
+    produce(services, topic, READINGS)
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet at all")
+    flat = tmp_path / "flat.jsonl"
+    flat.write_text('{"sensor": "a"}\n')
+    cases = [
+        (["--from", str(tmp_path / "x.xlsx")], 2, "the extension says the format"),
+        (["--from", str(tmp_path / "missing.parquet")], 1, "no such file"),
+        (["--from", str(broken)], 1, f"cannot read {broken} as parquet"),
+        (["--from", str(flat)], 1, "has no 'value' column"),
+        (["--from", str(flat), "--untouched"], 1, "--untouched sends each row's 'data' column"),
+    ]
+    for arguments, code, said in cases:
+        done = cli(services, "import", topic, *arguments)
+        assert done.returncode == code, (arguments, done.stderr)
+        assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 or code == 2, done.stderr

@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     _registry(commands)
     _validate(commands)
     _export(commands)
+    _import(commands)
     completion = commands.add_parser(
         "completion",
         help="print a shell completion script",
@@ -623,3 +624,52 @@ def _export(commands: Any) -> None:
     _progress_and_quiet(export)
     add_registry_options(export, pulsar=True, admin=True)
     export.set_defaults(run=_later("export", "run_export"))
+
+
+def _import(commands: Any) -> None:
+    imported = commands.add_parser(
+        "import",
+        help="send a Parquet, Arrow, CSV or JSON lines file's rows to a topic, with its schema and rules",
+        description=(
+            "Read --from, in the format its extension names, and send each row's `value` as a message "
+            "to the topic, encoded with the subject's latest schema and checked by its WRITE rules, as "
+            "`produce` sends a record; `key` and `eventTime` columns go along. A file `export` wrote "
+            "imports as it is (a CSV's value.x columns are gathered again). --untouched sends each "
+            "row's `data` column (export --include-data) with its properties instead, as it was. A "
+            "refused row is reported on stderr as 'row N: why' and not sent; the others are sent."
+        ),
+        epilog=(
+            "example:\n  pulsar-external-schema export --topic orders --to /tmp/orders.parquet\n"
+            "  pulsar-external-schema import --topic orders-copy --from /tmp/orders.parquet\n\n"
+            "Exit code: 0 when every row was sent, 1 when any was refused or the import stopped."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_topic(imported)
+    imported.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="FILE",
+        help="the file: .parquet, .arrow, .csv, .jsonl (or .ndjson)",
+    )
+    imported.add_argument(
+        "--untouched",
+        action="store_true",
+        help="send each row's `data` column and properties as they are (a file of export --include-data)",
+    )
+    imported.add_argument(
+        "--producer-name",
+        metavar="NAME",
+        help="send as this producer, with sequence ids from --sequence-base: an import run again after "
+        "a failure sends nothing twice where the namespace has deduplication",
+    )
+    imported.add_argument(
+        "--sequence-base",
+        type=whole(0),
+        metavar="N",
+        help="with --producer-name: a number that grows with each import (e.g. a date, 20261129)",
+    )
+    imported.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    add_registry_options(imported, pulsar=True)
+    imported.set_defaults(run=_later("import_file", "run_import"))

@@ -1,0 +1,150 @@
+"""`pulsar-external-schema import`: a file's rows to a topic, through `arrow.write_table`
+(docs/tables.md): Parquet, Arrow IPC, CSV or JSON lines, as the file's extension says. What
+`export` wrote goes back as it was read: its `value` column encoded with the topic's schema and
+WRITE rules (or its `data` column, with `--untouched`, sent as it is)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExternalSchemaError
+from .common import CommandError, UsageError, connection, fail, plural, require, schema_config
+from .export import FORMATS
+
+#: Columns `write_table` sends; an exported file's others (the verdict, the place) are not.
+SENT = ("key", "value", "data", "properties", "eventTime")
+
+
+def run_import(args: argparse.Namespace) -> int:
+    try:
+        if args.topic and args.topic_name and args.topic != args.topic_name:
+            raise UsageError(f"two topics: --topic {args.topic} and {args.topic_name}; give one")
+        args.topic = args.topic or args.topic_name
+        if not args.topic:
+            raise UsageError("give the topic: --topic TOPIC (or TOPIC alone)")
+        connection(args)
+        require(args, "service_url", "registry_url")
+        kind = FORMATS.get(Path(args.source).suffix.lower())
+        if kind is None:
+            raise UsageError(
+                f"--from {args.source}: the extension says the format: {', '.join(sorted(FORMATS))}"
+            )
+    except CommandError as error:
+        return fail("import", error)
+    started = time.monotonic()
+    try:
+        table = _read(kind, Path(args.source))
+        table = _rows(table, args)
+        from ..arrow import write_table
+
+        written = write_table(
+            args.topic,
+            table,
+            service_url=args.service_url,
+            config=schema_config(args),
+            producer_name=args.producer_name,
+            sequence_base=args.sequence_base,
+            client_conf=args.connection,
+        )
+    except (CommandError, ExternalSchemaError) as error:
+        return fail("import", error)
+    except OSError as error:
+        return fail("import", f"cannot read {args.source}: {error.strerror or error}")
+    for refused in written.refused:
+        print(f"row {refused.row}: {refused.error}", file=sys.stderr)
+    if not args.quiet:
+        print(
+            f"imported {plural(written.sent, 'row')} of {args.source} to {args.topic} "
+            f"({len(written.refused)} refused, {written.dead_lettered} dead-lettered) "
+            f"in {time.monotonic() - started:.1f} s",
+            file=sys.stderr,
+        )
+    return 1 if written.refused else 0
+
+
+def _read(kind: str, path: Path) -> Any:
+    """The file as one Arrow table; a file its format's reader cannot read is a CommandError
+    that names it and says what the reader said (its row, where it knows)."""
+    import pyarrow as pa
+
+    if not path.is_file():
+        raise CommandError(f"cannot read {path}: no such file")
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path)
+        if kind == "arrow":
+            with pa.memory_map(str(path)) as source:
+                return pa.ipc.open_file(source).read_all()
+        if kind == "csv":
+            import pyarrow.csv as csv
+
+            return _nested(csv.read_csv(path, convert_options=csv.ConvertOptions(strings_can_be_null=True)))
+        import pyarrow.json as pj
+
+        return pj.read_json(path)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
+        text = " ".join(str(error).split())
+        raise CommandError(f"cannot read {path} as {kind}: {text}") from None
+
+
+def _nested(table: Any) -> Any:
+    """A CSV's `value.x` columns (as `export` spreads a struct) gathered into a `value` struct
+    again, one level, the others as they are."""
+    import pyarrow as pa
+
+    spread = [name for name in table.column_names if name.startswith("value.")]
+    if not spread or "value" in table.column_names:
+        return table
+    fields = [name.removeprefix("value.") for name in spread]
+    value = pa.StructArray.from_arrays([_unjson(table.column(n).combine_chunks()) for n in spread], fields)
+    kept = [n for n in table.column_names if n not in spread]
+    return pa.table({**{n: table.column(n) for n in kept}, "value": value})
+
+
+def _unjson(column: Any) -> Any:
+    """A column of lists or maps `export` wrote as JSON text, parsed again; any other column as it
+    is. (A string field whose every value looks like a JSON list or object is parsed too: its
+    schema then refuses the row, it is never sent changed.)"""
+    import pyarrow as pa
+
+    if not pa.types.is_string(column.type):
+        return column
+    texts = column.to_pylist()
+    given = [t for t in texts if t is not None]
+    if not given or not all(t.startswith(("[", "{")) for t in given):
+        return column
+    try:
+        return pa.array([None if t is None else json.loads(t) for t in texts])
+    except (ValueError, pa.ArrowException):
+        return column
+
+
+def _rows(table: Any, args: argparse.Namespace) -> Any:
+    """The columns sent: `value` (or `data` with --untouched), and the message's key, properties
+    and event time where the file has them."""
+    names = table.column_names
+    if args.untouched:
+        if "data" not in names:
+            raise CommandError(
+                f"--untouched sends each row's 'data' column, and {args.source} has none (export it "
+                "with --include-data)"
+            )
+        dropped = "value"
+    else:
+        if "value" not in names:
+            raise CommandError(
+                f"{args.source} has no 'value' column (its columns: {', '.join(names)}); import writes "
+                "each row's value with the topic's schema"
+            )
+        dropped = "data"
+    keep = [n for n in SENT if n in names and n != dropped]
+    if "properties" in keep and not args.untouched:
+        keep.remove("properties")  # a value's schema id is the one it is encoded with now
+    return table.select(keep)
