@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ExternalSchemaError
 from .common import CommandError, UsageError, connection, fail, plural, require, schema_config
+from .habits import settle_topic
 from .progress import Progress
 
 #: File extensions and the format each writes.
@@ -27,7 +28,7 @@ FORMATS = {".parquet": "parquet", ".arrow": "arrow", ".csv": "csv", ".jsonl": "j
 
 def run_export(args: argparse.Namespace) -> int:
     try:
-        args.topic = _topic(args)
+        settle_topic(args)
         connection(args)
         require(args, "service_url", "admin_url", "registry_url")
         kind = FORMATS.get(Path(args.to).suffix.lower())
@@ -70,15 +71,6 @@ def run_export(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
-
-
-def _topic(args: argparse.Namespace) -> str:
-    if args.topic and args.topic_name and args.topic != args.topic_name:
-        raise UsageError(f"two topics: --topic {args.topic} and {args.topic_name}; give one")
-    topic: str | None = args.topic or args.topic_name
-    if not topic:
-        raise UsageError("give the topic: --topic TOPIC (or TOPIC alone)")
-    return topic
 
 
 def _write(kind: str, batches: Any, path: Path, progress: Progress) -> tuple[int, int]:

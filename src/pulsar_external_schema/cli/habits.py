@@ -82,13 +82,18 @@ def add_key_options(parser: argparse.ArgumentParser, *, producing: bool) -> None
         parser.add_argument("--group", help=argparse.SUPPRESS)  # answered by `settle`
 
 
-def settle(args: argparse.Namespace, *, producing: bool) -> None:
-    """The topic from the flag or the position, and Confluent's console properties as flags."""
+def settle_topic(args: argparse.Namespace) -> None:
+    """`args.topic` from `--topic` or the position (`add_topic`)."""
     if args.topic and args.topic_name and args.topic != args.topic_name:
         raise UsageError(f"two topics: --topic {args.topic} and {args.topic_name}; give one")
     args.topic = args.topic or args.topic_name
     if not args.topic:
         raise UsageError("give the topic: --topic TOPIC (or TOPIC alone, as pulsar-client takes it)")
+
+
+def settle(args: argparse.Namespace, *, producing: bool) -> None:
+    """The topic from the flag or the position, and Confluent's console properties as flags."""
+    settle_topic(args)
     if not producing and getattr(args, "group", None):
         raise UsageError(
             f"--group: a Kafka consumer group is a Pulsar subscription: --subscription {args.group} "

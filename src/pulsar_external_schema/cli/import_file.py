@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ExternalSchemaError
 from .common import CommandError, UsageError, connection, fail, plural, require, schema_config
 from .export import FORMATS
+from .habits import settle_topic
 
 #: Columns `write_table` sends; an exported file's others (the verdict, the place) are not.
 SENT = ("key", "value", "data", "properties", "eventTime")
@@ -22,11 +23,7 @@ SENT = ("key", "value", "data", "properties", "eventTime")
 
 def run_import(args: argparse.Namespace) -> int:
     try:
-        if args.topic and args.topic_name and args.topic != args.topic_name:
-            raise UsageError(f"two topics: --topic {args.topic} and {args.topic_name}; give one")
-        args.topic = args.topic or args.topic_name
-        if not args.topic:
-            raise UsageError("give the topic: --topic TOPIC (or TOPIC alone)")
+        settle_topic(args)
         connection(args)
         require(args, "service_url", "registry_url")
         kind = FORMATS.get(Path(args.source).suffix.lower())
