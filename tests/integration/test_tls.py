@@ -374,3 +374,89 @@ def test_a_native_producer_reconnects_with_a_fresh_token_after_its_first_expired
         received.append(reader.read_next(10_000).data())
     reader.close()
     assert received == [b"%d" % i for i in range(20)]
+
+
+# -- Arrow tables and the export/import console tools -------------------------------------------
+
+
+def table_config(secured: TlsPulsar) -> dict[str, Any]:
+    return {"schema.registry.url": secured.registry_url}
+
+
+@pytest.mark.parametrize("path", ["python", "native"])
+def test_tables_write_and_read_with_only_the_client_conf(secured: TlsPulsar, path: str) -> None:
+    """`write_table` and `read_table` given the cluster's client.conf and nothing else of it:
+    the broker's and the admin API's URLs, the CA, the client certificate or the OAuth2 issuer
+    from the file, on each writer and reader (the native ones over rustls)."""
+    import pyarrow as pa
+
+    from pulsar_external_schema.arrow import read_table, write_table
+
+    if path == "native":
+        required_extension()
+    topic = new_topic()
+    factory = SchemaRegistrySchemaFactory(table_config(secured))
+    values = [{"text": f"note {i}"} for i in range(40)]
+    data = pa.table({"key": [str(i) for i in range(40)], "value": values})
+
+    conf = secured.client_conf
+    written = write_table(topic, data, schema=factory.avro(SCHEMA), writer=path, client_conf=conf)
+    table = read_table(topic, config=table_config(secured), reader=path, client_conf=conf)
+
+    assert (written.sent, written.dead_lettered, written.refused) == (40, 0, [])
+    rows = table.to_pylist()
+    assert [(r["key"], r["value"]) for r in rows] == list(zip(data["key"].to_pylist(), values, strict=True))
+    assert all(r["_valid"] for r in rows) and {r["topic"] for r in rows} == {topic}
+    factory.close()
+
+
+def test_a_table_read_with_another_ca_is_one_error_that_names_the_admin_api(
+    secured: TlsPulsar, broken_confs: dict[str, Path]
+) -> None:
+    """The read plans its ranges over the admin API first: a CA that did not sign the broker's
+    certificate stops it there, in the package's error, before any broker connection."""
+    import pyarrow as pa
+
+    from pulsar_external_schema.arrow import read_table, write_table
+
+    topic = new_topic()
+    factory = SchemaRegistrySchemaFactory(table_config(secured))
+    data = pa.table({"value": [{"text": "a"}]})
+    write_table(topic, data, schema=factory.avro(SCHEMA), client_conf=secured.client_conf)
+
+    with pytest.raises(PulsarAdminError) as raised:
+        read_table(topic, config=table_config(secured), client_conf=broken_confs["wrong CA"])
+    factory.close()
+
+    message = str(raised.value)
+    assert f"cannot reach the Pulsar admin API at {secured.admin_url}" in message
+    assert "CERTIFICATE_VERIFY_FAILED" in message and "BEGIN" not in message
+
+
+def test_export_then_import_with_the_client_conf_alone(secured: TlsPulsar, tmp_path: Path) -> None:
+    """The console's export and import on a secured cluster with PULSAR_CLIENT_CONF and the
+    registry's URL only: a topic exported to Parquet, imported into another, exported again."""
+    import pyarrow.parquet as pq
+
+    topic, copy = new_topic(), new_topic()
+    urls_from_the_file = secured.services.__class__("", "", secured.registry_url, "script")
+    lines = "".join(json.dumps({"text": f"note {i}"}) + "\n" for i in range(5))
+    for target, given in ((topic, lines), (copy, "")):  # the copy's subject: the same schema
+        produced = cli(
+            urls_from_the_file, "produce", "--topic", target, "--value-schema", SCHEMA, stdin=given,
+            client_conf=secured.client_conf,
+        )  # fmt: skip
+        assert produced.returncode == 0, produced.stderr
+
+    first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
+    steps = [
+        ("export", "--topic", topic, "--to", str(first), "--quiet"),
+        ("import", "--topic", copy, "--from", str(first), "--quiet"),
+        ("export", "--topic", copy, "--to", str(second), "--quiet"),
+    ]
+    for step in steps:
+        result = cli(urls_from_the_file, *step, client_conf=secured.client_conf)
+        assert result.returncode == 0, (step, result.stderr)
+
+    copied = pq.read_table(second).to_pylist()
+    assert [r["value"] for r in copied] == [{"text": f"note {i}"} for i in range(5)]
