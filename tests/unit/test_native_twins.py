@@ -4,8 +4,9 @@ reads a message's schema id and body (`native/src/columns.rs` against the Python
 `reading.offsets.Bound`), and where the sender cuts its batched entries (`native/src/send.rs`
 against pulsar-client's producer, which the Python path sends with, modelled here from its source).
 The native reader may leave any message to the Python path; where it answers, it answers as the
-Python path would. (The sender's key routing is held to pulsar-client's own on the broker, in
-`tests/spark/test_write.py`: pulsar-client does not expose its hash.)
+Python path would. The sender's key routing is held to partitions pulsar-client's own producer
+chose (recorded below; `tests/spark/test_write.py` checks more on the broker): pulsar-client does
+not expose its hash.
 """
 
 from __future__ import annotations
@@ -200,3 +201,38 @@ def test_the_sinks_batches_are_cut_by_count_and_by_size() -> None:
     assert native.batch_starts([10] * 2500, *limits) == [0, 1000, 2000]  # by count
     assert native.batch_starts([50_000] * 5, *limits) == [0, 2, 4]  # a third is above 128 KiB
     assert native.batch_starts([200_000, 1, 1], *limits) == [0, 1]  # above the limit: alone
+
+
+# -- where the sender routes a keyed message ----------------------------------------------------
+
+#: Keys of every length boost's hash reads differently (1-3, 4-7 and 8+ bytes, with a tail of
+#: each), multi-byte UTF-8 and whitespace ...
+ROUTED_KEYS = [
+    "a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijkl",
+    "abcdefghijklmnop", "abcdefghijklmnopq", "order-1", "order-42", "customer:9001", "0", "1", "17",
+    "4711", "ключ", "日本語キー", "clé", "🔑", "a🔑b", " ", "key with spaces", "x" * 23, "y" * 31,
+    "z" * 32, "w" * 33, "0123456789" * 7, "ÿ", "éè", "tab\there",
+]  # fmt: skip
+#: ... and the partition pulsar-client 3.13's producer sent each to (default `BoostHash`, batching
+#: off), on topics of 7, 13 and 64 partitions of a Pulsar 4.2 standalone, 2026-11-29.
+ROUTED_BY_PULSAR_CLIENT = {
+    7: "4 1 4 5 0 2 3 5 6 0 1 2 6 6 2 2 2 6 3 4 6 5 2 6 3 5 4 0 1 2 2 0 6 5",
+    13: "11 5 11 3 9 10 3 9 10 5 5 7 6 8 0 6 11 12 0 8 1 9 12 3 0 11 11 7 7 8 6 1 2 4",
+    64: "28 54 61 34 5 24 38 14 46 10 58 57 14 54 56 26 15 62 2 61 62 13 59 2 31 21 2 32 49 13 40 47 46 2",
+}
+
+
+def test_the_native_sender_routes_keys_to_the_partitions_pulsar_client_chose() -> None:
+    import pyarrow as pa
+
+    native = required_extension()
+    for partitions, expected in ROUTED_BY_PULSAR_CLIENT.items():
+        routed = native.key_partitions(pa.array(ROUTED_KEYS), partitions).to_pylist()
+        assert routed == [int(partition) for partition in expected.split()], partitions
+
+
+def test_a_message_without_a_key_is_routed_by_the_sender_not_the_hash() -> None:
+    import pyarrow as pa
+
+    routed = required_extension().key_partitions(pa.array(["a", None, "", "ab"]), 7).to_pylist()
+    assert routed == [4, None, None, 1]
