@@ -4,10 +4,13 @@
 //! key kept), publish and event time in microseconds (an event time of 0 is none), the batch
 //! index -1 for a message outside a batch.
 //!
-//! Each row's schema id is read here in its two everyday forms, the `__schema_id` property of a
-//! Confluent numeric id (`ff00` + 8 hex digits) and the Confluent prefix of a message without id
-//! properties; any other form, and any message with `__rule.*` properties (a dead-letter copy,
-//! whose rules the Python path knows how to treat), is a row for the Python path.
+//! Each row's schema id is read here in its everyday forms: the `__schema_id` property of a
+//! Confluent numeric id (`ff00` + 8 hex digits), the same bytes in PIP-420's `MessageMetadata`
+//! field 32 of a message without the property (Java PIP-420 producers write only that field,
+//! which pulsar-client's Python `Message` does not give), and the Confluent prefix of a message
+//! without either. Any other form, a field 32 that says another id than the property, and any
+//! message with `__rule.*` properties (a dead-letter copy, whose rules the Python path knows how to
+//! treat), is a row for the Python path.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -95,7 +98,7 @@ impl Columns {
             self.properties.values().append_value(value);
         }
         self.properties.append(true)?;
-        let framing = framing(&sorted, row.data);
+        let framing = framing(&sorted, row.schema_id, row.data);
         match framing.id {
             Some(id) if !framing.python => self.schema_ids.append_option(i32::try_from(id).ok()),
             _ => self.schema_ids.append_null(), // the Python path's row replaces this one
@@ -161,11 +164,18 @@ impl Columns {
     }
 }
 
-/// How a message with these (sorted) properties and payload is read (module doc).
-pub fn framing(properties: &BTreeMap<&str, &str>, data: &[u8]) -> Framing {
+/// How a message with these (sorted) properties, PIP-420 metadata id (field 32) and payload is
+/// read (module doc).
+pub fn framing(properties: &BTreeMap<&str, &str>, metadata_id: Option<&[u8]>, data: &[u8]) -> Framing {
     let python = properties.keys().any(|key| key.starts_with(RULE_PREFIX));
+    let metadata_id = metadata_id.filter(|id| !id.is_empty());
     if let Some(text) = properties.get(SCHEMA_ID_PROPERTY) {
         let id = numeric_id_property(text);
+        let agrees = metadata_id.is_none_or(|bytes| numeric_id_bytes(bytes).is_some_and(|m| Some(m) == id));
+        return Framing { id, skip: 0, python: python || id.is_none() || !agrees };
+    }
+    if let Some(bytes) = metadata_id {
+        let id = numeric_id_bytes(bytes);
         return Framing { id, skip: 0, python: python || id.is_none() };
     }
     if HEADER_PROPERTIES.iter().any(|name| properties.contains_key(name)) {
@@ -176,6 +186,15 @@ pub fn framing(properties: &BTreeMap<&str, &str>, data: &[u8]) -> Framing {
         return Framing { id: Some(id), skip: 5, python };
     }
     Framing { id: None, skip: 0, python: true }
+}
+
+/// The id of PIP-420 metadata id bytes `0xFF 0x00` + a 4-byte big-endian id (a Confluent numeric
+/// id of a value schema); None for any other form.
+fn numeric_id_bytes(bytes: &[u8]) -> Option<u32> {
+    match bytes {
+        [0xff, 0x00, a, b, c, d] => Some(u32::from_be_bytes([*a, *b, *c, *d])),
+        _ => None,
+    }
 }
 
 /// The id of a `__schema_id` value `ff00` + 8 hex digits (either case), the PIP-420 metadata of
@@ -196,26 +215,36 @@ mod tests {
     fn everyday_ids_and_the_rest() {
         let mut p = BTreeMap::new();
         p.insert(SCHEMA_ID_PROPERTY, "ff000000000b");
-        let f = framing(&p, b"x");
+        let f = framing(&p, None, b"x");
         assert_eq!((f.id, f.skip, f.python), (Some(11), 0, false));
         p.insert(SCHEMA_ID_PROPERTY, "FF00000000Ab");
-        assert_eq!(framing(&p, b"x").id, Some(0xab));
+        assert_eq!(framing(&p, None, b"x").id, Some(0xab));
         p.insert(SCHEMA_ID_PROPERTY, "ff01000000000000000000000000000000"); // a GUID
-        assert!(framing(&p, b"x").python);
+        assert!(framing(&p, None, b"x").python);
         p.insert(SCHEMA_ID_PROPERTY, "ff00+0000001");
-        assert!(framing(&p, b"x").python);
+        assert!(framing(&p, None, b"x").python);
         p.insert(SCHEMA_ID_PROPERTY, "fffé0000001"); // 12 bytes, byte 4 inside the é
-        assert!(framing(&p, b"x").python);
+        assert!(framing(&p, None, b"x").python);
         let mut dlq = BTreeMap::new();
         dlq.insert("__rule.name", "r");
         dlq.insert(SCHEMA_ID_PROPERTY, "ff000000000b");
-        assert!(framing(&dlq, b"x").python);
+        assert!(framing(&dlq, None, b"x").python);
         let none = BTreeMap::new();
-        let prefixed = framing(&none, &[0, 0, 0, 1, 2, 9]);
+        let prefixed = framing(&none, None, &[0, 0, 0, 1, 2, 9]);
         assert_eq!((prefixed.id, prefixed.skip, prefixed.python), (Some(258), 5, false));
-        assert!(framing(&none, &[1, 0]).python);
+        assert!(framing(&none, None, &[1, 0]).python);
         let mut header = BTreeMap::new();
         header.insert("__value_schema_id", "11");
-        assert!(framing(&header, &[0, 0, 0, 1, 2, 9]).python);
+        assert!(framing(&header, None, &[0, 0, 0, 1, 2, 9]).python);
+        // PIP-420's field 32: read where the property is absent, and held to it where present
+        let field32 = [0xff, 0x00, 0, 0, 0, 0x0c];
+        let only = framing(&none, Some(&field32), &[0, 0, 0, 0, 9, 1]);
+        assert_eq!((only.id, only.skip, only.python), (Some(12), 0, false));
+        assert!(framing(&none, Some(&[0xfe, 0, 0, 0, 1]), b"x").python); // a key/value id
+        assert!(!framing(&none, Some(&[]), &[0, 0, 0, 0, 1]).python); // empty: no id there
+        p.insert(SCHEMA_ID_PROPERTY, "ff000000000c");
+        assert!(!framing(&p, Some(&field32), b"x").python);
+        p.insert(SCHEMA_ID_PROPERTY, "ff000000000b");
+        assert!(framing(&p, Some(&field32), b"x").python); // they disagree
     }
 }

@@ -26,7 +26,7 @@
 //! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
 //!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
 //! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
-//! framing(properties, payload) -> (schema id | None, skip, python); range_place(start, end,
+//! framing(properties, payload, schema_id=None) -> (schema id | None, skip, python); range_place(start, end,
 //!     last_written, place) -> (verdict, done after its entry); batch_starts(sizes,
 //!     batching_max_messages, batching_max_bytes) -> [index]: the range reader's and the
 //!     producer's decisions (`columns.rs`, `bounds.rs`, `send.rs`), for the tests that hold them
@@ -524,14 +524,19 @@ fn batch_starts(sizes: Vec<usize>, batching_max_messages: usize, batching_max_by
     send::Batching { max_messages: batching_max_messages, max_bytes: batching_max_bytes }.starts(&sizes)
 }
 
-/// How the range reader reads a message with these properties and payload (`columns.rs`):
-/// (the Confluent schema id it takes, the prefix bytes it skips, whether the message is one for
-/// the Python path). Exposed so that the tests hold it to the Python path's reading of the same
-/// message without a broker.
+/// How the range reader reads a message with these properties, PIP-420 metadata id (field 32)
+/// and payload (`columns.rs`): (the Confluent schema id it takes, the prefix bytes it skips,
+/// whether the message is one for the Python path). Exposed so that the tests hold it to the
+/// Python path's reading of the same message without a broker.
 #[pyfunction]
-fn framing(properties: std::collections::BTreeMap<String, String>, payload: &[u8]) -> (Option<u32>, usize, bool) {
+#[pyo3(signature = (properties, payload, schema_id=None))]
+fn framing(
+    properties: std::collections::BTreeMap<String, String>,
+    payload: &[u8],
+    schema_id: Option<&[u8]>,
+) -> (Option<u32>, usize, bool) {
     let sorted = properties.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let framing = columns::framing(&sorted, payload);
+    let framing = columns::framing(&sorted, schema_id, payload);
     (framing.id, framing.skip, framing.python)
 }
 
@@ -561,7 +566,7 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 4;
+const ABI: u32 = 5;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {

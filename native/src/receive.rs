@@ -39,6 +39,9 @@ pub struct MessageView<'a> {
     pub event_ms: Option<u64>,
     pub properties: &'a [KeyValue],
     pub ordering_key: Option<&'a [u8]>,
+    /// PIP-420's schema id (`MessageMetadata.schema_id`, field 32): the entry's, for each of its
+    /// messages, as Pulsar's Java client gives it (`Message.getSchemaId()`).
+    pub schema_id: Option<&'a [u8]>,
     pub data: &'a [u8],
 }
 
@@ -228,6 +231,7 @@ impl RangeConsumer {
                     event_ms: single.event_time,
                     properties: &single.properties,
                     ordering_key: single.ordering_key.as_deref(),
+                    schema_id: metadata.schema_id.as_deref(),
                     data: if single.null_value.unwrap_or(false) { &[] } else { data },
                 }
             } else {
@@ -240,6 +244,7 @@ impl RangeConsumer {
                     event_ms: metadata.event_time,
                     properties: &metadata.properties,
                     ordering_key: metadata.ordering_key.as_deref(),
+                    schema_id: metadata.schema_id.as_deref(),
                     data: if metadata.null_value.unwrap_or(false) { &[] } else { data },
                 }
             };

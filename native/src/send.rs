@@ -93,6 +93,10 @@ struct Open {
     bytes: usize,
     first_sequence_id: u64,
     partition_key: Option<String>,
+    /// PIP-420's `MessageMetadata.schema_id` (field 32) for the entry: the bytes of the
+    /// `__schema_id` its messages carry, where every one carries the same (an entry's metadata
+    /// has room for one; the property stays on each message either way).
+    schema_id: Option<Vec<u8>>,
 }
 
 /// A batch sent and not acknowledged yet: what it takes to send it again.
@@ -149,7 +153,14 @@ impl Producer {
             next_sequence_id: (success.last_sequence_id.unwrap_or(-1) + 1).max(0) as u64,
             batching,
             max_message_size,
-            open: Open { payload: Vec::new(), messages: 0, bytes: 0, first_sequence_id: 0, partition_key: None },
+            open: Open {
+                payload: Vec::new(),
+                messages: 0,
+                bytes: 0,
+                first_sequence_id: 0,
+                partition_key: None,
+                schema_id: None,
+            },
             pending: VecDeque::new(),
             acknowledged: 0,
             failed: None,
@@ -197,9 +208,13 @@ impl Producer {
 
     fn append(&mut self, message: &Outgoing<'_>) {
         let open = &mut self.open;
+        let schema_id = metadata_id(&message.properties);
         if open.messages == 0 {
             open.first_sequence_id = message.sequence_id;
             open.partition_key = message.key.map(str::to_string);
+            open.schema_id = schema_id;
+        } else if open.schema_id != schema_id {
+            open.schema_id = None; // and it stays none: no later message can agree with all
         }
         let single = proto::SingleMessageMetadata {
             properties: message
@@ -232,6 +247,7 @@ impl Producer {
             publish_time,
             partition_key: self.open.partition_key.take(),
             num_messages_in_batch: Some(self.open.messages as i32),
+            schema_id: self.open.schema_id.take(),
             ..Default::default()
         };
         if self.open.payload.len() > self.max_message_size {
@@ -383,6 +399,17 @@ fn send_command(producer_id: u64, sent: &Sent) -> proto::CommandSend {
     }
 }
 
+/// The PIP-420 metadata id a message's `__schema_id` property carries (its hex, as the Python
+/// path writes it, `schema_id.py`), for `MessageMetadata.schema_id`; None without one, or for a
+/// value that is not hex.
+fn metadata_id(properties: &[(&str, &str)]) -> Option<Vec<u8>> {
+    let (_, text) = properties.iter().find(|(key, _)| *key == crate::columns::SCHEMA_ID_PROPERTY)?;
+    if text.is_empty() || text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok()).collect()
+}
+
 /// boost's `hash<std::string>` on 64-bit platforms (`boost::hash_range` over chars, boost 1.81 and
 /// later, in `boost/container_hash/detail/hash_range.hpp`): what pulsar-client's `BoostHash`
 /// routes keyed messages by. Checked against the routing of pulsar-client's own producer by
@@ -423,7 +450,17 @@ pub fn boost_hash(key: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::boost_hash;
+    use super::{boost_hash, metadata_id};
+
+    #[test]
+    fn the_schema_id_property_as_field_32s_bytes() {
+        assert_eq!(metadata_id(&[("__schema_id", "ff000000000c")]), Some(vec![0xff, 0, 0, 0, 0, 0x0c]));
+        assert_eq!(metadata_id(&[("a", "b"), ("__schema_id", "FE0A")]), Some(vec![0xfe, 0x0a]));
+        for odd in ["", "f", "zz", "ff0", "éé"] {
+            assert_eq!(metadata_id(&[("__schema_id", odd)]), None, "{odd}");
+        }
+        assert_eq!(metadata_id(&[("other", "ff")]), None);
+    }
 
     #[test]
     fn boost_hash_routes_as_pulsar_client() {

@@ -9,6 +9,9 @@ ExternalSchemaInterop.java, run as a single source file. What each side reads of
 - Java producer -> Python consumer: the id is in field 32 only, which Python cannot read:
   `MissingSchemaIdError`, saying what the Java producer must add; with `__schema_id` set too, the
   message decodes.
+- Arrow tables: the native reader reads field 32 (`read_table(reader="native")` gives the Java
+  producer's values; the Python path cannot, and its rows say so), and the native sender writes
+  it beside `__schema_id` (`write_table(writer="native")`: the Java consumer finds it there).
 - The subject: a Java schema's `encode` is given the topic as the application spelled it, so
   Confluent's TopicNameStrategy there gives `{spelling}-value`, which `short-topic` / `full-topic`
   match here.
@@ -144,3 +147,71 @@ def test_a_java_producer_joins_a_topic_only_python_consumers_read(
 
     java(services, "produce", topic, subject, "--property", json.dumps({"f1": "from java"}))
     assert consumer.receive(10_000).value() == {"f1": "from java"}
+
+
+def test_a_java_producers_messages_read_into_a_table_by_field_32_natively(
+    services: Services, topic: str
+) -> None:
+    from native_support import required_extension
+
+    from pulsar_external_schema.arrow import read_table
+
+    required_extension()
+    schema = factory(services).avro(RECORD)
+    subject = schema.subject(topic)
+    assert subject is not None
+    schema.encode(topic, {"f1": "registers the schema"})
+    java(
+        services, "produce", topic, subject, json.dumps({"f1": "field 32 only"}),
+        "--property", json.dumps({"f1": "and __schema_id"}),
+    )  # fmt: skip
+    where: dict[str, Any] = {"service_url": services.pulsar_url, "admin_url": services.admin_url}
+    config = {"schema.registry.url": services.registry_url}
+
+    native = read_table(topic, config=config, reader="native", **where).to_pylist()
+    python = read_table(topic, config=config, reader="python", **where).to_pylist()
+
+    assert [(r["value"], r["_valid"]) for r in native] == [
+        ({"f1": "field 32 only"}, True),
+        ({"f1": "and __schema_id"}, True),
+    ]
+    assert native[0]["schemaId"] == native[1]["schemaId"] is not None
+    assert dict(native[0]["properties"]) == {}  # the id was in field 32 alone
+    # pulsar-client's Message does not give field 32: the Python path says where the id is
+    assert [r["_valid"] for r in python] == [False, True]
+    assert "field 32" in python[0]["_error"] and "reader='native'" in python[0]["_error"]
+
+
+def test_the_native_sender_writes_field_32_for_java_consumers(services: Services, topic: str) -> None:
+    """Messages read with their payloads and sent on untouched by the native sender (as the Spark
+    sink and `import --untouched` forward them): the id in field 32 too, where a Java PIP-420
+    consumer looks first."""
+    import pyarrow as pa
+    from native_support import required_extension
+
+    from pulsar_external_schema.arrow import read_table, write_table
+
+    required_extension()
+    config = {"schema.registry.url": services.registry_url, "pulsar.admin.url": services.admin_url}
+    values = pa.table({"value": [{"f1": f"from arrow {i}"} for i in range(3)]})
+    schema = factory(services).avro(RECORD)
+    write_table(topic, values, service_url=services.pulsar_url, schema=schema, config=config, writer="python")
+    read = read_table(
+        topic, service_url=services.pulsar_url, admin_url=services.admin_url, config=config, include_data=True
+    )
+    copy = f"{topic}-copy"
+
+    written = write_table(
+        copy,
+        read.select(["data", "properties"]),
+        service_url=services.pulsar_url,
+        config=config,
+        writer="native",
+    )
+
+    assert written.sent == 3
+    assert java(services, "consume", copy, "java", "3") == [
+        '{"f1": "from arrow 0"} field32',
+        '{"f1": "from arrow 1"} field32',
+        '{"f1": "from arrow 2"} field32',
+    ]

@@ -191,7 +191,8 @@ class FieldSerde:
                     f"property and its payload does not start with a Confluent schema id (first byte "
                     f"{first}); was it produced with an external schema? A Java PIP-420 producer puts "
                     "the id in metadata field 32, which the Python client cannot read: have it set the "
-                    f"{ids.SCHEMA_ID_PROPERTY} property too (docs/wire-format.md), or use prefix mode",
+                    f"{ids.SCHEMA_ID_PROPERTY} property too (docs/wire-format.md), or use prefix mode; "
+                    "read_table and the Spark source read field 32 with reader='native'",
                     topic=topic,
                     subject=self.subject(topic),
                 ) from None
