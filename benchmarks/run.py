@@ -1101,6 +1101,27 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {system}, Python {platform.python_version()}"
 
 
+def settled(*, busy: float = 0.15, window: float = 2.0, bound: float = 180.0) -> float:
+    """Waits until the machine is quiet (at most `busy` of its cores in use over `window`
+    seconds, from /proc/stat), at most `bound` seconds; returns the seconds waited. After a
+    benchmark writes a topic, the broker on this machine goes on for a while (its ledgers
+    flushed, its garbage collected) and takes a core the read would have."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            values = [int(v) for v in stat.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # all, idle + iowait
+
+    started = time.monotonic()
+    while time.monotonic() - started < bound:
+        total, idle = ticks()
+        time.sleep(window)
+        total_after, idle_after = ticks()
+        if total_after > total and 1 - (idle_after - idle) / (total_after - total) <= busy:
+            break
+    return time.monotonic() - started
+
+
 def render(
     cel: list[Row],
     serdes: list[Row],

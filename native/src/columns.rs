@@ -12,7 +12,6 @@
 //! message with `__rule.*` properties (a dead-letter copy, whose rules the Python path knows how to
 //! treat), is a row for the Python path.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{
@@ -89,10 +88,7 @@ impl Columns {
             Some(ms) if ms != 0 => self.event.append_value(ms as i64 * 1000),
             _ => self.event.append_null(),
         }
-        let mut sorted: BTreeMap<&str, &str> = BTreeMap::new();
-        for pair in row.properties {
-            sorted.entry(pair.key.as_str()).or_insert(pair.value.as_str());
-        }
+        let sorted = sorted_properties(row.properties.iter().map(|pair| (pair.key.as_str(), pair.value.as_str())));
         for (key, value) in &sorted {
             self.properties.keys().append_value(key);
             self.properties.values().append_value(value);
@@ -164,12 +160,27 @@ impl Columns {
     }
 }
 
-/// How a message with these (sorted) properties, PIP-420 metadata id (field 32) and payload is
-/// read (module doc).
-pub fn framing(properties: &BTreeMap<&str, &str>, metadata_id: Option<&[u8]>, data: &[u8]) -> Framing {
-    let python = properties.keys().any(|key| key.starts_with(RULE_PREFIX));
+/// A message's properties as pulsar-client's `std::map` holds them: sorted by key, the first of a
+/// repeated key kept (most messages have one or two: a sort of a few, no tree).
+pub fn sorted_properties<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
+    let mut sorted: Vec<(&str, &str)> = pairs.collect();
+    if sorted.len() > 1 {
+        sorted.sort_by_key(|(key, _)| *key); // stable: the first of a repeated key stays first
+        sorted.dedup_by_key(|(key, _)| *key);
+    }
+    sorted
+}
+
+fn property<'a>(properties: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
+    properties.iter().find(|(key, _)| *key == name).map(|(_, value)| *value)
+}
+
+/// How a message with these properties (`sorted_properties`), PIP-420 metadata id (field 32) and
+/// payload is read (module doc).
+pub fn framing(properties: &[(&str, &str)], metadata_id: Option<&[u8]>, data: &[u8]) -> Framing {
+    let python = properties.iter().any(|(key, _)| key.starts_with(RULE_PREFIX));
     let metadata_id = metadata_id.filter(|id| !id.is_empty());
-    if let Some(text) = properties.get(SCHEMA_ID_PROPERTY) {
+    if let Some(text) = property(properties, SCHEMA_ID_PROPERTY) {
         let id = numeric_id_property(text);
         let agrees = metadata_id.is_none_or(|bytes| numeric_id_bytes(bytes).is_some_and(|m| Some(m) == id));
         return Framing { id, skip: 0, python: python || id.is_none() || !agrees };
@@ -178,7 +189,7 @@ pub fn framing(properties: &BTreeMap<&str, &str>, metadata_id: Option<&[u8]>, da
         let id = numeric_id_bytes(bytes);
         return Framing { id, skip: 0, python: python || id.is_none() };
     }
-    if HEADER_PROPERTIES.iter().any(|name| properties.contains_key(name)) {
+    if HEADER_PROPERTIES.iter().any(|name| property(properties, name).is_some()) {
         return Framing { id: None, skip: 0, python: true };
     }
     if data.len() >= 5 && data[0] == 0 {
@@ -210,6 +221,18 @@ fn numeric_id_property(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    fn framing(p: &BTreeMap<&str, &str>, metadata_id: Option<&[u8]>, data: &[u8]) -> Framing {
+        super::framing(&sorted_properties(p.iter().map(|(k, v)| (*k, *v))), metadata_id, data)
+    }
+
+    #[test]
+    fn properties_sorted_as_a_std_map_keeps_them() {
+        let pairs = [("b", "1"), ("a", "2"), ("b", "3"), ("c", "4"), ("a", "5")];
+        assert_eq!(sorted_properties(pairs.into_iter()), vec![("a", "2"), ("b", "1"), ("c", "4")]);
+        assert_eq!(sorted_properties([("z", "")].into_iter()), vec![("z", "")]);
+    }
 
     #[test]
     fn everyday_ids_and_the_rest() {

@@ -535,7 +535,7 @@ fn framing(
     payload: &[u8],
     schema_id: Option<&[u8]>,
 ) -> (Option<u32>, usize, bool) {
-    let sorted = properties.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let sorted = columns::sorted_properties(properties.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let framing = columns::framing(&sorted, schema_id, payload);
     (framing.id, framing.skip, framing.python)
 }
