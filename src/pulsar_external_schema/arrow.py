@@ -32,7 +32,7 @@ import dataclasses
 import datetime as _dt
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -44,15 +44,15 @@ from .reading import native, rows
 from .reading.columns import read_schema
 from .reading.offsets import Bound
 from .reading.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOptions
-from .reading.planning import Planner, TopicPartitionRange, earlier
-from .reading.topic_metadata import PulsarAdmin, full_topic_name
+from .reading.planning import Planner, TopicPartitionRange, earlier, entries_between
+from .reading.topic_metadata import Ledger, PulsarAdmin, full_topic_name
 from .reading.values import query_value
 from .writing.rows import TaskWriter
 
 if TYPE_CHECKING:
     from .schema import ExternalSchema
 
-__all__ = ["Refused", "Written", "read_batches", "read_table", "write_table"]
+__all__ = ["ReadProgress", "Refused", "Written", "read_batches", "read_table", "write_table"]
 
 #: A start or an end: `earliest` / `latest`, or per partition topic a message id
 #: (`{"ledgerId": L, "entryId": E, "batchIndex": B}`, as the `messageId` column gives it) or
@@ -80,6 +80,7 @@ def read_batches(
     read_timeout_ms: int = 30_000,
     protobuf_message_class: str | None = None,
     client_conf: str | os.PathLike[str] | ClientConf | None = None,
+    progress: Callable[[ReadProgress], None] | None = None,
     **client: Any,
 ) -> pa.RecordBatchReader:
     """The messages of `topics` (a topic name or a list; partitioned topics too) from `start` up
@@ -94,7 +95,9 @@ def read_batches(
     after that time, read / not read (the broker's admin API finds them).
     `reader`: `auto` (the native reader where it can read the subject), `native`, `python`.
     `include_data`: a binary `data` column with each message's payload. `protobuf_message_class`:
-    the generated class of a Protobuf subject (`pkg.module_pb2.Message`).
+    the generated class of a Protobuf subject (`pkg.module_pb2.Message`). `progress`: called
+    with a `ReadProgress` after each batch (rows so far, entries read of the read's entries, and
+    an estimate of the rows left), for a progress bar.
     TLS and credentials: `client_conf`, a Pulsar `client.conf` (its path, or a `ClientConf`), and
     its keys as keyword arguments over it (`tlsTrustCertsFilePath=...`, `authPlugin=...`,
     `authParams=...`), as the console tools and the Spark source take them.
@@ -120,15 +123,23 @@ def read_batches(
         client_conf,
         client,
     )
+    if progress is not None and not callable(progress):
+        raise ConfigError(f"progress takes a function of one ReadProgress, not {progress!r}")
     reader_schema, value_type = query_value(options)
-    ranges = _ranges(options, first, last)
+    ranges, ledgers = _ranges(options, first, last, sized=progress is not None)
     # which reader, decided here: reader="native" where it cannot read is an error now, not at
     # the first batch
     read = native.read_partition if native.choose(options, reader_schema, value_type) else rows.read_partition
 
     def batches() -> Iterator[pa.RecordBatch]:
-        for piece in ranges:
-            yield from read(options, reader_schema, value_type, piece)
+        extent = _Extent(ranges, ledgers) if progress is not None else None
+        given = 0
+        for index, piece in enumerate(ranges):
+            for batch in read(options, reader_schema, value_type, piece):
+                given += batch.num_rows
+                if extent is not None and progress is not None and batch.num_rows:
+                    progress(extent.after(index, batch, given))
+                yield batch
 
     return pa.RecordBatchReader.from_batches(read_schema(value_type, options.include_data), batches())
 
@@ -150,6 +161,7 @@ def read_table(
     read_timeout_ms: int = 30_000,
     protobuf_message_class: str | None = None,
     client_conf: str | os.PathLike[str] | ClientConf | None = None,
+    progress: Callable[[ReadProgress], None] | None = None,
     **client: Any,
 ) -> pa.Table:
     """What `read_batches` reads, as one table (every row in memory: for a bounded read that fits;
@@ -170,6 +182,7 @@ def read_table(
         read_timeout_ms=read_timeout_ms,
         protobuf_message_class=protobuf_message_class,
         client_conf=client_conf,
+        progress=progress,
         **client,
     ).read_all()
 
@@ -409,7 +422,10 @@ def _end(position: Position, time: Time | None, name: str) -> _End:
     return checked
 
 
-def _ranges(options: SourceOptions, start: _End, end: _End) -> list[TopicPartitionRange]:
+def _ranges(
+    options: SourceOptions, start: _End, end: _End, *, sized: bool = False
+) -> tuple[list[TopicPartitionRange], dict[str, list[Ledger]]]:
+    """The read's ranges, and where `sized` the ledgers of their partitions (`_Extent`)."""
     planner = Planner(options)
     admin = planner.admin()
     try:
@@ -419,9 +435,48 @@ def _ranges(options: SourceOptions, start: _End, end: _End) -> list[TopicPartiti
         if isinstance(end, int):  # never past what is written now: a read ends
             latest = _bounds(admin, planner, "latest", partitions, "end")
             last = {p: earlier(bound, latest[p]) for p, bound in last.items()}
-        return planner.ranges(admin, first, last)
+        ranges = planner.ranges(admin, first, last)
+        ledgers = {r.partition_topic: admin.ledgers(r.partition_topic) for r in ranges} if sized else {}
+        return ranges, ledgers
     finally:
         admin.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadProgress:
+    """Where a read is, after a batch (`read_batches(progress=...)`): the rows given so far, and
+    the entries read of the entries the read covers (an entry is a message, or a batch of them
+    as its producer sent them; the broker counts them, not messages, ahead of a read)."""
+
+    rows: int
+    entries: int
+    total_entries: int
+
+    @property
+    def rows_left(self) -> int | None:
+        """About how many rows are left: the entries left at the rows an entry held so far
+        (None before the first entry)."""
+        if self.entries <= 0:
+            return None
+        return max(0, round(self.rows / self.entries * (self.total_entries - self.entries)))
+
+
+class _Extent:
+    """The entries of a read's ranges, to say how far a batch brought it."""
+
+    def __init__(self, ranges: list[TopicPartitionRange], ledgers: dict[str, list[Ledger]]) -> None:
+        self.ranges, self.ledgers = ranges, ledgers
+        self.sizes = [entries_between(ledgers[r.partition_topic], r.start, r.end) for r in ranges]
+        self.total = sum(self.sizes)
+
+    def after(self, index: int, batch: pa.RecordBatch, rows: int) -> ReadProgress:
+        """After `batch` of range `index`, `rows` rows given in all."""
+        piece = self.ranges[index]
+        last = batch.column("messageId")[batch.num_rows - 1].as_py()
+        reached = Bound(last["ledgerId"], last["entryId"], -1, True)
+        inside = entries_between(self.ledgers[piece.partition_topic], piece.start, reached)
+        entries = sum(self.sizes[:index]) + min(inside, self.sizes[index])
+        return ReadProgress(rows, entries, self.total)
 
 
 def _bounds(

@@ -105,6 +105,26 @@ def test_batches_stream_at_most_batch_size_rows(services: Services, orders: Prod
     assert max(sizes) == 16 and all(0 < size <= 16 for size in sizes)
 
 
+def test_progress_is_told_after_each_batch_up_to_every_entry(
+    services: Services, orders: Produced, reader: str
+) -> None:
+    from pulsar_external_schema.arrow import ReadProgress
+
+    told: list[ReadProgress] = []
+    sizes = [
+        batch.num_rows
+        for batch in read_batches(
+            orders.topic, batch_size=16, reader=reader, progress=told.append, **connection(services)
+        )
+    ]
+
+    assert [p.rows for p in told] == [sum(sizes[: i + 1]) for i in range(len(sizes))]
+    entries = [p.entries for p in told]
+    assert entries == sorted(entries) and len({p.total_entries for p in told}) == 1
+    assert told[-1].entries == told[-1].total_entries and told[-1].rows_left == 0
+    assert told[-1].rows == orders.total
+
+
 def test_a_read_between_two_message_ids(services: Services, orders: Produced, reader: str) -> None:
     everything = read_table(orders.topic, reader=reader, **connection(services)).to_pylist()
     partition = f"{orders.topic}-partition-1"

@@ -5,6 +5,7 @@ time; and its mistakes, one line each and no file left behind."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -118,6 +119,22 @@ def test_an_export_between_two_times(services: Services, topic: str, tmp_path: P
 
     assert [json.loads(line)["value"]["sensor"] for line in before.read_text().splitlines()] == ["a"]
     assert [json.loads(line)["value"]["sensor"] for line in after.read_text().splitlines()] == ["c"]
+
+
+def test_a_long_export_shows_its_rows_and_about_how_many_are_left(
+    services: Services, topic: str, tmp_path: Path
+) -> None:
+    produce(services, topic, [{"sensor": f"s{i}", "celsius": float(i), "tags": []} for i in range(30)])
+    target = tmp_path / "readings.parquet"
+
+    done = cli(services, "export", topic, "--to", str(target), "--batch-size", "5", "--progress", "0.000001")
+
+    assert done.returncode == 0, done.stderr
+    shown = [line for line in done.stderr.splitlines() if line.startswith("... exported")]
+    assert len(shown) == 6, done.stderr
+    left = [int(re.search(r"about ([\d,]+) left", line)[1].replace(",", "")) for line in shown]  # type: ignore[index]
+    assert left == sorted(left, reverse=True) and left[-1] == 0, shown
+    assert shown[0].startswith("... exported 5 rows (0 failed), ")
 
 
 def test_mistakes_are_one_line_and_leave_no_file(services: Services, topic: str, tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ NOWHERE: dict[str, Any] = {
         ({"service_url": None}, "service_url is required"),
         ({"admin_url": None}, "admin_url is required"),
         ({"tlsTrustCertsFilePathh": "/ca.pem"}, "tlsTrustCertsFilePath"),
+        ({"progress": 5}, "progress takes a function of one ReadProgress, not 5"),
     ],
 )
 def test_a_mistake_is_one_config_error_before_any_call(arguments: dict[str, Any], said: str) -> None:

@@ -15,12 +15,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalSchemaError
 from .common import CommandError, UsageError, connection, fail, plural, require, schema_config
 from .habits import settle_topic
 from .progress import Progress
+
+if TYPE_CHECKING:
+    from ..arrow import ReadProgress
 
 #: File extensions and the format each writes.
 FORMATS = {".parquet": "parquet", ".arrow": "arrow", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -39,6 +42,8 @@ def run_export(args: argparse.Namespace) -> int:
     target = Path(args.to)
     partial = target.with_name(f".{target.name}.partial")
     started = time.monotonic()
+    progress = Progress("exported", "row", 0 if args.quiet else args.progress)
+    where: list[ReadProgress] = []
     try:
         from ..arrow import read_batches
 
@@ -53,9 +58,9 @@ def run_export(args: argparse.Namespace) -> int:
             reader=args.reader,
             include_data=args.include_data,
             client_conf=args.connection,
+            progress=where.append if progress.shown else None,
         )
-        progress = Progress("exported", "row", 0 if args.quiet else args.progress)
-        rows, invalid = _write(kind, batches, partial, progress)
+        rows, invalid = _write(kind, batches, partial, progress, where)
         os.replace(partial, target)
     except ExternalSchemaError as error:
         return fail("export", error)
@@ -73,8 +78,11 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(kind: str, batches: Any, path: Path, progress: Progress) -> tuple[int, int]:
-    """Every batch into `path` as `kind`: (rows, rows not valid)."""
+def _write(
+    kind: str, batches: Any, path: Path, progress: Progress, where: list[ReadProgress]
+) -> tuple[int, int]:
+    """Every batch into `path` as `kind`: (rows, rows not valid); `where` gets the read's
+    progress after each batch (the rows left shown)."""
     import pyarrow as pa
 
     writer: Any
@@ -108,7 +116,8 @@ def _write(kind: str, batches: Any, path: Path, progress: Progress) -> tuple[int
             write(batch)
             rows += batch.num_rows
             invalid += batch.num_rows - batch.column("_valid").true_count
-            progress.update(rows, invalid)
+            progress.update(rows, invalid, where[-1].rows_left if where else None)
+            del where[:-1]
     finally:
         writer.close()
     return rows, invalid
