@@ -10,7 +10,9 @@ decoding of the same payloads, measured in the same run (docs/tables.md, docs/be
    second topic whose subject has a CEL READ condition. Best of three after a warm-up read, once
    the machine is quiet again (`run.settled`: the broker flushes and collects for a while after
    a million writes, on a core the read would use); with the CPU the reading process spent.
-3. `read_batches` streamed to its end in a fresh process: the growth of its peak RSS over the
+3. `export --to FILE.parquet` (the command's `main` in this process, batch by batch into a
+   ParquetWriter) against `read_table` + `pyarrow.parquet.write_table` of the same rows.
+4. `read_batches` streamed to its end in a fresh process: the growth of its peak RSS over the
    RSS before the read, against two batches and 64 MB.
 
 Needs the services (and the native extension for the native figures):
@@ -28,10 +30,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
 import pulsar
+import pyarrow.parquet as pq
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from run import machine, settled  # the same machine line as docs/benchmarks.md (this script's folder)
 from spark_read import RULE, SCHEMA, fastavro_rate, new_topic, produce, received
@@ -40,6 +44,8 @@ from pulsar_external_schema.arrow import read_table
 
 #: The issue's targets, as multiples of fastavro's rows/s on one core.
 TARGET, TARGET_WITH_RULE = 4.0, 3.0
+#: `export` to Parquet against `read_table` + `pyarrow.parquet.write_table`, at most.
+EXPORT_TARGET = 1.3
 #: Peak memory of a stream: at most two batches and this much more.
 SLACK_MB = 64
 
@@ -77,6 +83,26 @@ def read_seconds(topic: str, connection: dict[str, Any], reader: str, count: int
         assert table.num_rows == count, (table.num_rows, count)
         del table
     return best, cpu
+
+
+def export_seconds(topic: str, connection: dict[str, Any], folder: str) -> tuple[float, float]:
+    """Best of three of `pulsar-external-schema export --to FILE.parquet` (its `main`, in this
+    process: the command's work, not an interpreter's start) and of `read_table` then
+    `pyarrow.parquet.write_table` of the same rows to another file."""
+    from pulsar_external_schema.cli import main as command
+
+    exported, written = os.path.join(folder, "export.parquet"), os.path.join(folder, "table.parquet")
+    settled()
+    best_export = best_table = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        assert command(["export", "--topic", topic, "--to", exported, "--quiet"]) == 0
+        best_export = min(best_export, time.perf_counter() - start)
+        start = time.perf_counter()
+        pq.write_table(read_table(topic, **connection), written)
+        best_table = min(best_table, time.perf_counter() - start)
+    assert pq.read_metadata(exported).num_rows == pq.read_metadata(written).num_rows
+    return best_export, best_table
 
 
 def stream_memory(topic: str, warm: str, connection: dict[str, Any], batch_size: int) -> dict[str, int]:
@@ -146,6 +172,10 @@ def main() -> None:
         rate = count / seconds
         rows.append((label, seconds, rate, rate / floor, cpu))
 
+    say("export to Parquet, and read_table + pyarrow.parquet.write_table ...")
+    with tempfile.TemporaryDirectory() as folder:
+        exported, tabled = export_seconds(plain, connection, folder)
+
     say("read_batches streamed, in a fresh process ...")
     memory = stream_memory(plain, warm, connection, args.batch_size)
     assert memory["rows"] == count, memory
@@ -169,6 +199,10 @@ def main() -> None:
         f"{growth / mb:.0f} MB over the {memory['before'] / mb:.0f} MB before the read; a batch is "
         f"{memory['batch'] / mb:.1f} MB, so the bound (two batches + {SLACK_MB} MB) is "
         f"{allowed / mb:.0f} MB: **{'met' if growth <= allowed else 'missed'}**.",
+        "",
+        f"`export --to FILE.parquet` (the command's `main` in this process): {exported:.2f} s; "
+        f"`read_table` + `pyarrow.parquet.write_table`: {tabled:.2f} s; **{exported / tabled:.2f}x** "
+        f"(target <= {EXPORT_TARGET}x: **{'met' if exported / tabled <= EXPORT_TARGET else 'missed'}**).",
         "",
         f"Targets: `read_table` natively >= {TARGET}x fastavro: "
         f"**{'met' if rows[0][3] >= TARGET else 'missed'}** ({rows[0][3]:.2f}x); with a CEL READ "

@@ -125,7 +125,12 @@ def read_batches(
     )
     if progress is not None and not callable(progress):
         raise ConfigError(f"progress takes a function of one ReadProgress, not {progress!r}")
-    reader_schema, value_type = query_value(options)
+    try:
+        reader_schema, value_type = query_value(options)
+    except ConfigError as error:  # the Spark source's words for its options: these are arguments
+        raise ConfigError(
+            str(error).replace("option 'protobuf.message.class'", "protobuf_message_class")
+        ) from None
     ranges, ledgers = _ranges(options, first, last, sized=progress is not None)
     # which reader, decided here: reader="native" where it cannot read is an error now, not at
     # the first batch

@@ -381,3 +381,29 @@ def test_write_table_mistakes_are_one_line(services: Services, topic: str) -> No
         write_table(topic, pa.table({"sku": ["a"]}), **given)
     with pytest.raises(ConfigError, match="writer takes auto, native, python"):
         write_table(topic, items_table([1]), writer="fast", **given)
+
+
+def test_a_protobuf_topic_reads_with_its_generated_class_on_the_python_path(
+    services: Services, pulsar_client: Any, make_factory: Any, topic: str
+) -> None:
+    from schemas import Shipment
+
+    producer = create_producer(pulsar_client, topic, make_factory().protobuf(Shipment))
+    sent = Shipment(id=7, items=["book", "pen"], weights={"book": 400}, fragile=True)
+    sent.to.city = "Oslo"
+    sent.sent.FromSeconds(1_700_000_000)
+    producer.send(sent)
+    producer.send(Shipment(id=8))
+    producer.close()
+
+    table = read_table(topic, protobuf_message_class="schemas.Shipment", **connection(services))
+
+    first, second = (row["value"] for row in table.to_pylist())
+    assert first["id"] == 7 and first["to"] == {"city": "Oslo"} and first["items"] == ["book", "pen"]
+    assert dict(first["weights"]) == {"book": 400} and first["fragile"] is True
+    assert first["sent"] == dt.datetime(2023, 11, 14, 22, 13, 20, tzinfo=dt.UTC)
+    assert second["id"] == 8 and second["to"] is None and second["items"] == []
+    with pytest.raises(ConfigError, match="protobuf_message_class"):
+        read_table(topic, **connection(services))
+    with pytest.raises(ConfigError, match="native"):
+        read_table(topic, protobuf_message_class="schemas.Shipment", reader="native", **connection(services))

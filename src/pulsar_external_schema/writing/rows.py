@@ -178,6 +178,8 @@ class TaskWriter:
             if producer is not None:
                 self._send_natively(producer, target, batch)
                 return
+        if not raw and "topic" not in names and self._encoded_natively(batch):
+            return
         columns = {name: batch.column(name).to_pylist() for name in names - {"eventTime"}}
         absent: list[Any] = [None] * batch.num_rows  # a column the batch does not have
         if "eventTime" in names:
@@ -220,14 +222,90 @@ class TaskWriter:
             except DeadLetteredError:
                 self.dead_lettered += 1
             except ExternalSchemaError as error:
-                if self.refused is not None:
-                    self.refused(self.row - 1, key, error)
-                    continue
-                raise EncodeError(
-                    f"a row of task {self.task} (row {self.row - 1} of the task, key {key!r}) could not be "
-                    f"written to {topic}: {error}"
-                ) from None
+                self._not_written(error, topic, key)
+                continue
             self._check()
+
+    def _not_written(self, error: ExternalSchemaError, topic: str, key: Any) -> None:
+        """The last row (`self.row - 1`) its schema or a WRITE rule refused: reported, or the
+        write's failure."""
+        if self.refused is not None:
+            self.refused(self.row - 1, key, error)
+            return
+        raise EncodeError(
+            f"a row of task {self.task} (row {self.row - 1} of the task, key {key!r}) could not be "
+            f"written to {topic}: {error}"
+        ) from None
+
+    def _encoded_natively(self, batch: pa.RecordBatch) -> bool:
+        """`value` rows to the task's topic, each encoded as a producer encodes it
+        (`producer.encode_message`: the schema, its WRITE rules and their DLQ action) and sent by
+        the native sender with the row's sequence id, as `data` rows go: True; False where the
+        rows go to pulsar-client instead (the option `writer`, no extension, a key or event
+        time of another type than it takes)."""
+        from ..producer import encode_message
+
+        topic = full_topic_name(self._default_topic())
+        names = batch.schema.names
+        shape = pa.schema([pa.field("data", pa.binary())])
+        if "key" in names:  # sent as the Python path sends it, str(key): strings and integers
+            key_type = batch.schema.field("key").type
+            stringly = pa.types.is_string(key_type) or pa.types.is_large_string(key_type)
+            shape = shape.append(
+                pa.field("key", pa.string() if stringly or pa.types.is_integer(key_type) else key_type)
+            )
+        if "eventTime" in names:
+            shape = shape.append(batch.schema.field("eventTime"))
+        producer = self._native_producer(topic, shape)
+        if producer is None:
+            return False
+        schema, convert = self._schema(topic), self.converters.get(topic)
+        values = batch.column("value").to_pylist()
+        absent: list[Any] = [None] * batch.num_rows
+        keys = batch.column("key").to_pylist() if "key" in names else absent
+        events = event_millis(batch.column("eventTime")).to_pylist() if "eventTime" in names else absent
+        given = batch.column("properties").to_pylist() if "properties" in names else absent
+        rows: list[int] = []
+        payloads: list[bytes] = []
+        properties: list[list[tuple[str, str]]] = []
+        for i in range(batch.num_rows):
+            key, event = keys[i], events[i]
+            options: dict[str, Any] = {}
+            if key is not None:
+                options["partition_key"] = str(key)
+            if event is not None:
+                options["event_timestamp"] = event
+            self.row += 1
+            try:
+                value = _plain(values[i])
+                payload, sent = encode_message(
+                    schema, topic, convert(value) if convert else value, dict(given[i] or []), **options
+                )
+            except DeadLetteredError:
+                self.dead_lettered += 1
+                continue
+            except ExternalSchemaError as error:
+                self._not_written(error, topic, key)
+                continue
+            rows.append(i)
+            payloads.append(payload)
+            properties.append(sorted(sent.items()))
+        if rows:
+            picked = pa.array(rows, pa.int64())
+            columns: dict[str, pa.Array] = {
+                "data": pa.array(payloads, pa.binary()),
+                "properties": pa.array(properties, pa.map_(pa.string(), pa.string())),
+            }
+            if "key" in names:
+                columns["key"] = batch.column("key").take(picked).cast(pa.string())
+            if "eventTime" in names:
+                columns["event_time"] = event_millis(batch.column("eventTime").take(picked))
+            if self.producer_name is not None:  # each row's own id, as the Python path sends it
+                first = ((self.sequence_base or 0) << 32) + self.row - batch.num_rows
+                columns["sequence_id"] = pc.add(picked, first)
+            self._natively(topic, lambda: producer.send(pa.RecordBatch.from_pydict(columns), None))
+            self.submitted += len(rows)
+        return True
 
     def _native_producer(self, topic: str, schema: pa.Schema) -> Any:
         """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
@@ -421,7 +499,8 @@ class _NativeTopic:
         if count == 1:
             self._producer(0, False).send(batch, first)
             return
-        if first is not None:  # each partition gets a share of the rows: their ids go along
+        if first is not None and "sequence_id" not in batch.schema.names:  # each partition gets a
+            # share of the rows: their ids go along
             ids = pa.array(range(first, first + batch.num_rows), pa.int64())
             batch = pa.RecordBatch.from_arrays([*batch.columns, ids], [*batch.schema.names, "sequence_id"])
         module = _native.extension()
