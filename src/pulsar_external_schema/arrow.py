@@ -127,10 +127,11 @@ def read_batches(
         raise ConfigError(f"progress takes a function of one ReadProgress, not {progress!r}")
     try:
         reader_schema, value_type = query_value(options)
-    except ConfigError as error:  # the Spark source's words for its options: these are arguments
-        raise ConfigError(
-            str(error).replace("option 'protobuf.message.class'", "protobuf_message_class")
-        ) from None
+    except ConfigError as error:  # the Spark source's words for its option: here, an argument
+        spark_name = "option 'protobuf.message.class'"
+        if spark_name not in str(error):
+            raise
+        raise ConfigError(str(error).replace(spark_name, "protobuf_message_class")) from None
     ranges, ledgers = _ranges(options, first, last, sized=progress is not None)
     # which reader, decided here: reader="native" where it cannot read is an error now, not at
     # the first batch

@@ -180,7 +180,9 @@ class TaskWriter:
                 return
         if not raw and "topic" not in names and self._encoded_natively(batch):
             return
-        columns = {name: batch.column(name).to_pylist() for name in names - {"eventTime"}}
+        columns = {name: batch.column(name).to_pylist() for name in names - {"eventTime", "value"}}
+        if "value" in names:
+            columns["value"] = python_values(batch.column("value"))
         absent: list[Any] = [None] * batch.num_rows  # a column the batch does not have
         if "eventTime" in names:
             columns["eventTime"] = event_millis(batch.column("eventTime")).to_pylist()
@@ -213,7 +215,7 @@ class TaskWriter:
                 self._check()
                 continue
             try:
-                value = _plain(columns["value"][i])
+                value = columns["value"][i]
                 convert = self.converters.get(topic)
                 producer.send_async(
                     convert(value) if convert else value, self._sent, properties=properties, **kwargs
@@ -260,7 +262,7 @@ class TaskWriter:
         if producer is None:
             return False
         schema, convert = self._schema(topic), self.converters.get(topic)
-        values = batch.column("value").to_pylist()
+        values = python_values(batch.column("value"))
         absent: list[Any] = [None] * batch.num_rows
         keys = batch.column("key").to_pylist() if "key" in names else absent
         events = event_millis(batch.column("eventTime")).to_pylist() if "eventTime" in names else absent
@@ -277,7 +279,7 @@ class TaskWriter:
                 options["event_timestamp"] = event
             self.row += 1
             try:
-                value = _plain(values[i])
+                value = values[i]
                 payload, sent = encode_message(
                     schema, topic, convert(value) if convert else value, dict(given[i] or []), **options
                 )
@@ -529,15 +531,41 @@ def event_millis(column: pa.Array) -> pa.Array:
     return pc.divide(micros, 1000)
 
 
-def _plain(value: Any) -> Any:
-    """Arrow's Python form of a row value, with maps as dicts (Arrow gives key/value pairs)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-            return {k: _plain(v) for k, v in value}
-        return [_plain(v) for v in value]
-    return value
+def python_values(column: pa.Array) -> list[Any]:
+    """A `value` column's rows as the values a producer takes: Arrow's Python form, with maps as
+    dicts (the last of a repeated key, as a dict keeps it). Only where the type has maps is a row
+    walked again (pyarrow's own `maps_as_pydicts` costs several times the conversion)."""
+    rows: list[Any] = column.to_pylist()
+    convert = _maps_as_dicts(column.type)
+    return rows if convert is None else [convert(row) for row in rows]
+
+
+def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
+    """What turns a value of `kind` with maps (Arrow's key/value pairs) into one with dicts; None
+    for a type without maps."""
+    if pa.types.is_map(kind):
+        item = _maps_as_dicts(kind.item_type)
+        if item is None:
+            return lambda pairs: None if pairs is None else dict(pairs)
+        return lambda pairs: None if pairs is None else {k: item(v) for k, v in pairs}
+    if pa.types.is_struct(kind):
+        fields = [(kind.field(i).name, _maps_as_dicts(kind.field(i).type)) for i in range(kind.num_fields)]
+        changed = [(name, convert) for name, convert in fields if convert is not None]
+        if not changed:
+            return None
+
+        def struct(row: Any) -> Any:
+            if row is None:
+                return None
+            return {**row, **{name: convert(row[name]) for name, convert in changed}}
+
+        return struct
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        each = _maps_as_dicts(kind.value_type)
+        if each is None:
+            return None
+        return lambda items: None if items is None else [each(v) for v in items]
+    return None
 
 
 def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
