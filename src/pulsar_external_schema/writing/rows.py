@@ -269,7 +269,7 @@ class TaskWriter:
         given = batch.column("properties").to_pylist() if "properties" in names else absent
         rows: list[int] = []
         payloads: list[bytes] = []
-        properties: list[list[tuple[str, str]]] = []
+        offsets, property_names, property_values = [0], [], []  # the properties column, flat
         for i in range(batch.num_rows):
             key, event = keys[i], events[i]
             options: dict[str, Any] = {}
@@ -291,12 +291,19 @@ class TaskWriter:
                 continue
             rows.append(i)
             payloads.append(payload)
-            properties.append(sorted(sent.items()))
+            for name, text in sorted(sent.items()):  # sorted, as pulsar-client's std::map holds them
+                property_names.append(name)
+                property_values.append(text)
+            offsets.append(len(property_names))
         if rows:
             picked = pa.array(rows, pa.int64())
             columns: dict[str, pa.Array] = {
                 "data": pa.array(payloads, pa.binary()),
-                "properties": pa.array(properties, pa.map_(pa.string(), pa.string())),
+                "properties": pa.MapArray.from_arrays(
+                    pa.array(offsets, pa.int32()),
+                    pa.array(property_names, pa.string()),
+                    pa.array(property_values, pa.string()),
+                ),
             }
             if "key" in names:
                 columns["key"] = batch.column("key").take(picked).cast(pa.string())
