@@ -174,6 +174,15 @@ def _shipment_class() -> Any:
 Shipment = _shipment_class()
 
 
+def two_shipments() -> list[Any]:
+    """A shipment with every field set (a nested message, a list, a map, a timestamp) and one
+    with only its id: what the Protobuf read tests send."""
+    full = Shipment(id=7, items=["book", "pen"], weights={"book": 400}, fragile=True)
+    full.to.city = "Oslo"
+    full.sent.FromSeconds(1_700_000_000)
+    return [full, Shipment(id=8)]
+
+
 def priced_product(namespace: str) -> dict[str, Any]:
     """A Product whose `cost` is tagged PII (an ENCRYPT rule on PII encrypts it), in a namespace of
     its own (AxonOps v0.2.1 keeps the first text of equal schemas, tags or not)."""

@@ -386,14 +386,11 @@ def test_write_table_mistakes_are_one_line(services: Services, topic: str) -> No
 def test_a_protobuf_topic_reads_with_its_generated_class_on_the_python_path(
     services: Services, pulsar_client: Any, make_factory: Any, topic: str
 ) -> None:
-    from schemas import Shipment
+    from schemas import Shipment, two_shipments
 
     producer = create_producer(pulsar_client, topic, make_factory().protobuf(Shipment))
-    sent = Shipment(id=7, items=["book", "pen"], weights={"book": 400}, fragile=True)
-    sent.to.city = "Oslo"
-    sent.sent.FromSeconds(1_700_000_000)
-    producer.send(sent)
-    producer.send(Shipment(id=8))
+    for shipment in two_shipments():
+        producer.send(shipment)
     producer.close()
 
     table = read_table(topic, protobuf_message_class="schemas.Shipment", **connection(services))

@@ -12,7 +12,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 from conftest import Services, create_partitioned_topic
 from contracts import unique
-from schemas import Shipment
+from schemas import Shipment, two_shipments
 from spark_support import source_options
 
 from pulsar_external_schema import create_producer
@@ -85,11 +85,8 @@ def test_protobuf_topic_reads_with_the_generated_class(
 ) -> None:
     topic = f"persistent://public/default/{unique('spark-proto')}"
     producer = create_producer(pulsar_client, topic, make_factory().protobuf(Shipment))
-    sent = Shipment(id=7, items=["book", "pen"], weights={"book": 400}, fragile=True)
-    sent.to.city = "Oslo"
-    sent.sent.FromSeconds(1_700_000_000)
-    producer.send(sent)
-    producer.send(Shipment(id=8))
+    for shipment in two_shipments():
+        producer.send(shipment)
     producer.close()
 
     options = source_options(services, topic=topic, **{"protobuf.message.class": "schemas.Shipment"})
