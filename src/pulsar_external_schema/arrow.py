@@ -125,13 +125,7 @@ def read_batches(
     )
     if progress is not None and not callable(progress):
         raise ConfigError(f"progress takes a function of one ReadProgress, not {progress!r}")
-    try:
-        reader_schema, value_type = query_value(options)
-    except ConfigError as error:  # the Spark source's words for its option: here, an argument
-        spark_name = "option 'protobuf.message.class'"
-        if spark_name not in str(error):
-            raise
-        raise ConfigError(str(error).replace(spark_name, "protobuf_message_class")) from None
+    reader_schema, value_type = query_value(options)
     ranges, ledgers = _ranges(options, first, last, sized=progress is not None)
     # which reader, decided here: reader="native" where it cannot read is an error now, not at
     # the first batch
@@ -332,7 +326,7 @@ def _options(
         "read_table", source, service_url, admin_url, config, client_conf, client, needs_admin=True
     )
     options.require_topics()
-    return dataclasses.replace(options, batch_size=batch_size)
+    return dataclasses.replace(options, batch_size=batch_size, protobuf_class_named="protobuf_message_class")
 
 
 def _parsed(

@@ -80,3 +80,28 @@ def test_a_naive_datetime_is_local_time_as_python_takes_it() -> None:
     assert _end({"orders-partition-1": {"ledgerId": 3, "entryId": 4}}, None, "start") == {
         "persistent://public/default/orders-partition-1": {"ledgerId": 3, "entryId": 4}
     }
+
+
+@pytest.mark.parametrize(
+    ("named", "spelling"),
+    [(None, "option 'protobuf.message.class'"), ("protobuf_message_class", "protobuf_message_class")],
+)
+def test_a_protobuf_class_error_names_the_setting_as_its_caller_spells_it(
+    named: str | None, spelling: str
+) -> None:
+    """The reading layer's words for the class: the Spark source's option, or `read_table`'s argument
+    (the integration test reads a Protobuf topic without it: tests/integration/test_arrow.py)."""
+    import dataclasses
+
+    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.values import protobuf_class
+
+    options = SourceOptions.parse({"service.url": "pulsar://127.0.0.1:9", "schema.registry.url": "http://x"})
+    if named is not None:
+        options = dataclasses.replace(options, protobuf_class_named=named)
+    with pytest.raises(ConfigError, match=f"^subject s-value holds Protobuf schemas: set {spelling} to the"):
+        protobuf_class(options, "subject s-value")
+    with pytest.raises(ConfigError, match=f"^{spelling}: cannot import 'nowhere_pb2.Order'"):
+        protobuf_class(
+            dataclasses.replace(options, protobuf_message_class="nowhere_pb2.Order"), "subject s-value"
+        )

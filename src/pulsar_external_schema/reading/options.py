@@ -109,6 +109,8 @@ class SourceOptions:
     """With `forward_to`: the topic of invalid messages."""
     batch_size: int = ROWS_PER_BATCH
     """Rows per Arrow batch of a range read (`rows.py`, `native.py`)."""
+    protobuf_class_named: str = "option 'protobuf.message.class'"
+    """How the caller spells `protobuf_message_class` in its errors (an option, an argument)."""
     config: dict[str, Any] = field(default_factory=dict, repr=False)
     """This package's configuration keys (the registry, serdes and rules)."""
     client: ClientConf = field(default_factory=ClientConf)

@@ -95,13 +95,13 @@ def arrow_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[pa.D
 
 
 def protobuf_class(options: SourceOptions, where: str) -> Any:
-    path = options.protobuf_message_class
+    path, named = options.protobuf_message_class, options.protobuf_class_named
     if not path:
         raise ConfigError(
-            f"{where} holds Protobuf schemas: set option 'protobuf.message.class' to the "
-            "generated message class (pkg.module_pb2.Message)"
+            f"{where} holds Protobuf schemas: set {named} to the generated message class "
+            "(pkg.module_pb2.Message)"
         )
-    return import_message_class(path, "option 'protobuf.message.class'")
+    return import_message_class(path, named)
 
 
 def make_schema(
