@@ -108,7 +108,8 @@ class SourceOptions:
     dead_letter_topic: str | None = None
     """With `forward_to`: the topic of invalid messages."""
     batch_size: int = ROWS_PER_BATCH
-    """Rows per Arrow batch of a range read (`rows.py`, `native.py`)."""
+    """Rows per Arrow batch of a range read (`rows.py`, `native.py`); and the most rows a writer
+    encodes at once (`writing/rows.py`)."""
     protobuf_class_named: str = "option 'protobuf.message.class'"
     """How the caller spells `protobuf_message_class` in its errors (an option, an argument)."""
     config: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -160,6 +160,10 @@ class TaskWriter:
         return self.encoders[topic]
 
     def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows > self.options.batch_size:  # what a batch holds at once, encoded, is bounded
+            for offset in range(0, batch.num_rows, self.options.batch_size):
+                self.write(batch.slice(offset, self.options.batch_size))
+            return
         names = set(batch.schema.names)
         raw = "data" in names
         if not raw and "value" not in names:
@@ -195,13 +199,8 @@ class TaskWriter:
             if topic is None:
                 topic = full_names[named] = full_topic_name(named or self._default_topic())
             properties = dict(given_properties[i] or [])
-            kwargs: dict[str, Any] = {}
             key = keys[i]
-            if key is not None:
-                kwargs["partition_key"] = str(key)
-            event = events[i]
-            if event is not None:
-                kwargs["event_timestamp"] = event
+            kwargs = _send_options(key, events[i])
             if self.producer_name is not None:
                 kwargs["sequence_id"] = ((self.sequence_base or 0) << 32) + self.row
             self.row += 1
@@ -271,17 +270,16 @@ class TaskWriter:
         payloads: list[bytes] = []
         offsets, property_names, property_values = [0], [], []  # the properties column, flat
         for i in range(batch.num_rows):
-            key, event = keys[i], events[i]
-            options: dict[str, Any] = {}
-            if key is not None:
-                options["partition_key"] = str(key)
-            if event is not None:
-                options["event_timestamp"] = event
+            key = keys[i]
             self.row += 1
             try:
                 value = values[i]
                 payload, sent = encode_message(
-                    schema, topic, convert(value) if convert else value, dict(given[i] or []), **options
+                    schema,
+                    topic,
+                    convert(value) if convert else value,
+                    dict(given[i] or []),
+                    **_send_options(key, events[i]),
                 )
             except DeadLetteredError:
                 self.dead_lettered += 1
@@ -536,6 +534,17 @@ def event_millis(column: pa.Array) -> pa.Array:
     epoch, in Arrow's integers, for both producers (the native one takes the column as it is)."""
     micros = column.cast(pa.timestamp("us", tz="UTC"), safe=False).cast(pa.int64())
     return pc.divide(micros, 1000)
+
+
+def _send_options(key: Any, event: int | None) -> dict[str, Any]:
+    """A row's `partition_key` and `event_timestamp`, as pulsar-client's `send_async` takes them
+    (a key as `str(key)`: strings and integers), for its producer or for `encode_message`."""
+    options: dict[str, Any] = {}
+    if key is not None:
+        options["partition_key"] = str(key)
+    if event is not None:
+        options["event_timestamp"] = event
+    return options
 
 
 def python_values(column: pa.Array) -> list[Any]:
