@@ -44,7 +44,7 @@ class Client:
         end: Position,
         schema: pa.Schema,
         reader_schema: str,
-        writer: Callable[[int], tuple[str, int] | None],
+        writer: Callable[[int], tuple[str, str, list[tuple[str, str]], str, int] | None],
         *,
         rows_per_batch: int = 8192,
         read_timeout_ms: int = 30_000,

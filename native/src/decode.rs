@@ -1,5 +1,6 @@
-//! Avro bodies into the `value` column: one arrow-avro decoder per writer schema, resolved to the
-//! query's reader schema, and the rows of a batch put back in message order.
+//! Bodies into the `value` column, a decoder per writer schema id, and the rows of a batch put
+//! back in message order: Avro by arrow-avro, resolved to the query's reader schema (here); JSON
+//! Schema checked and put in the column's type (`json_values.rs`).
 //!
 //! arrow-avro appends a datum to its builders field by field and keeps no way back: a datum that
 //! fails half-way leaves the builders uneven. So a writer's decoder is *sealed* when a datum fails
@@ -16,10 +17,13 @@ use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
 
 use crate::conform::{conform, conforms};
+use crate::json_values::JsonWriter;
 
-/// What the Python side says of a writer schema id: its schema (self-contained JSON) and the
-/// longest body that needs no decoding-limit check; None: its rows take the Python path.
-pub type WriterSpec = Option<(String, usize)>;
+/// What the Python side says of a writer schema id: its format (AVRO, JSON), its schema (Avro: one
+/// self-contained JSON text; JSON Schema: the schema its values are checked against, with its
+/// references and base URI) and the longest body that needs no decoding-limit check; None: its
+/// rows take the Python path.
+pub type WriterSpec = Option<(String, String, Vec<(String, String)>, String, usize)>;
 
 /// Where a row's value comes from.
 #[derive(Clone, Copy)]
@@ -30,7 +34,8 @@ enum Slot {
     Python,
 }
 
-struct Writer {
+/// The decoder of one Avro writer schema.
+struct AvroWriter {
     id: u32,
     schema: String,
     reader_schema: String,
@@ -45,6 +50,50 @@ struct Writer {
     rows: usize,
     /// A sealed piece did not flush: this batch's rows of this writer are the Python path's.
     broken: bool,
+}
+
+/// The decoder of a writer schema id's bodies.
+enum Writer {
+    Avro(Box<AvroWriter>),
+    Json(JsonWriter),
+}
+
+impl Writer {
+    fn id(&self) -> u32 {
+        match self {
+            Writer::Avro(w) => w.id,
+            Writer::Json(w) => w.id,
+        }
+    }
+
+    fn longest(&self) -> usize {
+        match self {
+            Writer::Avro(w) => w.longest,
+            Writer::Json(w) => w.longest,
+        }
+    }
+
+    fn decode(&mut self, body: &[u8], target: &DataType) -> Option<usize> {
+        match self {
+            Writer::Avro(w) => w.decode(body),
+            Writer::Json(w) => w.decode(body, target),
+        }
+    }
+
+    fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
+        match self {
+            Writer::Avro(w) => w.finish(target),
+            Writer::Json(w) => w.finish(target),
+        }
+    }
+
+    /// Its next rows go to the Python path.
+    fn stop(&mut self) {
+        match self {
+            Writer::Avro(w) => w.decoder = None,
+            Writer::Json(w) => w.stop(),
+        }
+    }
 }
 
 /// The value column of a batch being received.
@@ -68,7 +117,11 @@ impl Values {
         if let Some((_, found)) = self.known.iter().find(|(known, _)| *known == id) {
             return *found;
         }
-        let made = spec(id).and_then(|(schema, longest)| self.make_writer(id, schema, longest));
+        let made = spec(id).and_then(|(format, schema, references, base_uri, longest)| match format.as_str() {
+            "AVRO" => self.make_writer(id, schema, longest).map(|w| Writer::Avro(Box::new(w))),
+            "JSON" => JsonWriter::new(id, &schema, references, &base_uri, longest, &self.target).map(Writer::Json),
+            _ => None,
+        });
         let index = made.map(|writer| {
             self.writers.push(writer);
             self.writers.len() - 1
@@ -77,8 +130,8 @@ impl Values {
         index
     }
 
-    fn make_writer(&self, id: u32, schema: String, longest: usize) -> Option<Writer> {
-        let mut writer = Writer {
+    fn make_writer(&self, id: u32, schema: String, longest: usize) -> Option<AvroWriter> {
+        let mut writer = AvroWriter {
             id,
             schema,
             reader_schema: self.reader_schema.clone(),
@@ -104,8 +157,8 @@ impl Values {
     /// a row for the Python path. Returns whether the row was decoded here.
     pub fn add(&mut self, writer: Option<usize>, body: &[u8]) -> bool {
         let slot = match writer {
-            Some(w) if !body.is_empty() && body.len() <= self.writers[w].longest => {
-                match self.writers[w].decode(body) {
+            Some(w) if !body.is_empty() && body.len() <= self.writers[w].longest() => {
+                match self.writers[w].decode(body, &self.target) {
                     Some(index) => Slot::Native { writer: w, index },
                     None => Slot::Python,
                 }
@@ -127,7 +180,7 @@ impl Values {
             match writer.finish(&self.target) {
                 Ok(array) => arrays.push(array),
                 Err(_) => {
-                    writer.decoder = None; // its next rows: the Python path
+                    writer.stop(); // its next rows: the Python path
                     for slot in slots.iter_mut() {
                         if matches!(slot, Slot::Native { writer, .. } if *writer == w) {
                             *slot = Slot::Python;
@@ -174,14 +227,14 @@ impl Values {
 
     /// The writer schema ids whose rows this reader decodes.
     pub fn native_ids(&self) -> Vec<u32> {
-        self.writers.iter().map(|w| w.id).collect()
+        self.writers.iter().map(Writer::id).collect()
     }
 }
 
 /// Why values of `reader_schema` (as its own writer) cannot be decoded here into `target`; Ok
 /// where they can.
 pub fn check(reader_schema: &str, target: &DataType) -> Result<(), String> {
-    let writer = Writer {
+    let writer = AvroWriter {
         id: 0,
         schema: reader_schema.to_string(),
         reader_schema: reader_schema.to_string(),
@@ -199,7 +252,7 @@ pub fn check(reader_schema: &str, target: &DataType) -> Result<(), String> {
     conform(&arrow::array::new_empty_array(&decoded), target).map(|_| ()).map_err(|e| e.to_string())
 }
 
-impl Writer {
+impl AvroWriter {
     fn new_decoder(&self) -> Result<Decoder, String> {
         let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
         store.set(Fingerprint::Id(self.id), AvroSchema::new(self.schema.clone())).map_err(|e| e.to_string())?;
@@ -318,7 +371,7 @@ mod tests {
     #[test]
     fn resolves_and_keeps_row_order_around_bad_rows() {
         let mut values = Values::new(target(), READER.into(), 16);
-        let w = values.writer(7, |_| Some((WRITER.into(), 1000)));
+        let w = values.writer(7, |_| Some(("AVRO".into(), WRITER.into(), Vec::new(), String::new(), 1000)));
         assert!(w.is_some());
         assert!(values.add(w, &zigzag(1)));
         assert!(!values.add(w, &[0x80])); // truncated varint: sealed, to Python
@@ -339,6 +392,6 @@ mod tests {
     fn a_writer_that_does_not_conform_is_left_to_python() {
         let union = r#"{"type":"record","name":"R","fields":[{"name":"n","type":["long","string"]}]}"#;
         let mut values = Values::new(target(), union.into(), 16);
-        assert!(values.writer(1, |_| Some((union.into(), 1000))).is_none());
+        assert!(values.writer(1, |_| Some(("AVRO".into(), union.into(), Vec::new(), String::new(), 1000))).is_none());
     }
 }

@@ -134,6 +134,16 @@ impl JsonCodec {
 }
 
 fn build(text: &str, resources: Vec<(String, String)>, base_uri: &str) -> Result<Validator<PyJson>, String> {
+    build_validator::<PyJson>(text, resources, base_uri)
+}
+
+/// The check of a schema (`text`, with its referenced `resources`) over values of `J`, built as
+/// the Python path builds jsonschema-rs's: formats not asserted, nothing fetched.
+pub(crate) fn build_validator<J: Json>(
+    text: &str,
+    resources: Vec<(String, String)>,
+    base_uri: &str,
+) -> Result<Validator<J>, String> {
     let schema: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let mut registry = Registry::new();
     for (uri, contents) in resources {
@@ -141,7 +151,7 @@ fn build(text: &str, resources: Vec<(String, String)>, base_uri: &str) -> Result
         registry = registry.add(uri, contents).map_err(|e| e.to_string())?;
     }
     let registry = registry.prepare().map_err(|e| e.to_string())?;
-    jsonschema::options_for::<PyJson>()
+    jsonschema::options_for::<J>()
         .with_base_uri(base_uri)
         .with_registry(&registry)
         .with_retriever(Offline)
@@ -162,7 +172,7 @@ impl Retrieve for Offline {
 /// A run of `LONG_NUMBER` digits anywhere (in a string too: a cheap, safe over-approximation).
 /// It looks at the last byte of each window a run could fill, and back from it over digits: a
 /// text of few digits is passed in steps of `LONG_NUMBER` bytes.
-fn has_long_number(payload: &[u8]) -> bool {
+pub(crate) fn has_long_number(payload: &[u8]) -> bool {
     let mut end = LONG_NUMBER - 1; // the last byte of the window looked at
     while end < payload.len() {
         let digits = payload[..=end]

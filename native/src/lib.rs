@@ -1,6 +1,6 @@
 //! The optional native extension of pulsar-external-schema (`pulsar-external-schema-native`).
 //!
-//! It knows Pulsar's protocol, Arrow and Avro, nothing of registries, rules or Spark: the package
+//! It knows Pulsar's protocol, Arrow, Avro and JSON, nothing of registries, rules or Spark: the package
 //! imports it through one gate (`_native.py`, which checks `ABI` below), asks it only what it can
 //! answer, and words every error. Its modules, by concern:
 //!
@@ -8,8 +8,9 @@
 //!   `proto.rs` (the protocol's messages, by hand from `PulsarApi.proto`), `tls.rs` (rustls),
 //!   `receive.rs` (one range of a partition), `send.rs` (a producer's batched entries),
 //!   `bounds.rs` (where a range starts and ends);
-//! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (Avro bodies
-//!   into the `value` column with arrow-avro), `conform.rs` (the Spark source's exact types);
+//! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (bodies into
+//!   the `value` column: Avro with arrow-avro), `json_values.rs` (JSON Schema bodies, checked, into
+//!   typed columns), `conform.rs` (the Spark source's exact types);
 //! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
 //!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).
 //!
@@ -46,6 +47,7 @@ mod conform;
 mod decode;
 mod direct;
 mod json;
+mod json_values;
 mod proto;
 mod receive;
 mod send;
@@ -310,7 +312,7 @@ fn decode_value(values: &mut Values, ask: &Py<PyAny>, framing: &columns::Framing
 /// The Python side's answer for a writer schema id (an exception or a wrong answer: None, so
 /// that the rows take the Python path, which reports what is wrong).
 fn ask_writer(writer: &Py<PyAny>, id: u32) -> WriterSpec {
-    Python::attach(|py| writer.call1(py, (id,)).and_then(|answer| answer.extract::<Option<(String, usize)>>(py)))
+    Python::attach(|py| writer.call1(py, (id,)).and_then(|answer| answer.extract::<WriterSpec>(py)))
         .ok()
         .flatten()
 }
@@ -566,7 +568,7 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 5;
+const ABI: u32 = 6;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {

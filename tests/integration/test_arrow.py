@@ -213,8 +213,8 @@ def test_the_data_tools_take_the_table_and_the_stream(services: Services, orders
     assert count == len(orders.valid) and total == pytest.approx(expected)
 
 
-def test_a_json_schema_topic_reads_on_the_python_path(
-    services: Services, pulsar_client: Any, topic: str
+def test_a_json_schema_topic_reads_on_both_readers(
+    services: Services, pulsar_client: Any, topic: str, reader: str
 ) -> None:
     schema_text = json.dumps(
         {
@@ -231,12 +231,10 @@ def test_a_json_schema_topic_reads_on_the_python_path(
         producer.close()
         schema.close()
 
-    table = read_table(topic, **connection(services))
+    table = read_table(topic, reader=reader, **connection(services))
 
     assert table.column("value").to_pylist() == [{"sku": f"s{i}", "qty": i} for i in range(5)]
     assert table.column("_valid").to_pylist() == [True] * 5
-    with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
-        read_table(topic, reader="native", **connection(services))
 
 
 def test_mistakes_are_one_line_before_anything_is_read(services: Services, orders: Produced) -> None:

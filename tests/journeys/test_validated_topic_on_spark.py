@@ -1,7 +1,7 @@
 """Journey 1: producers with WRITE rules -> `ValidationJob` on Spark -> a stock consumer of the trusted
 topic with the default config -> the DLQ read with `pulsar-external-schema consume` -> a fixed
 record replayed through the job; on an Avro topic (the native reader) and on a JSON Schema one
-(the Python path: the native reader reads Avro), as Confluent's users describe much of their
+(the native reader too, where its schema types every column), as Confluent's users describe much of their
 data with either.
 
 Fails on the code before issue 34 twice over: order 4 (`qty` 2.5) was sent as 2, and the stock

@@ -39,7 +39,7 @@ def test_an_avro_subject_on_pulsar_is_read_natively(native_extension: ModuleType
 
 
 def test_what_falls_back_says_why(native_extension: ModuleType) -> None:
-    assert "reads Avro" in (why(reader({"type": "object"}, "JSON")) or "")
+    assert "has no typed column" in (why(reader({"type": "object"}, "JSON")) or "")
     assert why(reader(), **{"service.url": "pulsar+ssl://x:6651"}) is None  # TLS: rustls
     union = {**RECORD, "fields": [{"name": "u", "type": ["long", "string"]}]}
     assert "no native reading" in (why(reader(union)) or "")
@@ -103,9 +103,13 @@ def test_the_reader_option(native_extension: ModuleType, caplog: pytest.LogCaptu
     value_type, _ = arrow_value_type(json_schema, offline_options())
     with caplog.at_level(logging.INFO, logger=native.__name__):
         assert native.choose(offline_options(), json_schema, value_type) is False
-    assert "read on the Python path" in caplog.text and "reads Avro" in caplog.text
-    with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
+    assert "read on the Python path" in caplog.text and "has no typed column" in caplog.text
+    with pytest.raises(ConfigError, match="reader=native: a part of the JSON Schema has no typed column"):
         native.choose(offline_options(reader="native"), json_schema, value_type)
+    typed = reader(
+        {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}, "JSON"
+    )
+    assert native.choose(offline_options(), typed, arrow_value_type(typed, offline_options())[0]) is True
     avro = reader()
     avro_type, _ = arrow_value_type(avro, offline_options())
     assert native.choose(offline_options(reader="python"), avro, avro_type) is False
@@ -202,7 +206,7 @@ def test_the_path_is_chosen_where_spark_pickles_the_reader_for_its_executors(
     assert pickle.loads(pickled(avro.streamReader(avro.schema()))).__dict__["native"] is True
     refused = _planned_source(monkeypatch, reader({"type": "object"}, "JSON"), reader="native")
     stream = refused.streamReader(refused.schema())  # the offsets' planner makes it, and chooses nothing
-    with pytest.raises(ConfigError, match="reader=native: the native reader reads Avro"):
+    with pytest.raises(ConfigError, match="reader=native: a part of the JSON Schema has no typed column"):
         pickled(stream)
 
 

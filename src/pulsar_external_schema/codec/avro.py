@@ -102,11 +102,15 @@ def reader(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> C
     return read
 
 
+#: A columnar decoder of this format gives the values of the reader schema; nothing checks them after.
+COLUMNAR_CHECKS = False
+
+
 def columnar_schemas(
     deserializer: Any, writer_schema: Schema, reader_schema: Schema
-) -> tuple[str, str] | None:
-    """(writer, reader) as the Avro JSON a columnar decoder takes (the Spark source's native
-    reader, arrow-avro), where its values are the ones `reader` gives: not where fastavro returns
+) -> tuple[str, str, tuple[tuple[str, str], ...], str] | None:
+    """(writer, reader, no references, no base URI) as the Avro JSON a columnar decoder takes (the
+    native reader, arrow-avro), where its values are the ones `reader` gives: not where fastavro returns
     record names with union branches (`return_record_name`). Each is written from the serde's
     parsed form (`standalone`), so a schema with references carries their named types."""
     if _confluent.avro_options(deserializer)["return_record_name"]:
@@ -117,7 +121,7 @@ def columnar_schemas(
     reader_json = standalone(_confluent.parsed(deserializer, reader_schema))
     if writer_json is None or reader_json is None:
         return None
-    return writer_json, reader_json
+    return writer_json, reader_json, (), ""
 
 
 #: What fastavro adds to a parsed schema's top (no Avro attributes).

@@ -116,6 +116,22 @@ def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Gua
     return json_guard(limits)
 
 
-def columnar_schemas(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> None:
-    """JSON Schema values have no columnar decoder (the Spark source's native reader reads Avro)."""
-    return None
+#: A columnar decoder of this format checks each value against the reader schema itself.
+COLUMNAR_CHECKS = True
+
+
+def columnar_schemas(
+    deserializer: Any, writer_schema: Schema, reader_schema: Schema
+) -> tuple[str, str, tuple[tuple[str, str], ...], str] | None:
+    """(schema, schema, references, base URI) of the reader schema's check, as the native reader
+    builds it (what the extension's check of the per-message path is built from), where the
+    values the reader gives are the JSON text's own (`json_loads`, validated, no `from_dict`);
+    else None."""
+    _, decode, validate = _confluent.json_functions(deserializer)
+    if decode is not json_loads or not validate:
+        return None
+    validator = _validator(deserializer, reader_schema, _confluent.parsed(deserializer, reader_schema))
+    source = getattr(validator, "native_source", None)
+    if source is None:
+        return None
+    return source[0], source[0], source[1], source[2]

@@ -56,9 +56,9 @@ class JsonValidator:
     """`validate` and `iter_errors` as the `jsonschema` validator it wraps answers them, decided by
     `fast`: jsonschema-rs's validator, or, where it cannot build the schema, `jsonschema`'s."""
 
-    __slots__ = ("_fast", "_reference", "fast_is_valid", "native", "schema")
+    __slots__ = ("_fast", "_reference", "fast_is_valid", "native", "native_source", "schema")
 
-    def __init__(self, fast: Any, reference: Any, native: Any = None) -> None:
+    def __init__(self, fast: Any, reference: Any, native: Any = None, native_source: Any = None) -> None:
         self._fast = fast
         self._reference = reference
         self.schema = reference.schema
@@ -66,6 +66,9 @@ class JsonValidator:
         self.fast_is_valid = fast.is_valid
         #: The native extension's `JsonSchemaCheck` of the same schema, or None.
         self.native = native
+        #: What `native` was built from, (the schema's text, ((URI, text) of each reference), the
+        #: base URI), for the native reader's own check of the same schema (`json.columnar_schemas`).
+        self.native_source: tuple[str, tuple[tuple[str, str], ...], str] | None = native_source
 
     def is_valid(self, instance: Any) -> bool:
         try:
@@ -122,21 +125,23 @@ def fast_validator(parsed_schema: Any, references: Any, reference: Any) -> JsonV
         log.debug("jsonschema-rs cannot build this schema (%s); validating with jsonschema", error)
         offline = type(reference)(parsed_schema, registry=referencing.Registry().with_resources(given))
         return JsonValidator(offline, offline)
-    return JsonValidator(fast, reference, _native_check(parsed_schema, given))
+    return JsonValidator(fast, reference, *_native_check(parsed_schema, given))
 
 
-def _native_check(parsed_schema: Any, given: list[tuple[str, Any]]) -> Any:
-    """The extension's check of the schema jsonschema-rs built, or None (no extension, or a
-    schema it cannot build: the Python path then checks every value)."""
+def _native_check(parsed_schema: Any, given: list[tuple[str, Any]]) -> tuple[Any, Any]:
+    """The extension's check of the schema jsonschema-rs built, and what it was built from; or
+    None, None (no extension, or a schema it cannot build: the Python path then checks every
+    value)."""
     module = _native.extension()
     if module is None:
-        return None
+        return None, None
+    references = tuple((_uri(name), json.dumps(r.contents)) for name, r in given)
+    source = (json.dumps(parsed_schema), references, BASE_URI)
     try:
-        resources = [(_uri(name), json.dumps(resource.contents)) for name, resource in given]
-        return module.JsonSchemaCheck(json.dumps(parsed_schema), resources, BASE_URI)
+        return module.JsonSchemaCheck(source[0], list(references), BASE_URI), source
     except ValueError as error:
         log.debug("the native extension cannot build this schema (%s); checking in Python", error)
-        return None
+        return None, None
 
 
 def _uri(name: str) -> str:

@@ -470,7 +470,7 @@ class PartCodec:
             return self._reference(subject, steps, expires, guard)
         check = self._format.read_check(deserializer, reader)
         columnar = None
-        if not migrating and check is None:
+        if not migrating and (check is None or self._format.COLUMNAR_CHECKS):
             columnar = _columnar(self._format, deserializer, writer, reader, steps, guard)
         # With migrations, the reference reads with the writer's schema alone: the migration
         # rules turn the value into the reader's shape, and its READ rules run on that.
@@ -483,7 +483,7 @@ class PartCodec:
             steps = (*steps, check)  # as the reference: the READ rules, then the validation
         steps = _metered_read((*migrating, *steps))
         rules = None
-        if steps and not all(isinstance(step, CompiledCondition) for step in steps):
+        if steps and not all(isinstance(step, CompiledCondition) or step is check for step in steps):
             columnar = None  # metered, or steps that change the value
         elif steps and not migrating and self._format is avro and not self._key:
             rules = _rules_alone(deserializer, subject, reader)
@@ -554,7 +554,8 @@ def _columnar(
     schemas = fmt.columnar_schemas(deserializer, writer, reader)
     if schemas is None:
         return None
-    return Columnar(schemas[0], schemas[1], guard.longest, tuple(c for c in conditions if c is not None))
+    judged = tuple(c for c in conditions if c is not None)
+    return Columnar(schemas[0], schemas[1], guard.longest, judged, fmt.SCHEMA_TYPE, schemas[2], schemas[3])
 
 
 def _rules_alone(

@@ -64,9 +64,10 @@ class Stamp:
 
 @dataclass(frozen=True, slots=True)
 class Columnar:
-    """What a columnar decoder (the Spark source's native reader) needs to read a plan's messages
-    into the values the plan gives: the writer and reader schemas as self-contained Avro JSON,
-    the longest payload that passes the decoding limits unchecked, and the READ conditions in the
+    """What a columnar decoder (the native reader) needs to read a plan's messages into the
+    values the plan gives: the writer and reader schemas (Avro: self-contained Avro JSON; JSON
+    Schema: the reader schema the values are checked against, twice, with its references), the
+    longest payload that passes the decoding limits unchecked, and the READ conditions in the
     everyday CEL subset, in the order they run. A row a condition does not pass (false, or not
     judged) takes the plan's per-message path, which decides its outcome."""
 
@@ -74,6 +75,12 @@ class Columnar:
     reader: str
     longest: int
     conditions: tuple[str, ...]
+    format: str = "AVRO"
+    """The schema type: AVRO or JSON."""
+    references: tuple[tuple[str, str], ...] = ()
+    """JSON Schema: (URI, text) of each schema the reader schema refers to."""
+    base_uri: str = ""
+    """JSON Schema: what the reader schema's relative references resolve against."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,10 @@ def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Gua
     return protobuf_guard(limits)
 
 
+#: (No columnar decoder of this format.)
+COLUMNAR_CHECKS = False
+
+
 def columnar_schemas(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> None:
-    """Protobuf messages have no columnar decoder (the Spark source's native reader reads Avro)."""
+    """Protobuf messages have no columnar decoder (the native reader reads Avro and JSON Schema)."""
     return None

@@ -2,9 +2,9 @@
 
 `pip install 'pulsar-external-schema[native]'` (or `scripts/bootstrap` where `cargo` is) adds the
 extension `_pulsar_external_schema_native` (`native/` in the repository). It receives a range of
-one partition over Pulsar's binary protocol and decodes Avro bodies with arrow-avro straight into
-the `value` column (`native/src/lib.rs`), an order of magnitude cheaper a row than the Python
-path (docs/spark.md measures both). It knows
+one partition over Pulsar's binary protocol and decodes Avro bodies with arrow-avro, and JSON
+Schema bodies checked against their schema, straight into the `value` column (`native/src/lib.rs`),
+an order of magnitude cheaper a row than the Python path (docs/spark.md measures both). It knows
 nothing of registries or rules: for each writer schema id it asks this module (`Finisher.writer`,
 from the plan `ExternalSchema.columnar` gives: `codec.plans.Columnar`), and it leaves to the Python
 path every row it does not decode (an unknown or foreign id, a malformed body, a dead-letter copy,
@@ -40,7 +40,8 @@ from .options import PATHS, SourceOptions
 from .planning import TopicPartitionRange
 from .rows import Rows
 from .rows import read_partition as read_partition_in_python
-from .values import ReaderSchema, arrow_value_type, avro_parsed
+from .types import json_typed
+from .values import ReaderSchema, arrow_value_type, avro_parsed, json_references
 
 __all__ = ["READERS", "choose", "read_partition"]
 
@@ -71,8 +72,12 @@ def why_not(options: SourceOptions, reader: ReaderSchema, value_type: pa.DataTyp
     module = _native.extension()
     if module is None:
         return _native.why_absent()
+    if reader.schema_type == "JSON":
+        if not json_typed(reader.schema_str, json_references(reader)):
+            return "a part of the JSON Schema has no typed column (it reads as JSON text)"
+        return None
     if reader.schema_type != "AVRO":
-        return f"the native reader reads Avro, and the subject holds {reader.schema_type} schemas"
+        return f"the native reader reads Avro and JSON Schema; the subject holds {reader.schema_type} schemas"
     text = reader_json(reader)
     if text is None:
         return (
@@ -113,7 +118,7 @@ def read_partition(
             None if start.is_earliest else (start.ledger, start.entry, start.batch, start.inclusive),
             (end.ledger, end.entry, end.batch, end.inclusive),
             finisher.arrow_schema,
-            finisher.reader_json,
+            finisher.reader_json or "",
             finisher.writer,
             rows_per_batch=options.batch_size,
             read_timeout_ms=options.read_timeout_ms,
@@ -154,7 +159,7 @@ class Finisher:
     ) -> None:
         self.options = options
         self.reader_schema = reader_schema
-        self.reader_json = reader_json(reader_schema)
+        self.reader_json = reader_json(reader_schema) if reader_schema.schema_type == "AVRO" else None
         self.partition_topic = partition.partition_topic
         self.topic, self.index = partition_of(partition.partition_topic)
         self.arrow_schema = read_schema(value_type, options.include_data)
@@ -169,15 +174,26 @@ class Finisher:
         None: such rows are decoded row by row."""
         self._kinds: Kind = None
 
-    def writer(self, schema_id: int) -> tuple[str, int] | None:
-        """Asked by the extension the first time a range meets a writer schema id: (its schema,
-        the longest payload it may decode unchecked), or None. A registry that cannot be reached
-        raises; the extension then leaves the rows to the Python path, which fails the task."""
+    def writer(self, schema_id: int) -> tuple[str, str, list[tuple[str, str]], str, int] | None:
+        """Asked by the extension the first time a range meets a writer schema id: (its format,
+        its schema, the schema's references and base URI, the longest payload it may decode
+        unchecked), or None. A registry that cannot be reached raises; the extension then leaves
+        the rows to the Python path, which fails the task."""
         columnar = self.external.columnar(self.partition_topic, schema_id)
-        if columnar is not None and columnar.reader != self.reader_json:
+        if columnar is not None and columnar.format == "AVRO" and columnar.reader != self.reader_json:
             columnar = None  # read into another version than the query's: the Python path says how
+        if columnar is not None and columnar.format == "JSON" and columnar.conditions:
+            columnar = None  # READ conditions over JSON Schema values: judged on the Python path
         self.plans[schema_id] = columnar
-        return None if columnar is None else (columnar.writer, columnar.longest)
+        if columnar is None:
+            return None
+        return (
+            columnar.format,
+            columnar.writer,
+            list(columnar.references),
+            columnar.base_uri,
+            columnar.longest,
+        )
 
     def finish(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         n = batch.num_rows

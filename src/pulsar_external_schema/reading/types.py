@@ -215,10 +215,21 @@ def json_type(
 ) -> tuple[pa.DataType, Converter]:
     """The Arrow type of a JSON Schema (with its named references) and its value converter."""
     node = jm.parse_json_schema(schema, references)
-    return _json(node, ())
+    return _json(node, (), [])
 
 
-def _json(node: jm.Node, seen: tuple[int, ...]) -> tuple[pa.DataType, Callable[[Any], Any]]:
+def json_typed(schema: str | Mapping[str, Any], references: Mapping[str, Any] | None = None) -> bool:
+    """Whether every node of a JSON Schema has a typed column: none is read as JSON text (what
+    the native reader writes)."""
+    untyped: list[jm.Node] = []
+    _json(jm.parse_json_schema(schema, references), (), untyped)
+    return not untyped
+
+
+def _json(
+    node: jm.Node, seen: tuple[int, ...], untyped: list[jm.Node]
+) -> tuple[pa.DataType, Callable[[Any], Any]]:
+    """`untyped`: where the nodes read as JSON text (`_json_text`) are put."""
     node = jm.resolve(node)
     if id(node) in seen:
         raise SparkTypeError("the JSON Schema is recursive; Spark has no recursive struct type")
@@ -236,20 +247,21 @@ def _json(node: jm.Node, seen: tuple[int, ...]) -> tuple[pa.DataType, Callable[[
         fields: list[pa.Field] = []
         converters: dict[str, Callable[[Any], Any]] = {}
         for name, child in node.properties.items():
-            data_type, conv = _json(child, (*seen, id(node)))
+            data_type, conv = _json(child, (*seen, id(node)), untyped)
             fields.append(pa.field(name, data_type, True))
             converters[name] = conv
         return pa.struct(fields), _struct_of(converters)
     if isinstance(node, jm.ObjectNode) and node.additional_schema is not None and not node.pattern_properties:
-        value, conv = _json(node.additional_schema, (*seen, id(node)))
+        value, conv = _json(node.additional_schema, (*seen, id(node)), untyped)
         return _map(pa.string(), value, True), _mapping(conv)
     if isinstance(node, jm.ArrayNode) and node.all_items is not None and node.item_list is None:
-        element, conv = _json(node.all_items, (*seen, id(node)))
+        element, conv = _json(node.all_items, (*seen, id(node)), untyped)
         return _list(element, True), _sequence(conv)
     if isinstance(node, jm.CombinedNode) and node.criterion in ("anyOf", "oneOf"):
         others = [s for s in node.subschemas if not isinstance(jm.resolve(s), jm.NullNode)]
         if len(others) == 1:
-            return _json(others[0], seen)
+            return _json(others[0], seen, untyped)
+    untyped.append(node)
     return pa.string(), _json_text
 
 

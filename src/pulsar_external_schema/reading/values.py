@@ -81,12 +81,17 @@ def avro_parsed(reader: ReaderSchema) -> Any:
     return _confluent.parse_avro(reader.schema_str, named)
 
 
+def json_references(reader: ReaderSchema) -> dict[str, Any]:
+    """A JSON Schema version's references, by name, as `json_type` takes them."""
+    return {name: json.loads(text) for name, text in reader.references}
+
+
 def arrow_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[pa.DataType, Converter]:
     """The Arrow type of the value column, and the converter of decoded values to it."""
     if reader.schema_type == "AVRO":
         return avro_type(avro_parsed(reader))
     if reader.schema_type == "JSON":
-        return json_type(reader.schema_str, {name: json.loads(text) for name, text in reader.references})
+        return json_type(reader.schema_str, json_references(reader))
     if reader.schema_type == "PROTOBUF":
         return protobuf_type(protobuf_class(options, f"subject {reader.subject}").DESCRIPTOR)
     raise ConfigError(

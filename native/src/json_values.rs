@@ -1,0 +1,279 @@
+//! JSON Schema bodies into the `value` column: each body read (serde_json, numbers kept as
+//! written), checked against the query's schema (the `jsonschema` crate, built as `json.rs`
+//! builds its check, whose verdicts tests/unit/test_json_native.py holds to jsonschema-rs's), and
+//! put in the column's type as the Python path's converters put it (`reading/types.py`,
+//! `json_type`): a string column takes strings, an integer column integers written as such
+//! within 64 bits, a number column any number a float64 holds exactly as Python's would be, a
+//! struct an object (its other keys ignored, a missing one null), a map an object in its keys'
+//! order, a list an array; null anywhere.
+//!
+//! Only what is sure is answered here; the rest goes to the Python path, which decides and words
+//! it: a body serde_json cannot read (or with a run of 19 digits, which orjson may read as a
+//! float), a value the schema refuses, a value the column would take otherwise than the Python
+//! path (`1.0` where an integer is typed, an integer beyond 2^53 in a number column, a top level
+//! other than an object).
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, MapArray, StringArray, StructArray,
+};
+use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::datatypes::DataType;
+use jsonschema::Validator;
+use serde_json::Value;
+
+use crate::json::{build_validator, has_long_number};
+
+/// The largest integer a float64 holds, and every one below it.
+const EXACT_IN_FLOAT: i64 = 1 << 53;
+
+/// The rows of one JSON Schema writer (its bodies checked against `schema`) in a batch.
+pub struct JsonWriter {
+    pub id: u32,
+    /// None once its rows could not be given as a column: its next rows are the Python path's.
+    validator: Option<Validator>,
+    pub longest: usize,
+    rows: Vec<Value>,
+}
+
+impl JsonWriter {
+    /// The writer of bodies checked against `schema` (with its `references`, resolved against
+    /// `base_uri`) into `target`; None where `target` has a type this does not fill or the schema
+    /// cannot be built (the Python path reads those rows).
+    pub fn new(
+        id: u32,
+        schema: &str,
+        references: Vec<(String, String)>,
+        base_uri: &str,
+        longest: usize,
+        target: &DataType,
+    ) -> Option<Self> {
+        if !typed(target) {
+            return None;
+        }
+        let validator = build_validator(schema, references, base_uri).ok()?;
+        Some(JsonWriter { id, validator: Some(validator), longest, rows: Vec::new() })
+    }
+
+    /// Its next rows go to the Python path.
+    pub fn stop(&mut self) {
+        self.validator = None;
+    }
+
+    /// Takes one body; its index in this writer's rows of the batch, or None (the Python path's).
+    pub fn decode(&mut self, body: &[u8], target: &DataType) -> Option<usize> {
+        let validator = self.validator.as_ref()?;
+        if has_long_number(body) {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(body).ok()?;
+        if !value.is_object() || !fits(&value, target) || !validator.is_valid(&value) {
+            return None;
+        }
+        self.rows.push(value);
+        Some(self.rows.len() - 1)
+    }
+
+    /// The rows taken since the last call, as an array of `target`.
+    pub fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
+        let rows = std::mem::take(&mut self.rows);
+        let values: Vec<Option<&Value>> = rows.iter().map(Some).collect();
+        column(&values, target)
+    }
+}
+
+/// Whether `target` is made of the types `json_type` gives a typed column (what this fills).
+pub fn typed(target: &DataType) -> bool {
+    match target {
+        DataType::Utf8 | DataType::Int64 | DataType::Float64 | DataType::Boolean => true,
+        DataType::Struct(fields) => fields.iter().all(|f| f.is_nullable() && typed(f.data_type())),
+        DataType::List(item) => item.is_nullable() && typed(item.data_type()),
+        DataType::Map(entries, false) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => {
+                kv[0].data_type() == &DataType::Utf8 && kv[1].is_nullable() && typed(kv[1].data_type())
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether the Python path's converter puts `value` in a column of `target` as `column` does.
+fn fits(value: &Value, target: &DataType) -> bool {
+    match (value, target) {
+        (Value::Null, _) => true,
+        (Value::String(_), DataType::Utf8) | (Value::Bool(_), DataType::Boolean) => true,
+        (Value::Number(n), DataType::Int64) => n.as_i64().is_some(),
+        (Value::Number(n), DataType::Float64) => float(n).is_some(),
+        (Value::Object(object), DataType::Struct(fields)) => {
+            fields.iter().all(|f| object.get(f.name()).is_none_or(|v| fits(v, f.data_type())))
+        }
+        (Value::Array(items), DataType::List(item)) => items.iter().all(|v| fits(v, item.data_type())),
+        (Value::Object(object), DataType::Map(entries, _)) => match entries.data_type() {
+            DataType::Struct(kv) => object.values().all(|v| fits(v, kv[1].data_type())),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// A number as a float64 column holds it from Python: a float as written (read exactly), an
+/// integer where the float is exactly it; None otherwise (pyarrow refuses such an integer).
+fn float(n: &serde_json::Number) -> Option<f64> {
+    if let Some(i) = n.as_i64() {
+        return (-EXACT_IN_FLOAT..=EXACT_IN_FLOAT).contains(&i).then_some(i as f64);
+    }
+    let text = n.as_str();
+    if !text.contains(['.', 'e', 'E']) {
+        return None; // an integer beyond 64 bits
+    }
+    n.as_f64().filter(|f| f.is_finite())
+}
+
+/// A value that is not null.
+fn present<'a>(value: &Option<&'a Value>) -> Option<&'a Value> {
+    value.filter(|v| !v.is_null())
+}
+
+/// The column of `values` (each one `fits`; None: a null row of a parent), of type `target`.
+fn column(values: &[Option<&Value>], target: &DataType) -> Result<ArrayRef, String> {
+    Ok(match target {
+        DataType::Utf8 => {
+            Arc::new(values.iter().map(|v| present(v).and_then(Value::as_str)).collect::<StringArray>())
+        }
+        DataType::Int64 => {
+            Arc::new(values.iter().map(|v| present(v).and_then(Value::as_i64)).collect::<Int64Array>())
+        }
+        DataType::Float64 => Arc::new(
+            values
+                .iter()
+                .map(|v| present(v).and_then(|v| v.as_number().and_then(float)))
+                .collect::<Float64Array>(),
+        ),
+        DataType::Boolean => {
+            Arc::new(values.iter().map(|v| present(v).and_then(Value::as_bool)).collect::<BooleanArray>())
+        }
+        DataType::Struct(fields) => {
+            let nulls = NullBuffer::from(values.iter().map(|v| present(v).is_some()).collect::<Vec<_>>());
+            let children = fields
+                .iter()
+                .map(|f| {
+                    let child: Vec<Option<&Value>> =
+                        values.iter().map(|v| present(v).and_then(|v| v.get(f.name()))).collect();
+                    column(&child, f.data_type())
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Arc::new(StructArray::try_new(fields.clone(), children, Some(nulls)).map_err(|e| e.to_string())?)
+        }
+        DataType::List(item) => {
+            let (mut lengths, mut items, mut valid) = (Vec::new(), Vec::new(), Vec::new());
+            for v in values {
+                let array = present(v).and_then(Value::as_array);
+                valid.push(array.is_some());
+                lengths.push(array.map_or(0, Vec::len));
+                items.extend(array.into_iter().flatten().map(Some));
+            }
+            let child = column(&items, item.data_type())?;
+            let offsets = OffsetBuffer::from_lengths(lengths);
+            Arc::new(
+                ListArray::try_new(item.clone(), offsets, child, Some(NullBuffer::from(valid)))
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        DataType::Map(entries, sorted) => {
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(format!("a map of {}", entries.data_type()));
+            };
+            let (mut lengths, mut keys, mut items, mut valid) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for v in values {
+                let object = present(v).and_then(Value::as_object);
+                valid.push(object.is_some());
+                lengths.push(object.map_or(0, |o| o.len()));
+                for (key, item) in object.into_iter().flatten() {
+                    keys.push(key.as_str());
+                    items.push(Some(item));
+                }
+            }
+            let keys: ArrayRef = Arc::new(StringArray::from(keys));
+            let pairs = StructArray::try_new(kv.clone(), vec![keys, column(&items, kv[1].data_type())?], None)
+                .map_err(|e| e.to_string())?;
+            Arc::new(
+                MapArray::try_new(
+                    entries.clone(),
+                    OffsetBuffer::from_lengths(lengths),
+                    pairs,
+                    Some(NullBuffer::from(valid)),
+                    *sorted,
+                )
+                .map_err(|e| e.to_string())?,
+            )
+        }
+        other => return Err(format!("a JSON value into {other}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Field, Fields, Float64Type, Int64Type};
+
+    const BASE: &str = "json-schema:///";
+    const SCHEMA: &str = r#"{"type":"object","properties":{"n":{"type":"integer"},"x":{"type":"number"},
+        "tags":{"type":"array","items":{"type":["string","null"]}}},"required":["n"]}"#;
+
+    fn target() -> DataType {
+        DataType::Struct(Fields::from(vec![
+            Field::new("n", DataType::Int64, true),
+            Field::new("x", DataType::Float64, true),
+            Field::new_list("tags", Field::new("element", DataType::Utf8, true), true),
+        ]))
+    }
+
+    #[test]
+    fn takes_what_the_python_path_converts_alike_and_leaves_the_rest() {
+        let t = target();
+        let mut w = JsonWriter::new(1, SCHEMA, Vec::new(), BASE, 1 << 20, &t).unwrap();
+        assert_eq!(w.decode(br#"{"n": 1, "x": 2, "tags": ["a", null], "other": {}}"#, &t), Some(0));
+        assert_eq!(w.decode(br#"{"n": 2, "x": 0.1}"#, &t), Some(1));
+        assert_eq!(w.decode(br#"{"x": 1}"#, &t), None); // the schema refuses it
+        assert_eq!(w.decode(br#"{"n": 1.0}"#, &t), None); // an integer to JSON Schema, a float to Python
+        assert_eq!(w.decode(br#"{"n": 1, "x": 9007199254740993}"#, &t), None); // not exact in a float
+        assert_eq!(w.decode(br#"{"n": 1234567890123456789}"#, &t), None); // 19 digits: orjson's doubt
+        assert_eq!(w.decode(br#"[1]"#, &t), None);
+        assert_eq!(w.decode(br#"{"n": 1"#, &t), None);
+        let column = w.finish(&t).unwrap();
+        let s = column.as_struct();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.column(0).as_primitive::<Int64Type>().values(), &[1, 2]);
+        assert_eq!(s.column(1).as_primitive::<Float64Type>().values(), &[2.0, 0.1]);
+        let tags = s.column(2).as_list::<i32>();
+        assert!(tags.is_valid(0) && tags.is_null(1));
+        assert_eq!(tags.value(0).as_string::<i32>().iter().collect::<Vec<_>>(), [Some("a"), None]);
+    }
+
+    #[test]
+    fn a_map_keeps_its_keys_order() {
+        let entries = Field::new(
+            "entries",
+            DataType::Struct(Fields::from(vec![
+                Field::new("key", DataType::Utf8, false),
+                Field::new("value", DataType::Int64, true),
+            ])),
+            false,
+        );
+        let t = DataType::Struct(Fields::from(vec![Field::new(
+            "m",
+            DataType::Map(Arc::new(entries), false),
+            true,
+        )]));
+        assert!(typed(&t));
+        let mut w = JsonWriter::new(1, r#"{"type":"object"}"#, Vec::new(), BASE, 1 << 20, &t).unwrap();
+        assert_eq!(w.decode(br#"{"m": {"b": 1, "a": null}}"#, &t), Some(0));
+        let column = w.finish(&t).unwrap();
+        let map = column.as_struct().column(0).as_map();
+        let keys = map.keys().as_string::<i32>().iter().collect::<Vec<_>>();
+        assert_eq!(keys, [Some("b"), Some("a")]);
+    }
+}

@@ -1,0 +1,174 @@
+"""JSON Schema topics read natively (`native/src/json_values.rs`) held to the Python path, on the
+real broker and registry: `read_table(reader="native")` and `read_table(reader="python")` of the
+same topic give the same table, column for column, for generated schemas of every typed column
+(strings, integers, numbers, booleans, string enums, nested objects, maps, arrays, nullable
+unions) and payloads in and around them: values the schema refuses, integers written `1.0`,
+integers a float64 cannot hold, runs of 19 digits, escapes, duplicate keys, bodies that are not
+JSON. The rows the extension is not sure of are the Python path's; the rest it decodes itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from conftest import Services
+from contracts import unique
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from native_support import required_extension
+from spark_support import Spy, assert_same
+
+from pulsar_external_schema import schema_id as ids
+from pulsar_external_schema.arrow import read_table
+
+pytestmark = pytest.mark.integration
+
+names = st.sampled_from(["id", "name", "amount", "tags", "é", "owner"])
+
+
+def _leaf() -> Any:
+    return st.one_of(
+        st.sampled_from(
+            [
+                {"type": "string"},
+                {"type": "integer"},
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "string", "maxLength": 3},
+                {"type": "integer", "minimum": 0},
+                {"type": "number", "maximum": 10},
+                {"type": "string", "pattern": "^[a-z]*$"},
+                {"enum": ["a", "b", "é"]},
+            ]
+        ),
+    )
+
+
+typed_schemas = st.recursive(
+    _leaf(),
+    lambda inner: st.one_of(
+        st.builds(
+            lambda props, required: {
+                "type": "object",
+                "properties": props,
+                **({"required": sorted(set(required) & set(props))} if set(required) & set(props) else {}),
+            },
+            st.dictionaries(names, inner, min_size=1, max_size=3),
+            st.lists(names, max_size=2),
+        ),
+        st.builds(lambda items: {"type": "array", "items": items}, inner),
+        st.builds(lambda values: {"type": "object", "additionalProperties": values}, inner),
+        st.builds(lambda x: {"anyOf": [{"type": "null"}, x]}, inner),
+    ),
+    max_leaves=6,
+)
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 0, -0.0, 1.0, 2.5, 1e300]),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=4),
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(names, inner, max_size=3)),
+    max_leaves=10,
+)
+
+
+def shaped(schema: dict[str, Any]) -> Any:
+    """Values of the schema's shape, with the scalars of any type in its leaves."""
+    if schema.get("type") == "object" and "properties" in schema:
+        return st.fixed_dictionaries({}, optional={k: shaped(v) for k, v in schema["properties"].items()})
+    if schema.get("type") == "object":
+        return st.dictionaries(names, shaped(schema["additionalProperties"]), max_size=3)
+    if schema.get("type") == "array":
+        return st.lists(shaped(schema["items"]), max_size=3)
+    if "anyOf" in schema:
+        return st.none() | shaped(schema["anyOf"][1])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"]) | scalars
+    typed = {
+        "string": st.text(max_size=4),
+        "integer": st.integers(-(2**64), 2**64) | st.integers(-5, 20),
+        "number": st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**60), 2**60),
+        "boolean": st.booleans(),
+    }[schema["type"]]
+    return st.one_of(typed, typed, scalars)  # mostly of the leaf's type, within its bounds or not
+
+
+ODD_BODIES = [
+    b'{"id": 1e2}',
+    b'{"id": 12345678901234567890}',
+    b'{"id": 1, "id": 2}',
+    b'{"name": "\\u00e9\\ud83d\\ude00"}',
+    b'{"name": "\\ud800"}',
+    b'  {"tags": []}  ',
+    b"not json",
+    b"[1, 2]",
+    b"null",
+    b"",
+    b'{"amount": 9007199254740993}',
+    b'{"amount": -0.0, "id": -0}',
+]
+
+
+def test_generated_json_schemas_read_natively_as_the_python_path_reads_them(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pulsar_external_schema.reading.types import json_typed
+
+    required_extension()
+    spy = Spy(monkeypatch)
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    connection = {
+        "service_url": services.pulsar_url,
+        "admin_url": services.admin_url,
+        "config": {"schema.registry.url": services.registry_url},
+    }
+
+    totals = {"native": 0, "valid": 0}
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.data())
+    def check(data: Any) -> None:
+        properties = data.draw(st.dictionaries(names, typed_schemas, min_size=1, max_size=4))
+        schema = {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": properties,
+        }
+        assert json_typed(schema)
+        values = data.draw(st.lists(shaped(schema) | json_values, min_size=1, max_size=20))
+        odd = data.draw(st.lists(st.sampled_from(ODD_BODIES), max_size=4))
+        bodies = [json.dumps(v, ensure_ascii=data.draw(st.booleans())).encode() for v in values] + odd
+        topic = f"persistent://public/default/{unique('json-native')}"
+        subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
+        schema_id = registry.register_schema(subject, Schema(json.dumps(schema), "JSON"))
+        producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_messages=7)
+        property_ = ids.to_property(ids.confluent_id(schema_id))
+        for body in bodies:
+            producer.send_async(body, lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_})
+        producer.flush()
+        producer.close()
+
+        before = spy.native_rows
+        native = read_table(topic, reader="native", **connection)  # type: ignore[arg-type]
+        decoded_natively = spy.native_rows - before
+        python = read_table(topic, reader="python", **connection)  # type: ignore[arg-type]
+        assert python.num_rows == len(bodies)
+        assert_same(native, python)
+        valid = sum(python.column("_valid").to_pylist())
+        assert decoded_natively <= valid  # a row the extension decodes is a valid one
+        totals["native"] += decoded_natively
+        totals["valid"] += valid
+
+    check()
+    # most valid rows are plain values orjson reads as serde_json does: the extension's own
+    assert totals["native"] >= totals["valid"] // 2 > 0, totals
