@@ -15,11 +15,19 @@ decoding of the same payloads, measured in the same run (docs/tables.md, docs/be
 4. `read_batches` streamed to its end in a fresh process: the growth of its peak RSS over the
    RSS before the read, against two batches and 64 MB.
 
+5. `--json`, instead of the above: the same records on a JSON Schema topic. The issue's baseline,
+   `orjson.loads` + jsonschema-rs's `validate` over the payloads in memory, one core; against
+   `read_table` natively and on the Python path; and what any native read pays before it decodes
+   a value: the extension's receive of the partition (its consumer, the messages dropped), and
+   `read_table` natively of the Avro topic of the same records (receive, metadata columns, an
+   Avro decode, the table).
+
 Needs the services (and the native extension for the native figures):
 
     scripts/services up && eval "$(scripts/services env)"
     .venv/bin/python benchmarks/tables_read.py               # 1M records
     .venv/bin/python benchmarks/tables_read.py --count 200000
+    .venv/bin/python benchmarks/tables_read.py --json          # the JSON Schema figures
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import pulsar
 import pyarrow.parquet as pq
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from run import machine, settled  # the same machine line as docs/benchmarks.md (this script's folder)
-from spark_read import RULE, SCHEMA, fastavro_rate, new_topic, produce, received
+from spark_read import RULE, SCHEMA, fastavro_rate, new_topic, produce, received, value
 
 from pulsar_external_schema.arrow import read_table
 
@@ -116,12 +124,125 @@ def stream_memory(topic: str, warm: str, connection: dict[str, Any], batch_size:
     return result
 
 
+JSON_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Click",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "user": {"type": "string"},
+        "url": {"type": "string"},
+        "ms": {"type": "integer"},
+        "score": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "user", "url", "ms", "score", "tags"],
+}
+#: The issue's target for JSON Schema topics, as a multiple of orjson + jsonschema-rs on one core.
+JSON_TARGET = 4.0
+
+
+def produce_json(client: Any, registry_url: str, topic: str, count: int) -> None:
+    """`count` click records on a JSON Schema topic, batched with a key a message (as `produce`)."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    with SchemaRegistrySchemaFactory({"schema.registry.url": registry_url}) as factory:
+        schema = factory.json(json.dumps(JSON_SCHEMA))
+        producer = create_producer(client, topic, schema, batching_enabled=True, block_if_queue_full=True)
+        for i in range(count):
+            producer.send_async(value(i), lambda *_: None, partition_key=str(i))
+        producer.flush()
+        producer.close()
+        schema.close()
+
+
+def orjson_rate(payloads: list[bytes]) -> float:
+    """Messages a second of `orjson.loads` then jsonschema-rs's `validate`, best of three."""
+    import jsonschema_rs
+    import orjson
+
+    validator = jsonschema_rs.validator_for(JSON_SCHEMA)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for payload in payloads:
+            validator.validate(orjson.loads(payload))
+        best = min(best, time.perf_counter() - start)
+    return len(payloads) / best
+
+
+def receive_seconds(service_url: str, partition_topic: str, count: int) -> float:
+    """Best of three of the extension's receive of a partition, its messages dropped."""
+    from pulsar_external_schema import _native
+
+    extension = _native.extension()
+    assert extension is not None, _native.why_absent()
+    client = extension.Client(service_url)
+    settled()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        assert client._drain(partition_topic) == count
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def json_figures(
+    count: int, service_url: str, admin_url: str, registry_url: str, connection: dict[str, Any]
+) -> None:
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    clicks, avro = new_topic(admin_url, 1), new_topic(admin_url, 1)
+    say(f"producing {count:,} records to {clicks} (JSON Schema) and {avro} (Avro) ...")
+    produce_json(client, registry_url, clicks, count)
+    produce(client, registry_url, avro, count)
+    say("orjson + jsonschema-rs over the payloads in memory ...")
+    payloads = [m.data() for m in received(client, f"{clicks}-partition-0")]
+    assert len(payloads) == count
+    floor = orjson_rate(payloads)
+    del payloads
+    client.close()
+    rows = []
+    say("the native receive of the JSON partition ...")
+    seconds = receive_seconds(service_url, f"{clicks}-partition-0", count)
+    rows.append(("the extension's receive, messages dropped (JSON topic)", seconds, float("nan")))
+    for label, topic, reader in (
+        ("`read_table` natively (the JSON topic)", clicks, "native"),
+        ("`read_table` natively, the Avro topic of the same records", avro, "native"),
+        ("`read_table`, Python path (the JSON topic)", clicks, "python"),
+    ):
+        say(f"{label} ...")
+        seconds, cpu = read_seconds(topic, connection, reader, count)
+        rows.append((label, seconds, cpu))
+    lines = [
+        f"{machine()}; {datetime.date.today():%Y-%m-%d}; {count:,} records, one partition.",
+        "",
+        "| read | seconds | rows/s | / orjson + jsonschema-rs, one core | the process's CPU, us a row |",
+        "|---|---|---|---|---|",
+        f"| `orjson.loads` + jsonschema-rs `validate`, payloads in memory | {count / floor:.2f} "
+        f"| {floor:,.0f} | 1.00x | {1e6 / floor:.2f} |",
+        *(
+            f"| {label} | {s:.2f} | {count / s:,.0f} | {count / s / floor:.2f}x | "
+            f"{'' if cpu != cpu else f'{cpu / count * 1e6:.2f}'} |"
+            for label, s, cpu in rows
+        ),
+        "",
+        f"Target: JSON Schema topics >= {JSON_TARGET}x orjson + jsonschema-rs: "
+        f"**{'met' if count / rows[1][1] / floor >= JSON_TARGET else 'missed'}** "
+        f"({count / rows[1][1] / floor:.2f}x); the receive alone reads at {count / rows[0][1] / floor:.2f}x.",
+    ]
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--count", type=int, default=1_000_000, help="records per topic (default 1M)")
     parser.add_argument("--batch-size", type=int, default=8192, help="rows per batch of the stream")
+    parser.add_argument("--json", action="store_true", help="the JSON Schema figures instead")
     args = parser.parse_args()
     count = args.count
     service_url = os.environ.get("PULSAR_SERVICE_URL", "pulsar://127.0.0.1:6650")
@@ -132,6 +253,9 @@ def main() -> None:
         "admin_url": admin_url,
         "config": {"schema.registry.url": registry_url},
     }
+    if args.json:
+        json_figures(count, service_url, admin_url, registry_url, connection)
+        return
     started = datetime.date.today()
 
     def say(text: str) -> None:
