@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import json_schemas
 import pytest
 from conftest import Services
 from contracts import unique
@@ -25,7 +26,7 @@ from pulsar_external_schema.arrow import read_table
 
 pytestmark = pytest.mark.integration
 
-names = st.sampled_from(["id", "name", "amount", "tags", "é", "owner"])
+names = json_schemas.names
 
 
 def _leaf() -> Any:
@@ -65,19 +66,8 @@ typed_schemas = st.recursive(
     max_leaves=6,
 )
 
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 0, -0.0, 1.0, 2.5, 1e300]),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=4),
-)
-json_values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(names, inner, max_size=3)),
-    max_leaves=10,
-)
+#: Any JSON value (`json_schemas.values`), and scalars with the edges of a float64 column.
+scalars = json_schemas.scalars | st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 0, -0.0, 1.0, 2.5, 1e300])
 
 
 def shaped(schema: dict[str, Any]) -> Any:
@@ -145,7 +135,7 @@ def test_generated_json_schemas_read_natively_as_the_python_path_reads_them(
             "properties": properties,
         }
         assert json_typed(schema)
-        values = data.draw(st.lists(shaped(schema) | json_values, min_size=1, max_size=20))
+        values = data.draw(st.lists(shaped(schema) | json_schemas.values, min_size=1, max_size=20))
         odd = data.draw(st.lists(st.sampled_from(ODD_BODIES), max_size=4))
         bodies = [json.dumps(v, ensure_ascii=data.draw(st.booleans())).encode() for v in values] + odd
         topic = f"persistent://public/default/{unique('json-native')}"
