@@ -16,9 +16,10 @@ A read is bounded: what the topics hold between `start` (or `start_time`) and `e
 source gives (`key`, `value`, `topic`, `partition`, `messageId`, `publishTime`, `eventTime`,
 `properties`, `schemaId`, and the verdict `_valid`, `_error`, `_rule`, `_failure`), with the
 value column's Arrow type mapped from the registry's reader schema, and the data contract's READ
-rules run as a consumer runs them (a message a rule fails is a row with `_valid` false). Avro is
-read by the native extension where it is installed; everything else, and every topic without it,
-on the Python path, with the same columns and values (`reader=`).
+rules run as a consumer runs them (a message a rule fails is a row with `_valid` false). Avro,
+and JSON Schema whose schema types every column, are read by the native extension where it is
+installed; everything else, and every topic without it, on the Python path, with the same columns
+and values (`reader=`).
 
 It is the Spark source's reader (`reading/`), one partition range after the other in this
 process: `read_batches` streams them, holding one batch at a time. `write_table` is the Spark
