@@ -5,6 +5,7 @@ same topic give the same table, column for column, for generated schemas of ever
 unions) and payloads in and around them: values the schema refuses, integers written `1.0`,
 integers a float64 cannot hold, runs of 19 digits, escapes, duplicate keys, bodies that are not
 JSON. The rows the extension is not sure of are the Python path's; the rest it decodes itself.
+A second test holds a subject of two versions, one part of each a referenced subject's schema.
 """
 
 from __future__ import annotations
@@ -161,4 +162,85 @@ def test_generated_json_schemas_read_natively_as_the_python_path_reads_them(
 
     check()
     # most valid rows are plain values orjson reads as serde_json does: the extension's own
+    assert totals["native"] >= totals["valid"] // 2 > 0, totals
+
+
+def test_two_versions_with_a_reference_read_natively_as_the_python_path_reads_them(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A topic written with two versions of a subject, each with a part given by a referenced
+    subject (`$ref`), and a second version adding parts: every body checked against its own
+    version (two native writers into one column), the column typed from the latest one."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pulsar_external_schema.reading.types import json_typed
+
+    required_extension()
+    spy = Spy(monkeypatch)
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    connection = {
+        "service_url": services.pulsar_url,
+        "admin_url": services.admin_url,
+        "config": {"schema.registry.url": services.registry_url},
+    }
+    totals = {"native": 0, "valid": 0}
+
+    @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.data())
+    def check(data: Any) -> None:
+        part = data.draw(typed_schemas.filter(lambda s: s.get("type") == "object" and "properties" in s))
+        first = data.draw(st.dictionaries(names, typed_schemas, min_size=1, max_size=3))
+        added = data.draw(st.dictionaries(names, typed_schemas, min_size=1, max_size=2))
+        draft = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}
+        v2_properties = {**added, **first, "part": {"$ref": "part.json"}}
+        v1 = {**draft, "properties": {**first, "part": {"$ref": "part.json"}}}
+        v2 = {**draft, "properties": v2_properties}
+        name = unique("json-native-versions")
+        topic = f"persistent://public/default/{name}"
+        subject = f"public.default.{name}-value"
+        part_subject = f"{name}-part"
+        registry.register_schema(part_subject, Schema(json.dumps(part), "JSON"))
+        reference = [{"name": "part.json", "subject": part_subject, "version": 1}]
+        ids_ = []
+        for version in (v1, v2):
+            ids_.append(
+                registry.register_schema(
+                    subject,
+                    Schema.from_dict(
+                        {"schema": json.dumps(version), "schemaType": "JSON", "references": reference}
+                    ),
+                )
+            )
+            registry.set_compatibility(subject, "NONE")
+        assert json_typed(v2, {"part.json": part})
+        resolved = {**v2, "properties": {**v2_properties, "part": part}}
+        values = data.draw(
+            st.lists(
+                st.tuples(st.sampled_from(ids_), shaped(resolved) | json_schemas.values),
+                min_size=2,
+                max_size=20,
+            )
+        )
+        producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_messages=5)
+        for schema_id, value in values:
+            property_ = ids.to_property(ids.confluent_id(schema_id))
+            producer.send_async(
+                json.dumps(value).encode(), lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_}
+            )
+        producer.flush()
+        producer.close()
+
+        before = spy.native_rows
+        native = read_table(topic, reader="native", **connection)  # type: ignore[arg-type]
+        decoded_natively = spy.native_rows - before
+        python = read_table(topic, reader="python", **connection)  # type: ignore[arg-type]
+        assert python.num_rows == len(values)
+        assert_same(native, python)
+        assert set(python.column("schemaId").to_pylist()) <= set(ids_)
+        valid = sum(python.column("_valid").to_pylist())
+        assert decoded_natively <= valid
+        totals["native"] += decoded_natively
+        totals["valid"] += valid
+
+    check()
     assert totals["native"] >= totals["valid"] // 2 > 0, totals
