@@ -5,7 +5,8 @@
 //! `json_type`): a string column takes strings, an integer column integers written as such
 //! within 64 bits, a number column any number a float64 holds exactly as Python's would be, a
 //! struct an object (its other keys ignored, a missing one null), a map an object in its keys'
-//! order, a list an array; null anywhere.
+//! order, a list an array; null anywhere. The bodies are read onto a tape (`json_tape.rs`), which
+//! the check reads in place and the columns are built from.
 //!
 //! Only what is sure is answered here; the rest goes to the Python path, which decides and words
 //! it: a body serde_json cannot read (or with a run of 19 digits, which orjson may read as a
@@ -19,11 +20,11 @@ use arrow::array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, MapArray, StringArray, StructArray,
 };
 use arrow::buffer::{NullBuffer, OffsetBuffer};
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Fields};
 use jsonschema::Validator;
-use serde_json::Value;
 
 use crate::json::{build_validator, has_long_number};
+use crate::json_tape::{Tape, TapeJson, TapeNode, TapeNumber};
 
 /// The largest integer a float64 holds, and every one below it.
 const EXACT_IN_FLOAT: i64 = 1 << 53;
@@ -32,9 +33,11 @@ const EXACT_IN_FLOAT: i64 = 1 << 53;
 pub struct JsonWriter {
     pub id: u32,
     /// None once its rows could not be given as a column: its next rows are the Python path's.
-    validator: Option<Validator>,
+    validator: Option<Validator<TapeJson>>,
     pub longest: usize,
-    rows: Vec<Value>,
+    /// The batch's bodies, read; `rows` are their roots.
+    tape: Tape,
+    rows: Vec<u32>,
 }
 
 impl JsonWriter {
@@ -52,8 +55,8 @@ impl JsonWriter {
         if !typed(target) {
             return None;
         }
-        let validator = build_validator(schema, references, base_uri).ok()?;
-        Some(JsonWriter { id, validator: Some(validator), longest, rows: Vec::new() })
+        let validator = build_validator::<TapeJson>(schema, references, base_uri).ok()?;
+        Some(JsonWriter { id, validator: Some(validator), longest, tape: Tape::default(), rows: Vec::new() })
     }
 
     /// Its next rows go to the Python path.
@@ -67,19 +70,23 @@ impl JsonWriter {
         if has_long_number(body) {
             return None;
         }
-        let value: Value = serde_json::from_slice(body).ok()?;
-        if !value.is_object() || !fits(&value, target) || !validator.is_valid(&value) {
-            return None;
+        let mark = self.tape.mark();
+        let root = self.tape.read(body)?;
+        if root.is_object() && fits(root, target) && validator.is_valid(root) {
+            self.rows.push(root.index());
+            return Some(self.rows.len() - 1);
         }
-        self.rows.push(value);
-        Some(self.rows.len() - 1)
+        self.tape.reset(mark);
+        None
     }
 
     /// The rows taken since the last call, as an array of `target`.
     pub fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
-        let rows = std::mem::take(&mut self.rows);
-        let values: Vec<Option<&Value>> = rows.iter().map(Some).collect();
-        column(&values, target)
+        let values: Vec<Option<TapeNode<'_>>> = self.rows.iter().map(|&root| Some(self.tape.node(root))).collect();
+        let column = column(&values, target);
+        self.rows.clear();
+        self.tape.clear();
+        column
     }
 }
 
@@ -100,79 +107,105 @@ pub fn typed(target: &DataType) -> bool {
 }
 
 /// Whether the Python path's converter puts `value` in a column of `target` as `column` does.
-fn fits(value: &Value, target: &DataType) -> bool {
-    match (value, target) {
-        (Value::Null, _) => true,
-        (Value::String(_), DataType::Utf8) | (Value::Bool(_), DataType::Boolean) => true,
-        (Value::Number(n), DataType::Int64) => n.as_i64().is_some(),
-        (Value::Number(n), DataType::Float64) => float(n).is_some(),
-        (Value::Object(object), DataType::Struct(fields)) => {
-            fields.iter().all(|f| object.get(f.name()).is_none_or(|v| fits(v, f.data_type())))
+fn fits(value: TapeNode<'_>, target: &DataType) -> bool {
+    if value.is_null() {
+        return true;
+    }
+    match target {
+        DataType::Utf8 => value.str().is_some(),
+        DataType::Boolean => value.bool().is_some(),
+        DataType::Int64 => matches!(value.number(), Some(TapeNumber::Int(_))),
+        DataType::Float64 => value.number().and_then(float).is_some(),
+        DataType::Struct(fields) => {
+            let mut next = 0;
+            value.is_object()
+                && value.members().all(|(key, v)| {
+                    field_of(fields, key, &mut next).is_none_or(|f| fits(v, fields[f].data_type()))
+                })
         }
-        (Value::Array(items), DataType::List(item)) => items.iter().all(|v| fits(v, item.data_type())),
-        (Value::Object(object), DataType::Map(entries, _)) => match entries.data_type() {
-            DataType::Struct(kv) => object.values().all(|v| fits(v, kv[1].data_type())),
+        DataType::List(item) => value.items().is_some_and(|mut items| items.all(|v| fits(v, item.data_type()))),
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) => value.is_object() && value.members().all(|(_, v)| fits(v, kv[1].data_type())),
             _ => false,
         },
         _ => false,
     }
 }
 
-/// A number as a float64 column holds it from Python: a float as written (read exactly), an
-/// integer where the float is exactly it; None otherwise (pyarrow refuses such an integer).
-fn float(n: &serde_json::Number) -> Option<f64> {
-    if let Some(i) = n.as_i64() {
-        return (-EXACT_IN_FLOAT..=EXACT_IN_FLOAT).contains(&i).then_some(i as f64);
+/// A number as a float64 column holds it from Python: a float as written (read exactly, and
+/// finite: the tape holds no other), an integer where the float is exactly it; None otherwise
+/// (pyarrow refuses such an integer).
+fn float(n: TapeNumber<'_>) -> Option<f64> {
+    match n {
+        // `as`: exact within the bound.
+        #[allow(clippy::cast_precision_loss)]
+        TapeNumber::Int(i) => (-EXACT_IN_FLOAT..=EXACT_IN_FLOAT).contains(&i).then_some(i as f64),
+        TapeNumber::Float(x, _) => Some(x),
     }
-    let text = n.as_str();
-    if !text.contains(['.', 'e', 'E']) {
-        return None; // an integer beyond 64 bits
-    }
-    n.as_f64().filter(|f| f.is_finite())
+}
+
+/// The index of the field named `key`, looked for first at `next` (a body's keys mostly come in
+/// the schema's order), which it moves past the one found.
+fn field_of(fields: &Fields, key: &str, next: &mut usize) -> Option<usize> {
+    let found = match fields.get(*next) {
+        Some(f) if f.name() == key => *next,
+        _ => fields.iter().position(|f| f.name() == key)?,
+    };
+    *next = found + 1;
+    Some(found)
 }
 
 /// A value that is not null.
-fn present<'a>(value: &Option<&'a Value>) -> Option<&'a Value> {
+fn present<'a>(value: &Option<TapeNode<'a>>) -> Option<TapeNode<'a>> {
     value.filter(|v| !v.is_null())
 }
 
+fn integer(n: TapeNumber<'_>) -> Option<i64> {
+    match n {
+        TapeNumber::Int(i) => Some(i),
+        TapeNumber::Float(..) => None,
+    }
+}
+
 /// The column of `values` (each one `fits`; None: a null row of a parent), of type `target`.
-fn column(values: &[Option<&Value>], target: &DataType) -> Result<ArrayRef, String> {
+fn column(values: &[Option<TapeNode<'_>>], target: &DataType) -> Result<ArrayRef, String> {
     Ok(match target {
-        DataType::Utf8 => {
-            Arc::new(values.iter().map(|v| present(v).and_then(Value::as_str)).collect::<StringArray>())
-        }
-        DataType::Int64 => {
-            Arc::new(values.iter().map(|v| present(v).and_then(Value::as_i64)).collect::<Int64Array>())
-        }
+        DataType::Utf8 => Arc::new(values.iter().map(|v| present(v).and_then(|v| v.str())).collect::<StringArray>()),
+        DataType::Int64 => Arc::new(
+            values.iter().map(|v| present(v).and_then(|v| v.number()).and_then(integer)).collect::<Int64Array>(),
+        ),
         DataType::Float64 => Arc::new(
-            values
-                .iter()
-                .map(|v| present(v).and_then(|v| v.as_number().and_then(float)))
-                .collect::<Float64Array>(),
+            values.iter().map(|v| present(v).and_then(|v| v.number()).and_then(float)).collect::<Float64Array>(),
         ),
         DataType::Boolean => {
-            Arc::new(values.iter().map(|v| present(v).and_then(Value::as_bool)).collect::<BooleanArray>())
+            Arc::new(values.iter().map(|v| present(v).and_then(|v| v.bool())).collect::<BooleanArray>())
         }
         DataType::Struct(fields) => {
             let nulls = NullBuffer::from(values.iter().map(|v| present(v).is_some()).collect::<Vec<_>>());
-            let children = fields
+            // Each row's members once, each to its field's child (no key is there twice).
+            let mut children: Vec<Vec<Option<TapeNode<'_>>>> = vec![vec![None; values.len()]; fields.len()];
+            for (row, v) in values.iter().enumerate() {
+                let mut next = 0;
+                for (key, member) in present(v).into_iter().flat_map(|v| v.members()) {
+                    if let Some(f) = field_of(fields, key, &mut next) {
+                        children[f][row] = Some(member);
+                    }
+                }
+            }
+            let children = children
                 .iter()
-                .map(|f| {
-                    let child: Vec<Option<&Value>> =
-                        values.iter().map(|v| present(v).and_then(|v| v.get(f.name()))).collect();
-                    column(&child, f.data_type())
-                })
+                .zip(fields.iter())
+                .map(|(child, f)| column(child, f.data_type()))
                 .collect::<Result<Vec<_>, _>>()?;
             Arc::new(StructArray::try_new(fields.clone(), children, Some(nulls)).map_err(|e| e.to_string())?)
         }
         DataType::List(item) => {
             let (mut lengths, mut items, mut valid) = (Vec::new(), Vec::new(), Vec::new());
             for v in values {
-                let array = present(v).and_then(Value::as_array);
+                let array = present(v).filter(|v| v.items().is_some());
                 valid.push(array.is_some());
-                lengths.push(array.map_or(0, Vec::len));
-                items.extend(array.into_iter().flatten().map(Some));
+                lengths.push(array.map_or(0, |a| a.len()));
+                items.extend(array.and_then(|a| a.items()).into_iter().flatten().map(Some));
             }
             let child = column(&items, item.data_type())?;
             let offsets = OffsetBuffer::from_lengths(lengths);
@@ -187,11 +220,11 @@ fn column(values: &[Option<&Value>], target: &DataType) -> Result<ArrayRef, Stri
             };
             let (mut lengths, mut keys, mut items, mut valid) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for v in values {
-                let object = present(v).and_then(Value::as_object);
+                let object = present(v).filter(TapeNode::is_object);
                 valid.push(object.is_some());
                 lengths.push(object.map_or(0, |o| o.len()));
-                for (key, item) in object.into_iter().flatten() {
-                    keys.push(key.as_str());
+                for (key, item) in object.into_iter().flat_map(|o| o.members()) {
+                    keys.push(key);
                     items.push(Some(item));
                 }
             }
@@ -254,6 +287,24 @@ mod tests {
     }
 
     #[test]
+    fn an_object_s_keys_in_any_order_each_to_its_field() {
+        let t = target();
+        let mut w = JsonWriter::new(1, SCHEMA, Vec::new(), BASE, 1 << 20, &t).unwrap();
+        assert_eq!(w.decode(br#"{"tags": ["t"], "zz": [1], "x": 0.5, "n": 7}"#, &t), Some(0));
+        assert_eq!(w.decode(br#"{"x": 1.5, "n": 8}"#, &t), Some(1));
+        assert_eq!(w.decode(br#"{"n": 9, "other": "x"}"#, &t), Some(2));
+        assert_eq!(w.decode(br#"{"n": 9, "x": "not a number"}"#, &t), None); // the schema refuses it
+        assert_eq!(w.decode(br#"{"n": 9, "n": 10}"#, &t), None); // a key twice: Python's dict decides
+        let column = w.finish(&t).unwrap();
+        let s = column.as_struct();
+        assert_eq!(s.column(0).as_primitive::<Int64Type>().values(), &[7, 8, 9]);
+        let x = s.column(1).as_primitive::<Float64Type>();
+        assert_eq!((x.value(0), x.value(1), x.is_null(2)), (0.5, 1.5, true));
+        let tags = s.column(2).as_list::<i32>();
+        assert!(tags.is_valid(0) && tags.is_null(1) && tags.is_null(2));
+    }
+
+    #[test]
     fn a_map_keeps_its_keys_order() {
         let entries = Field::new(
             "entries",
@@ -277,3 +328,4 @@ mod tests {
         assert_eq!(keys, [Some("b"), Some("a")]);
     }
 }
+

@@ -10,7 +10,7 @@
 //!   `bounds.rs` (where a range starts and ends);
 //! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (bodies into
 //!   the `value` column: Avro with arrow-avro), `json_values.rs` (JSON Schema bodies, checked, into
-//!   typed columns), `conform.rs` (the Spark source's exact types);
+//!   typed columns; `json_tape.rs` reads them), `conform.rs` (the Spark source's exact types);
 //! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
 //!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).
 //!
@@ -47,6 +47,7 @@ mod conform;
 mod decode;
 mod direct;
 mod json;
+mod json_tape;
 mod json_values;
 mod proto;
 mod receive;
