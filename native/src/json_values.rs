@@ -1,18 +1,17 @@
-//! JSON Schema bodies into the `value` column: each body read (serde_json, numbers kept as
-//! written), checked against the query's schema (the `jsonschema` crate, built as `json.rs`
-//! builds its check, whose verdicts tests/unit/test_json_native.py holds to jsonschema-rs's), and
-//! put in the column's type as the Python path's converters put it (`reading/types.py`,
-//! `json_type`): a string column takes strings, an integer column integers written as such
-//! within 64 bits, a number column any number a float64 holds exactly as Python's would be, a
-//! struct an object (its other keys ignored, a missing one null), a map an object in its keys'
-//! order, a list an array; null anywhere. The bodies are read onto a tape (`json_tape.rs`), which
-//! the check reads in place and the columns are built from.
+//! JSON Schema bodies into the `value` column: each body read onto a tape (`json_tape.rs`,
+//! numbers kept as written), checked there against its writer's schema (the `jsonschema` crate,
+//! built as `json.rs` builds its check, whose verdicts tests/unit/test_json_native.py holds to
+//! jsonschema-rs's), and put in the column's type as the Python path's converters put it
+//! (`reading/types.py`, `json_type`): a string column takes strings, an integer column integers
+//! written as such within 64 bits, a number column any number a float64 holds exactly as Python's
+//! would be, a struct an object (its other keys ignored, a missing one null), a map an object in
+//! its keys' order, a list an array; null anywhere.
 //!
 //! Only what is sure is answered here; the rest goes to the Python path, which decides and words
-//! it: a body serde_json cannot read (or with a run of 19 digits, which orjson may read as a
-//! float), a value the schema refuses, a value the column would take otherwise than the Python
-//! path (`1.0` where an integer is typed, an integer beyond 2^53 in a number column, a top level
-//! other than an object).
+//! it: a body the tape does not take (not JSON, a key twice, a lone surrogate: see `json_tape.rs`)
+//! or with a run of 19 digits (which orjson may read as a float), a value the schema refuses, a
+//! value the column would take otherwise than the Python path (`1.0` where an integer is typed,
+//! an integer beyond 2^53 in a number column, a top level other than an object).
 
 use std::sync::Arc;
 
