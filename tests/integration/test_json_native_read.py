@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import json_schemas
+import pyarrow.compute as pc
 import pytest
 from conftest import Services
 from contracts import unique
@@ -244,3 +245,103 @@ def test_two_versions_with_a_reference_read_natively_as_the_python_path_reads_th
 
     check()
     assert totals["native"] >= totals["valid"] // 2 > 0, totals
+
+
+def test_read_conditions_over_json_schema_values_judged_over_the_batch(
+    services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON Schema subject with READ conditions: those naming required string, integer, boolean
+    and list fields are judged over the batch (the rows they pass take no Python step), one
+    naming a number is not (its rows are the Python path's); both readers give the same table."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pulsar_external_schema.reading import native
+
+    required_extension()
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "ok": {"type": "boolean"},
+            "score": {"type": "number"},
+            "note": {"type": "string"},
+        },
+        "required": ["id", "name", "tags", "ok", "score"],
+    }
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    connection = {
+        "service_url": services.pulsar_url,
+        "admin_url": services.admin_url,
+        "config": {"schema.registry.url": services.registry_url},
+    }
+    python_rows: list[int] = []
+    with_python_rows = native.Finisher._with_python_rows
+
+    def counting(finisher: Any, batch: Any, finished: Any, pending: Any, judged: Any) -> Any:
+        python_rows.append(int(pc.sum(pending).as_py()))
+        return with_python_rows(finisher, batch, finished, pending, judged)
+
+    monkeypatch.setattr(native.Finisher, "_with_python_rows", counting)
+    spy = Spy(monkeypatch)
+    values = [
+        {
+            "id": i,
+            "name": "n" * (i % 4),
+            "tags": ["t"] * (i % 3),
+            "ok": i % 5 != 0,
+            "score": i / 2,
+            "note": "x",
+        }
+        for i in range(60)
+    ]
+    for rules, judged_here in (
+        (
+            [
+                ("short", "size(message.name) < 3 && message.id < 50"),
+                ("tagged", "message.ok || size(message.tags) > 0"),
+            ],
+            True,
+        ),
+        ([("scored", "message.score < 20.0")], False),
+    ):
+        topic = f"persistent://public/default/{unique('json-native-rules')}"
+        subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
+        domain = [
+            {"name": n, "kind": "CONDITION", "type": "CEL", "mode": "READ", "expr": e, "onFailure": "ERROR"}
+            for n, e in rules
+        ]
+        schema_id = registry.register_schema(
+            subject,
+            Schema.from_dict(
+                {"schemaType": "JSON", "schema": json.dumps(schema), "ruleSet": {"domainRules": domain}}
+            ),
+        )
+        producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_messages=16)
+        property_ = ids.to_property(ids.confluent_id(schema_id))
+        for value in values:
+            producer.send_async(
+                json.dumps(value).encode(), lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_}
+            )
+        producer.flush()
+        producer.close()
+
+        python_rows.clear()
+        before = spy.native_rows
+        native_table = read_table(topic, reader="native", **connection)  # type: ignore[arg-type]
+        decoded_natively = spy.native_rows - before
+        python_table = read_table(topic, reader="python", **connection)  # type: ignore[arg-type]
+        assert_same(native_table, python_table)
+        failed = python_table.num_rows - sum(python_table.column("_valid").to_pylist())
+        assert decoded_natively == len(values)
+        if judged_here:
+            # `short` fails where the name has 3 letters or the id is 50 or more; `tagged` where
+            # neither ok nor tagged (i % 5 == 0 and i % 3 == 0)
+            expected = sum(1 for i in range(60) if not (i % 4 < 3 and i < 50) or (i % 5 == 0 and i % 3 == 0))
+            assert failed == expected > 0
+            assert sum(python_rows) == failed  # only the failing rows took the Python path
+        else:
+            assert failed == 60 - 40  # score = id / 2 < 20 for ids below 40
+            assert sum(python_rows) == 60  # a number: not judged over the batch

@@ -170,3 +170,100 @@ def _example() -> dict[str, Any]:
         "x": b"ab", "t": True, "l": [], "m": {}, "r": {"a": 1, "s": None}, "nr": None,
         "d": dt.date(2024, 1, 1), "u": uuid.UUID(int=1), "z": None,
     }  # fmt: skip
+
+
+JSON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "s": {"type": "string"},
+        "i": {"type": "integer"},
+        "t": {"type": "boolean"},
+        "l": {"type": "array", "items": {"type": "string"}},
+        "li": {"type": "array", "items": {"type": "integer"}},
+        "f": {"type": "number"},
+        "o": {"type": "object", "properties": {"a": {"type": "integer"}}},
+        "m": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "ns": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+        "opt": {"type": "string"},
+    },
+    "required": ["s", "i", "t", "l", "li", "f", "o", "m", "ns"],
+}
+JSON_FIELDS = [*JSON_SCHEMA["properties"], "o.a", "x", "absent"]
+json_objects = st.fixed_dictionaries(
+    {
+        "s": st.text(max_size=3) | st.sampled_from(["", "a", "é"]),
+        "i": small_ints | st.integers(-(2**63), 2**63 - 1),
+        "t": st.booleans(),
+        "l": st.lists(st.sampled_from(["", "a", "é"]), max_size=2),
+        "li": st.lists(small_ints, max_size=2),
+        "f": small_ints | st.sampled_from([0.0, 1.5, -2.5, 2.0]),
+        "o": st.fixed_dictionaries({}, optional={"a": small_ints, "\x00": small_ints}),
+        "m": st.dictionaries(st.sampled_from(["a", "\x00"]), small_ints, max_size=2),
+        "ns": st.none() | st.sampled_from(["", "a"]),
+    },
+    optional={"opt": st.sampled_from(["", "a"]), "x": small_ints | st.just({"\x00": 1}) | st.just(2**64)},
+)
+json_expressions = subset_conditions(
+    JSON_FIELDS, literals, ["message.t", "message.ns == null", "message.o.a > 0"]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(json_objects, min_size=1, max_size=6), st.lists(json_expressions, min_size=1, max_size=2))
+def test_over_json_schema_values_the_column_form_answers_only_as_the_python_form_does(
+    values: list[dict[str, Any]], texts: list[str]
+) -> None:
+    """As above, over the column of JSON Schema values (`json_type`'s, as the native reader
+    builds it) and the objects the Python path reads from the same bodies: numbers held as ints
+    and floats, optional keys missing, keys the schema does not name, objects with a NUL key."""
+    from pulsar_external_schema.reading.conditions import json_kinds
+    from pulsar_external_schema.reading.types import json_type
+
+    arrow, converter = json_type(JSON_SCHEMA)
+    array = pa.array([converter(v) if converter else v for v in values], arrow)
+    kinds = json_kinds(arrow, frozenset(JSON_SCHEMA["required"]))
+    evaluate = compile_conditions(tuple(texts), kinds, open_record=True)
+    python = [compile_condition(text) for text in texts]
+    if evaluate is None:
+        return
+    assert all(p is not None for p in python)
+    verdicts = evaluate(array)
+    passed = passing(verdicts).to_pylist()
+    for row, record in enumerate(values):
+        results = []
+        for condition, verdict in zip(python, verdicts, strict=True):
+            assert condition is not None
+            try:
+                result = condition(record)
+            except Unsupported:
+                result = None
+            judged = verdict[row].as_py()
+            if judged is not None:
+                assert judged is result, (texts, record)
+            results.append(result)
+        if passed[row]:
+            assert all(r is True for r in results), (texts, record)
+
+
+def test_over_json_schema_values_only_required_plain_fields_are_judged() -> None:
+    from pulsar_external_schema.reading.conditions import json_kinds
+    from pulsar_external_schema.reading.types import json_type
+
+    arrow, _ = json_type(JSON_SCHEMA)
+    kinds = json_kinds(arrow, frozenset(JSON_SCHEMA["required"]))
+    judged = (
+        "size(message.s) > 0 && message.i < 3",
+        "message.t || size(message.l) == 0",
+        "message.ns == null",
+    )
+    assert compile_conditions(judged, kinds, open_record=True) is not None
+    for text in (
+        "message.f > 1.5",  # a number: an int or a float to Python
+        "message.opt == 'a'",  # optional: a missing key is not a null
+        "message.o.a > 0",  # an object: its own keys unchecked
+        "size(message.m) > 0",  # a map
+        "message.i > 0 || message.x > 0",  # a key the schema does not name
+    ):
+        assert compile_conditions((text,), kinds, open_record=True) is None, text
+    # not required by the writer: nothing is judged
+    assert compile_conditions(judged[:1], json_kinds(arrow, frozenset()), open_record=True) is None

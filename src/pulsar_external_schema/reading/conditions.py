@@ -24,7 +24,9 @@ The form's rules, per node of the parsed condition (`condition_tree`):
   times), a union of several types, or a map is never judged here.
 
 The kinds come from the Avro reader schema, not from the Spark column (a `uuid` is a string
-column, but fastavro gives a `UUID`; a `time-millis` an int column, but a `time`).
+column, but fastavro gives a `UUID`; a `time-millis` an int column, but a `time`). A JSON Schema
+value's come from its column and its writer's schema (`json_kinds`): the Python path judges the
+body's own object, which may lack a key or hold keys the schema does not name.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import pyarrow.compute as pc
 
 from ..rules.cel_subset import Tree, condition_tree
 
-__all__ = ["Evaluation", "Kind", "avro_kinds", "compile_conditions", "passing"]
+__all__ = ["Evaluation", "Kind", "avro_kinds", "compile_conditions", "json_kinds", "passing"]
 
 Kind = Any
 """What Python value fastavro gives: "int", "float", "str", "bytes", "bool", "none", "other", or
@@ -94,14 +96,43 @@ def avro_kinds(schema: Any, named: dict[str, Any] | None = None) -> Kind:
     return avro_kinds(kind, named) if isinstance(kind, str) else "other"
 
 
-def compile_conditions(texts: tuple[str, ...], kinds: Kind) -> Evaluation | None:
+def json_kinds(value_type: pa.DataType, required: frozenset[str]) -> Kind:
+    """The kinds of JSON Schema values the native reader put in a column of `value_type`, each
+    checked against a schema whose top level requires `required`. Only a top-level field the
+    body must have, of a column that holds one Python kind, is judged: a string (Python `str`),
+    an integer (an `int`: the column takes only integers written as such), a boolean, or a list of
+    those. A number column is not (Python holds `2` as an int and `2.5` as a float, the column
+    both as doubles), nor a field the body may lack (the column's null would be Python's missing
+    key), nor an object or a map (the body's own may hold keys the column drops)."""
+    if not isinstance(value_type, pa.StructType):
+        return "other"
+    return ("record", {f.name: _json_kind(f.type) if f.name in required else "other" for f in value_type})
+
+
+def _json_kind(data_type: pa.DataType) -> Kind:
+    if pa.types.is_string(data_type):
+        return "str"
+    if pa.types.is_int64(data_type):
+        return "int"
+    if pa.types.is_boolean(data_type):
+        return "bool"
+    if pa.types.is_list(data_type):
+        return ("list", _json_kind(data_type.value_type))
+    return "other"
+
+
+def compile_conditions(
+    texts: tuple[str, ...], kinds: Kind, *, open_record: bool = False
+) -> Evaluation | None:
     """One function of the value column: each condition's verdict, True or False where the
     Python form would say so, else null. None where some condition is outside the subset or never
-    judged for these kinds."""
+    judged for these kinds. `open_record`: the value may hold top-level fields `kinds` does not
+    name (a JSON object), which the Python form checks before it evaluates; a condition naming
+    one is never judged here."""
     evaluations = []
     for text in texts:
         tree = condition_tree(text)
-        if tree is None or not _fields_judged(tree, kinds):
+        if tree is None or not _fields_judged(tree, kinds, open_record):
             return None
         evaluations.append(tree)
 
@@ -125,11 +156,14 @@ def passing(verdicts: list[pa.Array]) -> pa.Array:
     return pc.fill_null(result, False)
 
 
-def _fields_judged(tree: Tree, kinds: Kind) -> bool:
+def _fields_judged(tree: Tree, kinds: Kind, open_record: bool = False) -> bool:
     """Whether every top-level field the condition names is of kinds the Python form takes."""
-    return all(
-        _plain(kinds[1][name]) for name in _top_fields(tree) if kinds[0] == "record" and name in kinds[1]
-    )
+    if kinds[0] != "record":
+        return True
+    named = _top_fields(tree)
+    if open_record and not named <= kinds[1].keys():
+        return False
+    return all(_plain(kinds[1][name]) for name in named if name in kinds[1])
 
 
 def _top_fields(tree: Tree) -> set[str]:

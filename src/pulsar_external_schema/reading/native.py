@@ -20,6 +20,7 @@ Pulsar-encrypted message) is read on by the Python path from where it stopped.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -33,7 +34,7 @@ from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
 from ..reading.columns import read_schema
 from ..subjects import partition_of
-from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, passing
+from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, json_kinds, passing
 from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
 from .options import PATHS, SourceOptions
@@ -168,7 +169,7 @@ class Finisher:
         self.external = decoding_schema(options, reader_schema)
         self.plans: dict[int, Columnar | None] = {}
         """Writer schema id -> how the extension decodes it (None: the Python path does)."""
-        self._evaluations: dict[tuple[str, ...], Evaluation | None] = {}
+        self._evaluations: dict[tuple[tuple[str, ...], int | None], Evaluation | None] = {}
         self._outcomes: dict[Any, ExternalSchemaError | None] = {}
         """A judged row's key (`_outcome_key`) -> the failure the Python path gave such a row, or
         None: such rows are decoded row by row."""
@@ -182,8 +183,6 @@ class Finisher:
         columnar = self.external.columnar(self.partition_topic, schema_id)
         if columnar is not None and columnar.format == "AVRO" and columnar.reader != self.reader_json:
             columnar = None  # read into another version than the query's: the Python path says how
-        if columnar is not None and columnar.format == "JSON" and columnar.conditions:
-            columnar = None  # READ conditions over JSON Schema values: judged on the Python path
         self.plans[schema_id] = columnar
         if columnar is None:
             return None
@@ -220,26 +219,36 @@ class Finisher:
         """For each set of READ conditions the batch's writers have: its rows (the extension
         decoded them with such a writer), and each condition's verdict over the batch
         (`conditions.py`); a condition outside the subset judges no row."""
-        groups: dict[tuple[str, ...], list[int]] = {}
+        groups: dict[tuple[tuple[str, ...], int | None], list[int]] = {}
         for schema_id, plan in self.plans.items():
             if plan is not None and plan.conditions:
-                groups.setdefault(plan.conditions, []).append(schema_id)
+                # a JSON Schema writer's values are judged under its own schema's required keys
+                own = schema_id if plan.format == "JSON" else None
+                groups.setdefault((plan.conditions, own), []).append(schema_id)
         ids, values, decoded = batch.column("schemaId"), batch.column("value"), batch.column("_native")
         judged = []
-        for texts, schema_ids in groups.items():
+        for (texts, own), schema_ids in groups.items():
             writers = pc.fill_null(pc.is_in(ids, value_set=pa.array(schema_ids, pa.int32())), False)
             rows = pc.and_(writers, decoded)
-            evaluate = self._evaluation(texts)
+            evaluate = self._evaluation(texts, own)
             verdicts = evaluate(values) if evaluate is not None else [pa.nulls(batch.num_rows, pa.bool_())]
             judged.append((rows, verdicts))
         return judged
 
-    def _evaluation(self, texts: tuple[str, ...]) -> Evaluation | None:
-        if texts not in self._evaluations:
-            if self._kinds is None:
-                self._kinds = avro_kinds(avro_parsed(self.reader_schema))
-            self._evaluations[texts] = compile_conditions(texts, self._kinds)
-        return self._evaluations[texts]
+    def _evaluation(self, texts: tuple[str, ...], own: int | None) -> Evaluation | None:
+        """The conditions over the Avro reader schema's values (`own` None), or over the values
+        of JSON Schema writer `own`."""
+        if (texts, own) not in self._evaluations:
+            plan = self.plans.get(own) if own is not None else None
+            if plan is not None:
+                kinds = json_kinds(self.value_arrow, _required(plan.writer))
+                evaluation = compile_conditions(texts, kinds, open_record=True)
+            else:
+                if self._kinds is None:
+                    self._kinds = avro_kinds(avro_parsed(self.reader_schema))
+                evaluation = compile_conditions(texts, self._kinds)
+            self._evaluations[(texts, own)] = evaluation
+        return self._evaluations[(texts, own)]
 
     def _with_python_rows(
         self, batch: pa.RecordBatch, finished: pa.RecordBatch, pending: pa.Array, judged: list[_Judged]
@@ -300,6 +309,20 @@ class Finisher:
 
 
 _Judged = tuple[pa.Array, list[pa.Array]]
+
+
+def _required(schema: str) -> frozenset[str]:
+    """The keys a JSON Schema's top level requires of an object (none where a `$ref` beside it may
+    make draft 7 ignore them, or where the text says otherwise)."""
+    try:
+        parsed = json.loads(schema)
+    except ValueError:
+        return frozenset()
+    if not isinstance(parsed, dict) or "$ref" in parsed or not isinstance(parsed.get("required"), list):
+        return frozenset()
+    return frozenset(name for name in parsed["required"] if isinstance(name, str))
+
+
 """The rows of a set of conditions, and each condition's verdict over the batch."""
 
 
