@@ -170,26 +170,7 @@ impl Reader<'_, '_> {
 
     fn array(&mut self, depth: usize) -> Option<()> {
         let index = self.push(Tok::Array { count: 0, end: 0 })?;
-        self.at += 1;
-        self.space();
-        let mut count = 0u32;
-        if self.peek()? == b']' {
-            self.at += 1;
-        } else {
-            loop {
-                self.value(depth + 1)?;
-                count += 1;
-                self.space();
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b']' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
-        }
+        let count = self.members(b']', |reader| reader.value(depth + 1))?;
         let end = self.end()?;
         self.tape.nodes[index as usize] = Tok::Array { count, end };
         Some(())
@@ -197,40 +178,48 @@ impl Reader<'_, '_> {
 
     fn object(&mut self, depth: usize) -> Option<()> {
         let index = self.push(Tok::Object { count: 0, end: 0 })?;
-        self.at += 1;
-        self.space();
-        let mut count = 0u32;
-        if self.peek()? == b'}' {
-            self.at += 1;
-        } else {
-            loop {
-                self.space();
-                if self.peek()? != b'"' {
-                    return None;
-                }
-                let (start, len) = self.string()?;
-                self.push(Tok::Str(start, len))?;
-                self.space();
-                if self.peek()? != b':' {
-                    return None;
-                }
-                self.at += 1;
-                self.value(depth + 1)?;
-                count += 1;
-                self.space();
-                match self.peek()? {
-                    b',' => self.at += 1,
-                    b'}' => {
-                        self.at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
+        let count = self.members(b'}', |reader| {
+            reader.space();
+            if reader.peek()? != b'"' {
+                return None;
             }
-        }
+            let (start, len) = reader.string()?;
+            reader.push(Tok::Str(start, len))?;
+            reader.space();
+            if reader.peek()? != b':' {
+                return None;
+            }
+            reader.at += 1;
+            reader.value(depth + 1)
+        })?;
         let end = self.end()?;
         self.tape.nodes[index as usize] = Tok::Object { count, end };
         (!self.tape.node(index).has_repeated_key()).then_some(())
+    }
+
+    /// A container's members from its opening bracket to `close`, each read by `member`, with
+    /// commas between them: how many.
+    fn members(&mut self, close: u8, mut member: impl FnMut(&mut Self) -> Option<()>) -> Option<u32> {
+        self.at += 1;
+        self.space();
+        let mut count = 0u32;
+        if self.peek()? == close {
+            self.at += 1;
+            return Some(count);
+        }
+        loop {
+            member(self)?;
+            count += 1;
+            self.space();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b if b == close => {
+                    self.at += 1;
+                    return Some(count);
+                }
+                _ => return None,
+            }
+        }
     }
 
     /// A string from its opening quote: its (start, length) in the tape's text.

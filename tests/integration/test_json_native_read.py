@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import json_schemas
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from conftest import Services
@@ -109,22 +110,51 @@ ODD_BODIES = [
 ]
 
 
+class Topic:
+    """A new topic of one partition, its subject's registry, and both readers of it."""
+
+    def __init__(self, services: Services, pulsar_client: Any, spy: Spy, prefix: str) -> None:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        self.client, self.spy = pulsar_client, spy
+        self.registry = SchemaRegistryClient({"url": services.registry_url})
+        self.name = f"persistent://public/default/{unique(prefix)}"
+        self.subject = f"public.default.{self.name.rsplit('/', 1)[1]}-value"
+        self.connection = {
+            "service_url": services.pulsar_url,
+            "admin_url": services.admin_url,
+            "config": {"schema.registry.url": services.registry_url},
+        }
+
+    def send(self, bodies: list[tuple[int, bytes]], batch: int) -> None:
+        """Each body with the registry's schema id, in batched entries of at most `batch`."""
+        producer = self.client.create_producer(self.name, batching_enabled=True, batching_max_messages=batch)
+        for schema_id, body in bodies:
+            property_ = ids.to_property(ids.confluent_id(schema_id))
+            producer.send_async(body, lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_})
+        producer.flush()
+        producer.close()
+
+    def read_both(self) -> tuple[pa.Table, pa.Table, int]:
+        """The native and the Python path's tables (the same, column for column), and the rows
+        the extension decoded."""
+        before = self.spy.native_rows
+        native = read_table(self.name, reader="native", **self.connection)  # type: ignore[arg-type]
+        decoded_natively = self.spy.native_rows - before
+        python = read_table(self.name, reader="python", **self.connection)  # type: ignore[arg-type]
+        assert_same(native, python)
+        return native, python, decoded_natively
+
+
 def test_generated_json_schemas_read_natively_as_the_python_path_reads_them(
     services: Services, pulsar_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry import Schema
 
     from pulsar_external_schema.reading.types import json_typed
 
     required_extension()
     spy = Spy(monkeypatch)
-    registry = SchemaRegistryClient({"url": services.registry_url})
-    connection = {
-        "service_url": services.pulsar_url,
-        "admin_url": services.admin_url,
-        "config": {"schema.registry.url": services.registry_url},
-    }
-
     totals = {"native": 0, "valid": 0}
 
     @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -140,22 +170,11 @@ def test_generated_json_schemas_read_natively_as_the_python_path_reads_them(
         values = data.draw(st.lists(shaped(schema) | json_schemas.values, min_size=1, max_size=20))
         odd = data.draw(st.lists(st.sampled_from(ODD_BODIES), max_size=4))
         bodies = [json.dumps(v, ensure_ascii=data.draw(st.booleans())).encode() for v in values] + odd
-        topic = f"persistent://public/default/{unique('json-native')}"
-        subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
-        schema_id = registry.register_schema(subject, Schema(json.dumps(schema), "JSON"))
-        producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_messages=7)
-        property_ = ids.to_property(ids.confluent_id(schema_id))
-        for body in bodies:
-            producer.send_async(body, lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_})
-        producer.flush()
-        producer.close()
-
-        before = spy.native_rows
-        native = read_table(topic, reader="native", **connection)  # type: ignore[arg-type]
-        decoded_natively = spy.native_rows - before
-        python = read_table(topic, reader="python", **connection)  # type: ignore[arg-type]
+        topic = Topic(services, pulsar_client, spy, "json-native")
+        schema_id = topic.registry.register_schema(topic.subject, Schema(json.dumps(schema), "JSON"))
+        topic.send([(schema_id, body) for body in bodies], batch=7)
+        _, python, decoded_natively = topic.read_both()
         assert python.num_rows == len(bodies)
-        assert_same(native, python)
         valid = sum(python.column("_valid").to_pylist())
         assert decoded_natively <= valid  # a row the extension decodes is a valid one
         totals["native"] += decoded_natively
@@ -172,18 +191,12 @@ def test_two_versions_with_a_reference_read_natively_as_the_python_path_reads_th
     """A topic written with two versions of a subject, each with a part given by a referenced
     subject (`$ref`), and a second version adding parts: every body checked against its own
     version (two native writers into one column), the column typed from the latest one."""
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry import Schema
 
     from pulsar_external_schema.reading.types import json_typed
 
     required_extension()
     spy = Spy(monkeypatch)
-    registry = SchemaRegistryClient({"url": services.registry_url})
-    connection = {
-        "service_url": services.pulsar_url,
-        "admin_url": services.admin_url,
-        "config": {"schema.registry.url": services.registry_url},
-    }
     totals = {"native": 0, "valid": 0}
 
     @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -196,10 +209,8 @@ def test_two_versions_with_a_reference_read_natively_as_the_python_path_reads_th
         v2_properties = {**added, **first, "part": {"$ref": "part.json"}}
         v1 = {**draft, "properties": {**first, "part": {"$ref": "part.json"}}}
         v2 = {**draft, "properties": v2_properties}
-        name = unique("json-native-versions")
-        topic = f"persistent://public/default/{name}"
-        subject = f"public.default.{name}-value"
-        part_subject = f"{name}-part"
+        topic = Topic(services, pulsar_client, spy, "json-native-versions")
+        registry, subject, part_subject = topic.registry, topic.subject, f"{topic.subject}-part"
         registry.register_schema(part_subject, Schema(json.dumps(part), "JSON"))
         reference = [{"name": "part.json", "subject": part_subject, "version": 1}]
         ids_ = []
@@ -222,21 +233,9 @@ def test_two_versions_with_a_reference_read_natively_as_the_python_path_reads_th
                 max_size=20,
             )
         )
-        producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_messages=5)
-        for schema_id, value in values:
-            property_ = ids.to_property(ids.confluent_id(schema_id))
-            producer.send_async(
-                json.dumps(value).encode(), lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_}
-            )
-        producer.flush()
-        producer.close()
-
-        before = spy.native_rows
-        native = read_table(topic, reader="native", **connection)  # type: ignore[arg-type]
-        decoded_natively = spy.native_rows - before
-        python = read_table(topic, reader="python", **connection)  # type: ignore[arg-type]
+        topic.send([(schema_id, json.dumps(value).encode()) for schema_id, value in values], batch=5)
+        _, python, decoded_natively = topic.read_both()
         assert python.num_rows == len(values)
-        assert_same(native, python)
         assert set(python.column("schemaId").to_pylist()) <= set(ids_)
         valid = sum(python.column("_valid").to_pylist())
         assert decoded_natively <= valid
@@ -253,7 +252,7 @@ def test_read_conditions_over_json_schema_values_judged_over_the_batch(
     """A JSON Schema subject with READ conditions: those naming required string, integer, boolean
     and list fields are judged over the batch (the rows they pass take no Python step), one
     naming a number is not (its rows are the Python path's); both readers give the same table."""
-    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry import Schema
 
     from pulsar_external_schema.reading import native
 
@@ -270,12 +269,6 @@ def test_read_conditions_over_json_schema_values_judged_over_the_batch(
             "note": {"type": "string"},
         },
         "required": ["id", "name", "tags", "ok", "score"],
-    }
-    registry = SchemaRegistryClient({"url": services.registry_url})
-    connection = {
-        "service_url": services.pulsar_url,
-        "admin_url": services.admin_url,
-        "config": {"schema.registry.url": services.registry_url},
     }
     python_rows: list[int] = []
     with_python_rows = native.Finisher._with_python_rows
@@ -307,33 +300,20 @@ def test_read_conditions_over_json_schema_values_judged_over_the_batch(
         ),
         ([("scored", "message.score < 20.0")], False),
     ):
-        topic = f"persistent://public/default/{unique('json-native-rules')}"
-        subject = f"public.default.{topic.rsplit('/', 1)[1]}-value"
+        topic = Topic(services, pulsar_client, spy, "json-native-rules")
         domain = [
             {"name": n, "kind": "CONDITION", "type": "CEL", "mode": "READ", "expr": e, "onFailure": "ERROR"}
             for n, e in rules
         ]
-        schema_id = registry.register_schema(
-            subject,
+        schema_id = topic.registry.register_schema(
+            topic.subject,
             Schema.from_dict(
                 {"schemaType": "JSON", "schema": json.dumps(schema), "ruleSet": {"domainRules": domain}}
             ),
         )
-        producer = pulsar_client.create_producer(topic, batching_enabled=True, batching_max_messages=16)
-        property_ = ids.to_property(ids.confluent_id(schema_id))
-        for value in values:
-            producer.send_async(
-                json.dumps(value).encode(), lambda *_: None, properties={ids.SCHEMA_ID_PROPERTY: property_}
-            )
-        producer.flush()
-        producer.close()
-
+        topic.send([(schema_id, json.dumps(value).encode()) for value in values], batch=16)
         python_rows.clear()
-        before = spy.native_rows
-        native_table = read_table(topic, reader="native", **connection)  # type: ignore[arg-type]
-        decoded_natively = spy.native_rows - before
-        python_table = read_table(topic, reader="python", **connection)  # type: ignore[arg-type]
-        assert_same(native_table, python_table)
+        _, python_table, decoded_natively = topic.read_both()
         failed = python_table.num_rows - sum(python_table.column("_valid").to_pylist())
         assert decoded_natively == len(values)
         if judged_here:

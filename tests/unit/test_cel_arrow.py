@@ -109,7 +109,16 @@ def test_the_column_form_answers_only_as_the_python_form_does(
     """Each condition's True and False, which the native reader trusts: True to pass a row, and
     both to give rows judged alike one outcome (`native.Finisher`)."""
     decoded, array = column(values)
-    evaluate = compile_conditions(tuple(texts), avro_kinds(PARSED))
+    assert_answers_as_the_python_form(
+        texts, compile_conditions(tuple(texts), avro_kinds(PARSED)), array, decoded
+    )
+
+
+def assert_answers_as_the_python_form(
+    texts: list[str], evaluate: Any, array: pa.Array, records: list[dict[str, Any]]
+) -> None:
+    """Where the column form (`evaluate`, over `array`) gives a verdict, the Python form gives
+    the same of the row's record; a row it passes, every Python form passes."""
     python = [compile_condition(text) for text in texts]
     if evaluate is None:
         return  # every row goes to the per-message path
@@ -117,7 +126,7 @@ def test_the_column_form_answers_only_as_the_python_form_does(
     verdicts = evaluate(array)
     assert len(verdicts) == len(texts)
     passed = passing(verdicts).to_pylist()
-    for row, record in enumerate(decoded):
+    for row, record in enumerate(records):
         results = []
         for condition, verdict in zip(python, verdicts, strict=True):
             assert condition is not None
@@ -222,27 +231,9 @@ def test_over_json_schema_values_the_column_form_answers_only_as_the_python_form
     arrow, converter = json_type(JSON_SCHEMA)
     array = pa.array([converter(v) if converter else v for v in values], arrow)
     kinds = json_kinds(arrow, frozenset(JSON_SCHEMA["required"]))
-    evaluate = compile_conditions(tuple(texts), kinds, open_record=True)
-    python = [compile_condition(text) for text in texts]
-    if evaluate is None:
-        return
-    assert all(p is not None for p in python)
-    verdicts = evaluate(array)
-    passed = passing(verdicts).to_pylist()
-    for row, record in enumerate(values):
-        results = []
-        for condition, verdict in zip(python, verdicts, strict=True):
-            assert condition is not None
-            try:
-                result = condition(record)
-            except Unsupported:
-                result = None
-            judged = verdict[row].as_py()
-            if judged is not None:
-                assert judged is result, (texts, record)
-            results.append(result)
-        if passed[row]:
-            assert all(r is True for r in results), (texts, record)
+    assert_answers_as_the_python_form(
+        texts, compile_conditions(tuple(texts), kinds, open_record=True), array, values
+    )
 
 
 def test_over_json_schema_values_only_required_plain_fields_are_judged() -> None:
