@@ -159,7 +159,7 @@ def passing(verdicts: list[pa.Array]) -> pa.Array:
 def _fields_judged(tree: Tree, kinds: Kind, open_record: bool = False) -> bool:
     """Whether every top-level field the condition names is of kinds the Python form takes."""
     if kinds[0] != "record":
-        return True
+        return not open_record  # fields of a value that is not a record: none judged
     named = _top_fields(tree)
     if open_record and not named <= kinds[1].keys():
         return False

@@ -309,6 +309,7 @@ class Finisher:
 
 
 _Judged = tuple[pa.Array, list[pa.Array]]
+"""The rows of a set of conditions, and each condition's verdict over the batch."""
 
 
 def _required(schema: str) -> frozenset[str]:
@@ -321,9 +322,6 @@ def _required(schema: str) -> frozenset[str]:
     if not isinstance(parsed, dict) or "$ref" in parsed or not isinstance(parsed.get("required"), list):
         return frozenset()
     return frozenset(name for name in parsed["required"] if isinstance(name, str))
-
-
-"""The rows of a set of conditions, and each condition's verdict over the batch."""
 
 
 def _outcomes(judged: list[_Judged], indices: pa.Array) -> list[tuple[bool, ...] | None]:
