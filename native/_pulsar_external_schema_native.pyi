@@ -28,6 +28,14 @@ def range_place(
     start: Position | None, end: Position, last_written: tuple[int, int], place: tuple[int, int, int]
 ) -> tuple[str, bool]: ...
 
+class AvroEncoder:
+    """Arrow rows into Avro bodies as fastavro writes their Python values; raises NativeError
+    (why) where it is not sure of the pair of schema and type."""
+
+    def __init__(self, schema: str, value_type: pa.DataType, prefix: bytes) -> None: ...
+    def encode(self, column: pa.Array) -> pa.BinaryArray:
+        """Each row's body after `prefix`; null for a row the Python path is to write."""
+
 class Client:
     def __init__(
         self,

@@ -10,7 +10,8 @@
 //!   `bounds.rs` (where a range starts and ends);
 //! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (bodies into
 //!   the `value` column: Avro with arrow-avro), `json_values.rs` (JSON Schema bodies, checked, into
-//!   typed columns; `json_tape.rs` reads them), `conform.rs` (the Spark source's exact types);
+//!   typed columns; `json_tape.rs` reads them), `conform.rs` (the Spark source's exact types),
+//!   `encode.rs` (Arrow rows into Avro bodies, for `write_table`);
 //! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
 //!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).
 //!
@@ -26,6 +27,8 @@
 //!     -> RangeReader, an iterator of pyarrow.RecordBatch; .handover; .native_ids; .close()
 //! Client.producer(topic, producer_name=None, *, batching_max_messages, batching_max_bytes)
 //!     -> Producer; .send(batch, first_sequence_id); .flush() -> acknowledged; .close(); .name
+//! AvroEncoder(schema, value_type, prefix); .encode(column) -> pyarrow.BinaryArray (null: a row for
+//!     the Python path)
 //! key_partitions(keys, partitions) -> pyarrow.Int32Array (pulsar-client's BoostHash routing)
 //! framing(properties, payload, schema_id=None) -> (schema id | None, skip, python); range_place(start, end,
 //!     last_written, place) -> (verdict, done after its entry); batch_starts(sizes,
@@ -46,6 +49,7 @@ mod columns;
 mod conform;
 mod decode;
 mod direct;
+mod encode;
 mod json;
 mod json_tape;
 mod json_values;
@@ -566,10 +570,31 @@ fn check_reader(reader_schema: &str, value_type: PyArrowType<arrow::datatypes::D
     decode::check(reader_schema, &value_type.0).err()
 }
 
+/// Arrow rows into Avro bodies, as fastavro writes their Python values (`encode.rs`): made for a
+/// writer schema (one self-contained Avro JSON text) and a column's Arrow type, raising NativeError
+/// (why) where it is not sure of the pair; `encode(column)` gives each row's body after `prefix`,
+/// null for a row the Python path is to write.
+#[pyclass(frozen)]
+struct AvroEncoder(encode::Encoder);
+
+#[pymethods]
+impl AvroEncoder {
+    #[new]
+    fn new(schema: &str, value_type: PyArrowType<arrow::datatypes::DataType>, prefix: &[u8]) -> PyResult<Self> {
+        encode::Encoder::new(schema, &value_type.0, prefix).map(Self).map_err(error)
+    }
+
+    fn encode<'py>(&self, py: Python<'py>, column: PyArrowType<arrow::array::ArrayData>) -> PyResult<Bound<'py, PyAny>> {
+        let column = arrow::array::make_array(column.0);
+        let encoded = py.detach(|| self.0.encode(&column)).map_err(error)?;
+        arrow::array::Array::into_data(encoded).to_pyarrow(py)
+    }
+}
+
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 6;
+const ABI: u32 = 7;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -578,6 +603,7 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch_starts, m)?)?;
     m.add_function(wrap_pyfunction!(framing, m)?)?;
     m.add_function(wrap_pyfunction!(range_place, m)?)?;
+    m.add_class::<AvroEncoder>()?;
     m.add_class::<Client>()?;
     m.add_class::<json::JsonSchemaCheck>()?;
     m.add_class::<json::JsonCodec>()?;

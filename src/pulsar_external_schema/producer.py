@@ -51,14 +51,20 @@ def encode_message(
             event_timestamp=options.get("event_timestamp"),
         )
     encoded = schema.encode_for(topic, value, context)
-    if encoded.schema_id is not None:
-        if schema.config.schema_id_location != "header":
-            message_properties[ids.SCHEMA_ID_PROPERTY] = ids.to_property(
-                encoded.schema_id, key_value=schema.is_key_value
-            )
-        else:  # Confluent's header names, for topics bridged to Kafka
-            message_properties.update(ids.header_properties(encoded.schema_id, key_value=schema.is_key_value))
+    message_properties.update(id_properties(schema, encoded.schema_id))
     return encoded.data, message_properties
+
+
+def id_properties(schema: ExternalSchema, schema_id: bytes | None) -> dict[str, str]:
+    """The properties that carry a message's schema id (`EncodeData.schema_id`; None in prefix
+    mode, where the payload carries it): `__schema_id`, or Confluent's header properties
+    (`schema.id.location=header`)."""
+    if schema_id is None:
+        return {}
+    if schema.config.schema_id_location != "header":
+        return {ids.SCHEMA_ID_PROPERTY: ids.to_property(schema_id, key_value=schema.is_key_value)}
+    # Confluent's header names, for topics bridged to Kafka
+    return ids.header_properties(schema_id, key_value=schema.is_key_value)
 
 
 class _SchemaProducer:

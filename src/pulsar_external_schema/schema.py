@@ -34,7 +34,7 @@ from confluent_kafka.serialization import MessageField
 
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
-from .codec import FALLBACK, Columnar, direct
+from .codec import FALLBACK, Columnar, ColumnarWrite, direct
 from .codec.field import DECLINED, FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
@@ -317,6 +317,17 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
             return None
         self._check_open()
         return codec.columnar(topic, ids.confluent_id(schema_id))
+
+    def columnar_writer(self, topic: str) -> ColumnarWrite | None:
+        """How a columnar encoder (`arrow.write_table`'s native one) writes this schema's values of
+        `topic` into the payloads `encode` gives (`codec.plans.ColumnarWrite`): once a value of
+        the topic has been encoded (its plan learnt), where the plan runs no rules. None: values
+        take `encode`."""
+        codec = self._part.codec
+        if codec is None or self.is_key_value:
+            return None
+        self._check_open()
+        return codec.columnar_writer(topic)
 
     def decode_message(
         self, msg: Any, *, trust_rule_properties: bool = True, properties: Mapping[str, str] | None = None

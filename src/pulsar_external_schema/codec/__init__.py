@@ -18,13 +18,14 @@ DLQ copies are theirs. `_confluent.py` is the one module that reads their privat
 
 from .limits import DEFAULT_LIMITS, DecodeLimits, LimitExceeded, recursion_error
 from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
-from .plans import PLAN_CACHE_SIZE, Columnar, PlanCache, ReadPlan, Reference, WritePlan
+from .plans import PLAN_CACHE_SIZE, Columnar, ColumnarWrite, PlanCache, ReadPlan, Reference, WritePlan
 
 __all__ = [
     "DEFAULT_LIMITS",
     "FALLBACK",
     "PLAN_CACHE_SIZE",
     "Columnar",
+    "ColumnarWrite",
     "DecodeLimits",
     "ForeignSchema",
     "LimitExceeded",

@@ -46,13 +46,15 @@ def _is_bytes(parsed: Any) -> bool:
     return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes")
 
 
+def _writer_parsed(serializer: Any, schema: Schema | None) -> Any:
+    """The parsed writer: `schema` (the registered one) or the serializer's own."""
+    return _confluent.local_schema(serializer)[1] if schema is None else _confluent.parsed(serializer, schema)
+
+
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
     """value -> Avro binary, with `schema` (the registered writer) or the serializer's own; a
     value outside the schema's types is refused first (`values.py`), as on the reference path."""
-    parsed = (
-        _confluent.local_schema(serializer)[1] if schema is None else _confluent.parsed(serializer, schema)
-    )
-    parsed = _interned(parsed)
+    parsed = _interned(_writer_parsed(serializer, schema))
     if _is_bytes(parsed):
         return lambda value: value if isinstance(value, bytes) else value.encode()
     avro_options = _confluent.avro_options(serializer)
@@ -122,6 +124,14 @@ def columnar_schemas(
     if writer_json is None or reader_json is None:
         return None
     return writer_json, reader_json, (), ""
+
+
+def columnar_writer(serializer: Any, schema: Schema | None) -> str | None:
+    """The writer `writer` writes with, as the Avro JSON a columnar encoder takes (`standalone`);
+    None where fastavro would not write it as Avro binary alone (a bare `bytes` schema is written
+    as the bytes themselves)."""
+    parsed = _writer_parsed(serializer, schema)
+    return None if _is_bytes(parsed) else standalone(parsed)
 
 
 #: What fastavro adds to a parsed schema's top (no Avro attributes).

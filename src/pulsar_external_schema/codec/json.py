@@ -116,6 +116,11 @@ def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Gua
     return json_guard(limits)
 
 
+def columnar_writer(serializer: Any, schema: Schema | None) -> None:
+    """(No columnar encoder of this format: its values are written one by one.)"""
+    return None
+
+
 #: A columnar decoder of this format checks each value against the reader schema itself.
 COLUMNAR_CHECKS = True
 

@@ -40,6 +40,7 @@ from .plans import (
     PLAN_CACHE_SIZE,
     REFUSAL_TTL,
     Columnar,
+    ColumnarWrite,
     PlanCache,
     ReadPlan,
     Reference,
@@ -197,6 +198,12 @@ class PartCodec:
         )
         return writer, plan.expires
 
+    def columnar_writer(self, topic: str) -> ColumnarWrite | None:
+        """How a columnar encoder writes values of `topic` as `encode` does (`plans.ColumnarWrite`);
+        None before the topic's plan is learnt (its first message), and where none can."""
+        plan = self.writes.get(topic)
+        return plan.columnar if type(plan) is WritePlan else None
+
     def learn(self, topic: str, context: MessageContext) -> None:
         """After the reference path encoded a message of `topic`: its writer (subject, schema,
         id) make the topic's plan, unless it has a valid one."""
@@ -233,14 +240,13 @@ class PartCodec:
             else:
                 rules = bool(steps)
                 steps, write = _metered_write(steps, self._format.writer(self._serializer, schema))
+                prefix = context.schema_id if self._prefix else b""
+                columnar = None
+                if not rules and self._to_dict is None and not self._key:
+                    text = self._format.columnar_writer(self._serializer, schema)
+                    columnar = None if text is None else ColumnarWrite(text, context.schema_id, prefix)
                 plan = WritePlan(
-                    subject,
-                    context.schema_id,
-                    context.schema_id if self._prefix else b"",
-                    steps,
-                    write,
-                    expiry(self._write_ttl),
-                    rules,
+                    subject, context.schema_id, prefix, steps, write, expiry(self._write_ttl), rules, columnar
                 )
             self.writes.put(topic, plan)
         if due:

@@ -50,6 +50,21 @@ class WritePlan:
     """`monotonic()` after which the plan is resolved again; 0: never."""
     rules: bool = False
     """Whether rules run for its messages (in `steps` or in `write`)."""
+    columnar: ColumnarWrite | None = None
+    """How a columnar encoder writes the same payloads; None where none can (another format,
+    rules, a `to_dict`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnarWrite:
+    """What a columnar encoder (`write_table`'s native one) needs to write a plan's values into the
+    payloads `encode` gives: the writer schema (Avro: one self-contained Avro JSON text), the
+    Confluent id bytes (`EncodeData.schema_id`) and what each payload starts with (the id in
+    prefix mode, else nothing). A value it cannot write as the plan would takes the plan."""
+
+    writer: str
+    schema_id: bytes
+    prefix: bytes
 
 
 @dataclass(frozen=True, slots=True)

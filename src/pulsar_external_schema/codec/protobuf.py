@@ -63,6 +63,11 @@ def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Gua
     return protobuf_guard(limits)
 
 
+def columnar_writer(serializer: Any, schema: Schema | None) -> None:
+    """(No columnar encoder of this format.)"""
+    return None
+
+
 #: (No columnar decoder of this format.)
 COLUMNAR_CHECKS = False
 

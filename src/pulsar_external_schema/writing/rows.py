@@ -45,6 +45,7 @@ from ..schema_id import SCHEMA_ID_PROPERTY
 if TYPE_CHECKING:
     # Loaded where rows are encoded or forwarded versions registered: Spark plans a write and
     # commits it in Python processes of their own, which need this module's classes only.
+    from ..codec.plans import ColumnarWrite
     from ..topic_schemas import ForwardedSchemas
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,10 @@ class TaskWriter:
         self.partitions: dict[str, list[str]] = {}
         self.converters: dict[str, Any] = {}
         self.encoders: dict[str, Any] = {}
+        self.columnar: dict[tuple[str, ColumnarWrite, pa.DataType], Any] = {}
+        """The extension's `AvroEncoder` of each (topic, plan, column type), None where it has none."""
+        self.learnt: set[str] = set()
+        """Topics whose first `value` row was encoded alone, so that its plan is learnt."""
         self.schemas: list[Any] = []
         self.submitted = 0
         self.dead_lettered = 0
@@ -223,28 +228,29 @@ class TaskWriter:
             except DeadLetteredError:
                 self.dead_lettered += 1
             except ExternalSchemaError as error:
-                self._not_written(error, topic, key)
+                self._not_written(error, topic, key, self.row - 1)
                 continue
             self._check()
 
-    def _not_written(self, error: ExternalSchemaError, topic: str, key: Any) -> None:
-        """The last row (`self.row - 1`) its schema or a WRITE rule refused: reported, or the
-        write's failure."""
+    def _not_written(self, error: ExternalSchemaError, topic: str, key: Any, row: int) -> None:
+        """Row `row` (of the task) its schema or a WRITE rule refused: reported, or the write's
+        failure."""
         if self.refused is not None:
-            self.refused(self.row - 1, key, error)
+            self.refused(row, key, error)
             return
         raise EncodeError(
-            f"a row of task {self.task} (row {self.row - 1} of the task, key {key!r}) could not be "
+            f"a row of task {self.task} (row {row} of the task, key {key!r}) could not be "
             f"written to {topic}: {error}"
         ) from None
 
     def _encoded_natively(self, batch: pa.RecordBatch) -> bool:
-        """`value` rows to the task's topic, each encoded as a producer encodes it
-        (`producer.encode_message`: the schema, its WRITE rules and their DLQ action) and sent by
-        the native sender with the row's sequence id, as `data` rows go: True; False where the
-        rows go to pulsar-client instead (the option `writer`, no extension, a key or event
-        time of another type than it takes)."""
-        from ..producer import encode_message
+        """`value` rows to the task's topic, encoded as a producer encodes them and sent by the
+        native sender with each row's sequence id, as `data` rows go: True; False where the rows
+        go to pulsar-client instead (the option `writer`, no extension, a key or event time of
+        another type than it takes). Where the topic's plan runs no rules, the extension writes
+        the Avro bodies from the column (`_columnar_bodies`); every other row is encoded as
+        `producer.encode_message` encodes it (the schema, its WRITE rules and their DLQ action)."""
+        from ..producer import id_properties
 
         topic = full_topic_name(self._default_topic())
         names = batch.schema.names
@@ -261,58 +267,102 @@ class TaskWriter:
         if producer is None:
             return False
         schema, convert = self._schema(topic), self.converters.get(topic)
-        values = python_values(batch.column("value"))
-        absent: list[Any] = [None] * batch.num_rows
-        keys = batch.column("key").to_pylist() if "key" in names else absent
-        events = event_millis(batch.column("eventTime")).to_pylist() if "eventTime" in names else absent
-        given = batch.column("properties").to_pylist() if "properties" in names else absent
-        rows: list[int] = []
-        payloads: list[bytes] = []
-        offsets, property_names, property_values = [0], [], []  # the properties column, flat
-        for i in range(batch.num_rows):
-            key = keys[i]
-            self.row += 1
+        columnar = None if convert is not None else schema.columnar_writer(topic)
+        if columnar is None and convert is None and batch.num_rows > 1 and topic not in self.learnt:
+            # a plan is learnt from its topic's first value: that one first, then the rest
+            self.learnt.add(topic)
+            return self._encoded_natively(batch.slice(0, 1)) and self._encoded_natively(batch.slice(1))
+        count, first_row = batch.num_rows, self.row
+        self.row += count
+        bodies = None if columnar is None else self._columnar_bodies(topic, columnar, batch.column("value"))
+        # the rows the extension did not write, each encoded as a producer encodes it
+        one_by_one = (
+            list(range(count)) if bodies is None else pc.indices_nonzero(pc.is_null(bodies)).to_pylist()
+        )
+        given = batch.column("properties").to_pylist() if "properties" in names else None
+        encoded, sent = self._one_by_one(topic, batch, one_by_one, bodies is None, given, first_row)
+        if bodies is None:
+            data = pa.array(encoded, pa.binary())
+        else:
+            data = pc.coalesce(bodies, pa.array(encoded, pa.binary())) if sent else bodies
+        kept = pc.is_valid(data)
+        rows = pc.indices_nonzero(kept)
+        if not len(rows):
+            return True
+        data = data.filter(kept)
+        ids = id_properties(schema, None if columnar is None or columnar.prefix else columnar.schema_id)
+        properties = _properties(rows, given, sent, ids)
+        columns: dict[str, pa.Array] = {"data": data, "properties": properties}
+        if "key" in names:
+            columns["key"] = batch.column("key").take(rows).cast(pa.string())
+        if "eventTime" in names:
+            columns["event_time"] = event_millis(batch.column("eventTime").take(rows))
+        if self.producer_name is not None:  # each row's own id, as the Python path sends it
+            first = ((self.sequence_base or 0) << 32) + first_row
+            columns["sequence_id"] = pc.add(rows.cast(pa.int64()), first)
+        self._natively(topic, lambda: producer.send(pa.RecordBatch.from_pydict(columns), None))
+        self.submitted += len(rows)
+        return True
+
+    def _one_by_one(
+        self,
+        topic: str,
+        batch: pa.RecordBatch,
+        rows: list[int],
+        every: bool,
+        given: list[Any] | None,
+        first_row: int,
+    ) -> tuple[list[bytes | None], dict[int, dict[str, str]]]:
+        """The payloads (None: not sent) and properties of `rows` of the batch (`every`: all of
+        them), each encoded as `producer.encode_message` encodes it (the schema, its WRITE rules and
+        their DLQ action); a row they refuse is reported (`_not_written`)."""
+        from ..producer import encode_message
+
+        schema, convert = self._schema(topic), self.converters.get(topic)
+        encoded: list[bytes | None] = [None] * batch.num_rows
+        sent: dict[int, dict[str, str]] = {}
+        if not rows:
+            return encoded, sent
+        picked = pa.array(rows, pa.int64())
+
+        def column(name: str) -> pa.Array:
+            return batch.column(name) if every else batch.column(name).take(picked)
+
+        names = batch.schema.names
+        values = python_values(column("value"))
+        keys = column("key").to_pylist() if "key" in names else None
+        events = event_millis(column("eventTime")).to_pylist() if "eventTime" in names else None
+        for n, i in enumerate(rows):
+            key = keys[n] if keys is not None else None
             try:
-                value = values[i]
-                payload, sent = encode_message(
+                encoded[i], sent[i] = encode_message(
                     schema,
                     topic,
-                    convert(value) if convert else value,
-                    dict(given[i] or []),
-                    **_send_options(key, events[i]),
+                    convert(values[n]) if convert else values[n],
+                    dict(given[i] or []) if given is not None else None,
+                    **_send_options(key, events[n] if events is not None else None),
                 )
             except DeadLetteredError:
                 self.dead_lettered += 1
-                continue
             except ExternalSchemaError as error:
-                self._not_written(error, topic, key)
-                continue
-            rows.append(i)
-            payloads.append(payload)
-            for name, text in sorted(sent.items()):  # sorted, as pulsar-client's std::map holds them
-                property_names.append(name)
-                property_values.append(text)
-            offsets.append(len(property_names))
-        if rows:
-            picked = pa.array(rows, pa.int64())
-            columns: dict[str, pa.Array] = {
-                "data": pa.array(payloads, pa.binary()),
-                "properties": pa.MapArray.from_arrays(
-                    pa.array(offsets, pa.int32()),
-                    pa.array(property_names, pa.string()),
-                    pa.array(property_values, pa.string()),
-                ),
-            }
-            if "key" in names:
-                columns["key"] = batch.column("key").take(picked).cast(pa.string())
-            if "eventTime" in names:
-                columns["event_time"] = event_millis(batch.column("eventTime").take(picked))
-            if self.producer_name is not None:  # each row's own id, as the Python path sends it
-                first = ((self.sequence_base or 0) << 32) + self.row - batch.num_rows
-                columns["sequence_id"] = pc.add(picked, first)
-            self._natively(topic, lambda: producer.send(pa.RecordBatch.from_pydict(columns), None))
-            self.submitted += len(rows)
-        return True
+                self._not_written(error, topic, key, first_row + i)
+        return encoded, sent
+
+    def _columnar_bodies(self, topic: str, columnar: ColumnarWrite, column: pa.Array) -> pa.Array | None:
+        """The Avro bodies of a `value` column as the topic's plan writes them, by the extension
+        (`AvroEncoder`, `native/src/encode.rs`), null for each row it leaves to the plan; None where
+        it does not pair the column's type with the writer schema (the log says why, once)."""
+        key = (topic, columnar, column.type)
+        if key not in self.columnar:
+            module = _native.extension()
+            assert module is not None  # `_native_producer` checked
+            try:
+                self.columnar[key] = module.AvroEncoder(columnar.writer, column.type, columnar.prefix)
+            except module.NativeError as error:
+                log.info("pulsar-external: values to %s are encoded one by one: %s", topic, error)
+                self.columnar[key] = None
+        encoder = self.columnar[key]
+        return None if encoder is None else encoder.encode(column)
 
     def _native_producer(self, topic: str, schema: pa.Schema) -> Any:
         """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
@@ -527,6 +577,35 @@ class _NativeTopic:
     def close(self) -> None:
         for producer in self.producers.values():
             producer.close()
+
+
+def _properties(
+    rows: pa.Array, given: list[Any] | None, sent: dict[int, dict[str, str]], ids: dict[str, str]
+) -> pa.MapArray:
+    """The properties of the rows sent (`rows`, their indexes in the batch): a row `encode_message`
+    encoded, those it gave (`sent`); any other, its own (`given`, the batch's `properties`
+    column, if any) and the schema id's (`ids`), as `encode_message` adds them. Each row's
+    sorted, as pulsar-client's std::map holds them."""
+    if given is None and not sent:  # every row's are the schema id's
+        each = sorted(ids)
+        return pa.MapArray.from_arrays(
+            pc.multiply(pa.array(range(len(rows) + 1), pa.int32()), len(each)),
+            pa.array(each * len(rows), pa.string()),
+            pa.array([ids[name] for name in each] * len(rows), pa.string()),
+        )
+    names: list[str] = []
+    values: list[str] = []
+    offsets = [0]
+    for i in rows.to_pylist():
+        own = dict(given[i] or []) if given is not None else {}
+        merged = sent.get(i) or {**own, **ids}
+        for name, text in sorted(merged.items()):
+            names.append(name)
+            values.append(text)
+        offsets.append(len(names))
+    return pa.MapArray.from_arrays(
+        pa.array(offsets, pa.int32()), pa.array(names, pa.string()), pa.array(values, pa.string())
+    )
 
 
 def event_millis(column: pa.Array) -> pa.Array:

@@ -1,0 +1,155 @@
+"""The extension's Avro encoder (`native/src/encode.rs`, `write_table`'s `value` rows) held to the
+Python path's writer: every body it gives is fastavro's for the row's Python value, and only for a
+value the Python path's check takes; what it is not sure of gets no body (the row), or no encoder
+(the column)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import json
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+import pytest
+from avro_schemas import record_of
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from native_support import required_extension
+
+from pulsar_external_schema.codec.avro import standalone
+from pulsar_external_schema.codec.values import explain_avro
+from pulsar_external_schema.reading.types import avro_type
+from pulsar_external_schema.writing.rows import python_values
+
+CLICK = {
+    "type": "record",
+    "name": "Click",
+    "namespace": "app",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "user", "type": ["null", "string"]},
+        {"name": "ms", "type": "int"},
+        {"name": "score", "type": "double"},
+        {"name": "kind", "type": {"type": "enum", "name": "Kind", "symbols": ["VIEW", "BUY"]}},
+        {"name": "digest", "type": {"type": "fixed", "name": "Digest", "size": 2}},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attributes", "type": {"type": "map", "values": "long"}},
+        {"name": "again", "type": ["null", "app.Kind"]},
+    ],
+}
+
+
+def fastavro_body(parsed: Any, value: Any) -> bytes:
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, parsed, value)
+    return out.getvalue()
+
+
+def held_to_fastavro(schema: Any, column: pa.Array, prefix: bytes = b"") -> list[bytes | None]:
+    """The encoder's bodies of `column`, each checked against fastavro's for the row's value."""
+    module = required_extension()
+    parsed = fastavro.parse_schema(schema)
+    text = standalone(parsed)
+    assert text is not None
+    bodies: list[bytes | None] = module.AvroEncoder(text, column.type, prefix).encode(column).to_pylist()
+    for value, body in zip(python_values(column), bodies, strict=True):
+        if body is not None:
+            assert explain_avro(parsed, value) is None, "a body for a value the Python path refuses"
+            assert body == prefix + fastavro_body(parsed, value)
+    return bodies
+
+
+def click(i: int, **changes: Any) -> dict[str, Any]:
+    row = {
+        "id": i,
+        "user": f"user-{i}" if i % 3 else None,
+        "ms": i % 3000,
+        "score": i / 7,
+        "kind": "BUY" if i % 2 else "VIEW",
+        "digest": b"\x00\x01",
+        "tags": ["a", "b"][: i % 3],
+        "attributes": [("n", i)] if i % 2 else [],
+        "again": None if i % 2 else "VIEW",
+    }
+    return {**row, **changes}
+
+
+CLICK_TYPE = pa.struct(
+    [
+        ("id", pa.int64()),
+        ("user", pa.string()),
+        ("ms", pa.int64()),
+        ("score", pa.float64()),
+        ("kind", pa.string()),
+        ("digest", pa.binary(2)),
+        ("tags", pa.list_(pa.string())),
+        ("attributes", pa.map_(pa.string(), pa.int64())),
+        ("again", pa.string()),
+    ]
+)
+
+
+def test_every_row_of_a_record_the_python_path_takes_gets_fastavros_body() -> None:
+    column = pa.array([click(i) for i in range(200)], CLICK_TYPE)
+    bodies = held_to_fastavro(CLICK, column, b"\x00\x00\x00\x00\x07")
+    assert all(body is not None for body in bodies)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"id": None},  # a null where the schema takes none
+        {"ms": 2**31},  # outside an Avro int
+        {"kind": "SELL"},  # no symbol of the enum
+        {"again": "SELL"},
+        {"tags": ["a", None]},
+        {"attributes": [("n", 1), ("n", 2)]},  # a key twice: a dict keeps one
+    ],
+)
+def test_a_row_it_is_not_sure_of_gets_no_body_and_its_neighbours_do(changes: dict[str, Any]) -> None:
+    column = pa.array([click(1), click(2, **changes), click(3)], CLICK_TYPE)
+    assert [body is None for body in held_to_fastavro(CLICK, column)] == [False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("schema", "column"),
+    [
+        (  # a field the record does not name, which the Python path refuses
+            {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]},
+            pa.array([{"a": 1, "b": 2}]),
+        ),
+        (  # a missing field, whose default the Python path writes
+            {"type": "record", "name": "R", "fields": [{"name": "b", "type": "long", "default": 0}]},
+            pa.array([{"a": 1}]),
+        ),
+        ({"type": "string", "logicalType": "uuid"}, pa.array(["a"])),
+        (["null", "string", "long"], pa.array(["a"])),
+        ("bytes", pa.array([b"a"])),  # written as the bytes themselves
+        ("string", pa.array([b"a"])),
+        ("float", pa.array([1.5])),  # a double rounded
+        ("long", pa.array([1], pa.uint64())),
+        ({"type": "long", "logicalType": "timestamp-millis"}, pa.array([1], pa.timestamp("ms"))),
+    ],
+)
+def test_a_pair_it_is_not_sure_of_has_no_encoder(schema: Any, column: pa.Array) -> None:
+    module = required_extension()
+    with pytest.raises(module.NativeError):
+        module.AvroEncoder(json.dumps(schema), column.type, b"")
+
+
+@given(data=st.data())
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_generated_records_are_written_as_fastavro_writes_them(data: st.DataObject) -> None:
+    schema, values = data.draw(record_of(itertools.count()))
+    rows = data.draw(st.lists(values, min_size=1, max_size=4))
+    arrow, _ = avro_type(fastavro.parse_schema(schema))
+    try:  # the readers' type of the schema, or the one pyarrow infers (int64 for an int, ...)
+        column = pa.array(rows) if data.draw(st.booleans()) else pa.array(rows, arrow)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        assume(False)
+    module = required_extension()
+    with contextlib.suppress(module.NativeError):  # a pair it is not sure of: the Python path's
+        held_to_fastavro(schema, column)
