@@ -321,8 +321,8 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
     def columnar_writer(self, topic: str) -> ColumnarWrite | None:
         """How a columnar encoder (`arrow.write_table`'s native one) writes this schema's values of
         `topic` into the payloads `encode` gives (`codec.plans.ColumnarWrite`): once a value of
-        the topic has been encoded (its plan learnt), where the plan runs no rules. None: values
-        take `encode`."""
+        the topic has been encoded (its plan learnt), where the plan's rules are conditions in the
+        everyday CEL subset (or none). None: values take `encode`."""
         codec = self._part.codec
         if codec is None or self.is_key_value:
             return None

@@ -15,6 +15,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 from avro_schemas import record_of
+from contracts import contract, mock_factory, rule
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from native_support import required_extension
@@ -153,3 +154,58 @@ def test_generated_records_are_written_as_fastavro_writes_them(data: st.DataObje
     module = required_extension()
     with contextlib.suppress(module.NativeError):  # a pair it is not sure of: the Python path's
         held_to_fastavro(schema, column)
+
+
+ITEM = {
+    "type": "record",
+    "name": "Item",
+    "fields": [{"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("rules", "conditions"),
+    [
+        ([], ()),
+        ([rule("positive", "CONDITION", "CEL", "WRITE", "message.qty > 0")], ("message.qty > 0",)),
+        (  # READ rules do not run on a write
+            [rule("known", "CONDITION", "CEL", "READ", "size(message.sku) > 0")],
+            (),
+        ),
+        ([rule("upper", "CONDITION", "JSONATA", "WRITE", "qty > 0")], None),
+        ([rule("rewrite", "TRANSFORM", "CEL_FIELD", "WRITE", "name == 'sku' ; value + '!'")], None),
+    ],
+)
+def test_a_plan_tells_a_columnar_encoder_its_writer_and_its_conditions_in_the_subset(
+    rules: list[dict[str, Any]], conditions: tuple[str, ...] | None
+) -> None:
+    """`ExternalSchema.columnar_writer`: None until the topic's first value makes the plan; then
+    the writer and the WRITE conditions in the everyday CEL subset, or None where a rule is
+    anything else (the plan runs it on every value)."""
+    with mock_factory() as factory:
+        schema = factory.avro(contract(ITEM, ruleSet={"domainRules": rules}))
+        topic = "persistent://public/default/items"
+        assert schema.columnar_writer(topic) is None
+        schema.encode(topic, {"sku": "s", "qty": 1})
+        columnar = schema.columnar_writer(topic)
+        if conditions is None:
+            assert columnar is None
+        else:
+            assert columnar is not None
+            assert columnar.conditions == conditions
+            assert json.loads(columnar.writer)["fields"] == ITEM["fields"]
+            assert columnar.schema_id == schema.encode(topic, {"sku": "s", "qty": 2}).schema_id
+            assert columnar.prefix == b""
+        schema.close()
+
+
+def test_in_prefix_mode_each_body_starts_with_the_id() -> None:
+    with mock_factory(**{"schema.id.location": "prefix"}) as factory:
+        schema = factory.avro(json.dumps(ITEM))
+        topic = "persistent://public/default/items"
+        payload = schema.encode(topic, {"sku": "s", "qty": 1}).data
+        columnar = schema.columnar_writer(topic)
+        assert columnar is not None and payload.startswith(columnar.prefix) and columnar.prefix
+        column = pa.array([{"sku": "s", "qty": 1}])
+        assert held_to_fastavro(ITEM, column, columnar.prefix) == [payload]
+        schema.close()

@@ -239,12 +239,15 @@ class PartCodec:
                 plan = self._reference(subject, steps, expiry(self._write_ttl))
             else:
                 rules = bool(steps)
+                compiled = steps
                 steps, write = _metered_write(steps, self._format.writer(self._serializer, schema))
                 prefix = context.schema_id if self._prefix else b""
                 columnar = None
-                if not rules and self._to_dict is None and not self._key:
+                conditions = _conditions(steps) if steps is compiled else None  # (metered: None)
+                if conditions is not None and self._to_dict is None and not self._key:
                     text = self._format.columnar_writer(self._serializer, schema)
-                    columnar = None if text is None else ColumnarWrite(text, context.schema_id, prefix)
+                    if text is not None:
+                        columnar = ColumnarWrite(text, context.schema_id, prefix, conditions)
                 plan = WritePlan(
                     subject, context.schema_id, prefix, steps, write, expiry(self._write_ttl), rules, columnar
                 )
@@ -549,19 +552,27 @@ def _bound(
     return bound
 
 
+def _conditions(steps: Steps) -> tuple[str, ...] | None:
+    """The steps' texts where every one is a condition in the everyday CEL subset (`subset`), in
+    the order they run; None where any is not."""
+    texts = tuple(step.subset if isinstance(step, CompiledCondition) else None for step in steps)
+    return None if None in texts else texts  # type: ignore[return-value]
+
+
 def _columnar(
     fmt: ModuleType, deserializer: Any, writer: Any, reader: Any, steps: Steps, guard: Guard | None
 ) -> Columnar | None:
     """The plan's `Columnar`, where its format has a columnar form and every step is a condition
     in the everyday CEL subset."""
-    conditions = tuple(step.subset for step in steps if isinstance(step, CompiledCondition))
-    if len(conditions) != len(steps) or None in conditions or guard is None:
+    conditions = _conditions(steps)
+    if conditions is None or guard is None:
         return None
     schemas = fmt.columnar_schemas(deserializer, writer, reader)
     if schemas is None:
         return None
-    judged = tuple(c for c in conditions if c is not None)
-    return Columnar(schemas[0], schemas[1], guard.longest, judged, fmt.SCHEMA_TYPE, schemas[2], schemas[3])
+    return Columnar(
+        schemas[0], schemas[1], guard.longest, conditions, fmt.SCHEMA_TYPE, schemas[2], schemas[3]
+    )
 
 
 def _rules_alone(

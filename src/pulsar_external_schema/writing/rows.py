@@ -37,6 +37,7 @@ from .. import _native
 from ..admin import declare_external
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
+from ..reading.conditions import Evaluation, avro_kinds, compile_conditions, passing
 from ..reading.executor import forwarded_schemas, native_client, pulsar_client
 from ..reading.options import SourceOptions
 from ..reading.topic_metadata import full_topic_name
@@ -349,20 +350,23 @@ class TaskWriter:
         return encoded, sent
 
     def _columnar_bodies(self, topic: str, columnar: ColumnarWrite, column: pa.Array) -> pa.Array | None:
-        """The Avro bodies of a `value` column as the topic's plan writes them, by the extension
-        (`AvroEncoder`, `native/src/encode.rs`), null for each row it leaves to the plan; None where
-        it does not pair the column's type with the writer schema (the log says why, once)."""
+        """The Avro bodies of a `value` column as the topic's plan writes them, by the
+        extension (`AvroEncoder`, `native/src/encode.rs`), null for each row it leaves to the
+        plan: one it is not sure of, or one a WRITE condition does not pass for sure (judged over
+        the column, `reading/conditions.py`; a replayed DLQ copy, whose `__rule.name` skips that
+        rule, passes the others alike). None where the column's type does not pair with the
+        writer schema, or a condition is never judged over it (the log says why, once)."""
         key = (topic, columnar, column.type)
         if key not in self.columnar:
-            module = _native.extension()
-            assert module is not None  # `_native_producer` checked
-            try:
-                self.columnar[key] = module.AvroEncoder(columnar.writer, column.type, columnar.prefix)
-            except module.NativeError as error:
-                log.info("pulsar-external: values to %s are encoded one by one: %s", topic, error)
-                self.columnar[key] = None
-        encoder = self.columnar[key]
-        return None if encoder is None else encoder.encode(column)
+            self.columnar[key] = _columnar_encoder(topic, columnar, column.type)
+        found = self.columnar[key]
+        if found is None:
+            return None
+        encoder, judge = found
+        bodies = encoder.encode(column)
+        if judge is not None:
+            bodies = pc.if_else(passing(judge(column)), bodies, pa.scalar(None, pa.binary()))
+        return bodies
 
     def _native_producer(self, topic: str, schema: pa.Schema) -> Any:
         """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
@@ -508,6 +512,31 @@ class TaskWriter:
         for owned in self.schemas:
             owned.close()
         # The client is the worker's (`executor.py`): its next task sends through it too.
+
+
+def _columnar_encoder(
+    topic: str, columnar: ColumnarWrite, value_type: pa.DataType
+) -> tuple[Any, Evaluation | None] | None:
+    """The extension's `AvroEncoder` of a column of `value_type` and the evaluation of the plan's
+    WRITE conditions over it; None where either is missing (the log says why)."""
+    module = _native.extension()
+    assert module is not None  # the native producer's check
+    try:
+        encoder = module.AvroEncoder(columnar.writer, value_type, columnar.prefix)
+    except module.NativeError as error:
+        log.info("pulsar-external: values to %s are encoded one by one: %s", topic, error)
+        return None
+    if not columnar.conditions:
+        return encoder, None
+    from .. import _confluent
+
+    kinds = avro_kinds(_confluent.parse_avro(columnar.writer, {}))
+    judge = compile_conditions(columnar.conditions, kinds)
+    if judge is None:
+        why = "a WRITE condition is outside the everyday CEL subset over this schema's fields"
+        log.info("pulsar-external: values to %s are encoded one by one: %s", topic, why)
+        return None
+    return encoder, judge
 
 
 def keyless_name(producer_name: str) -> str:
