@@ -65,13 +65,13 @@ def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batc
     arrow = read_schema(value_type, include_data=False)
     rows = Rows(False, None, "persistent://t/n/a", 0)
 
-    for i, value in enumerate([{"n": 1}, {"n": "one"}, {"n": 3}]):
+    for i, value in enumerate([{"n": 1}, {"n": "one"}, {"n": 3}, {"n": 2**63}]):
         rows.add(_Message(1, i, -1, value), (1, i), -1, lambda msg, properties: msg.value)
     batch = rows.batch(arrow, arrow.field("value").type, convert)
     assert batch.schema == arrow
     table = pa.Table.from_batches([batch]).to_pylist()
-    assert [r["_valid"] for r in table] == [True, False, True]
-    assert [r["value"] for r in table] == [{"n": 1}, None, {"n": 3}]
+    assert [r["_valid"] for r in table] == [True, False, True, False]  # 2**63: past an int64
+    assert [r["value"] for r in table] == [{"n": 1}, None, {"n": 3}, None]
     error = table[1]["_error"]
     assert "message ledger 1 entry 1 batch index -1 of persistent://t/n/a" in error
     assert "does not fit the value column typed from the reader schema: expected an integer" in error

@@ -151,6 +151,9 @@ def _more_follow(pulsar: Any, reader: Any, partition_topic: str, timeout_ms: int
     return more
 
 
+#: What pyarrow raises for a value outside its column's type (an integer past 64 bits: OverflowError).
+_UNFIT = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
+
 class Rows:
     """The rows of one Arrow batch, one tuple each (turned into columns by `batch`); the verdict
     columns are kept only for failed rows."""
@@ -260,12 +263,12 @@ class Rows:
                     self._unfit(i, error)
         try:
             return pa.array(fitted, value_type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+        except _UNFIT:
             pass  # one value (or more) does not fit: find it, row by row
         for i, value in enumerate(fitted):
             try:
                 pa.array([value], value_type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as error:
+            except _UNFIT as error:
                 fitted[i] = None
                 self._unfit(i, error)
         return pa.array(fitted, value_type)
