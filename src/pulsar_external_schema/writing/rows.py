@@ -168,7 +168,7 @@ class TaskWriter:
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows > self.options.batch_size:  # what a batch holds at once, encoded, is bounded
             for offset in range(0, batch.num_rows, self.options.batch_size):
-                self.write(batch.slice(offset, self.options.batch_size))
+                self.write(compact(batch.slice(offset, self.options.batch_size)))
             return
         names = set(batch.schema.names)
         raw = "data" in names
@@ -363,10 +363,6 @@ class TaskWriter:
         if found is None:
             return None
         encoder, judge = found
-        # A slice of a larger batch (`write` cuts them) reaches the extension with its nested
-        # columns whole (Arrow slices only the parent), and importing them costs what they hold:
-        # ~1 us a row of a million-row table, where a compact copy of the slice costs ~nothing.
-        column = pa.concat_arrays([column])
         bodies = encoder.encode(column)
         if judge is not None:
             bodies = pc.if_else(passing(judge(column)), bodies, pa.scalar(None, pa.binary()))
@@ -640,6 +636,13 @@ def _properties(
     return pa.MapArray.from_arrays(
         pa.array(offsets, pa.int32()), pa.array(names, pa.string()), pa.array(values, pa.string())
     )
+
+
+def compact(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A slice of a batch as a batch of its own. A slice's nested columns (a struct's fields, a
+    map's entries) reach the extension whole, as Arrow slices only the parent, and importing them
+    costs what they hold: ~1 us a row of a million-row table, where the copy costs ~nothing."""
+    return pa.RecordBatch.from_arrays([pa.concat_arrays([c]) for c in batch.columns], schema=batch.schema)
 
 
 def event_millis(column: pa.Array) -> pa.Array:
