@@ -487,7 +487,7 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{Int64Array, ListArray, StringArray};
+    use arrow::array::{Int64Array, ListArray, StringArray, StructArray};
     use arrow::datatypes::{Field, Fields, Int32Type};
     use std::sync::Arc;
 

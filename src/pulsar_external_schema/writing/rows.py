@@ -363,7 +363,13 @@ class TaskWriter:
         if found is None:
             return None
         encoder, judge = found
-        bodies = encoder.encode(column)
+        module = _native.extension()
+        assert module is not None
+        try:
+            bodies = encoder.encode(column)
+        except module.NativeError as error:  # its type was paired when the encoder was made
+            log.warning("pulsar-external: values to %s are encoded one by one: %s", topic, error)
+            return None
         if judge is not None:
             bodies = pc.if_else(passing(judge(column)), bodies, pa.scalar(None, pa.binary()))
         return bodies
