@@ -3,17 +3,20 @@
 //!
 //! An `AvroEncoder` is compiled from the writer schema (one self-contained Avro JSON text) and the
 //! column's Arrow type, and answers only what it is sure of. A type it does not pair with the
-//! schema (a union of several types, a logical type, a record whose fields are not the struct's,
-//! a string for `bytes`, ...) compiles to nothing: the whole column takes the Python path. A row
-//! whose value it cannot write as the Python path would (a null where the schema takes none, an
-//! integer outside an `int`, a string that is no symbol of its enum, bytes of another size than
-//! a `fixed`, a map with a key twice, a NaN of a 32-bit float) gets no body: that row takes the
-//! Python path, which refuses it with its error or writes it.
+//! schema (a union of several types, a logical type but the three below, a record whose fields
+//! are not the struct's, a string for `bytes`, a timestamp without a zone, ...) compiles to
+//! nothing: the whole column takes the Python path. A row whose value it cannot write as the
+//! Python path would (a null where the schema takes none, an integer outside an `int`, a string
+//! that is no symbol of its enum, bytes of another size than a `fixed`, a map with a key twice, a
+//! NaN of a 32-bit float, a time outside Python's years 1 to 9999) gets no body: that row takes
+//! the Python path, which refuses it with its error or writes it.
 //!
 //! The pairs, Avro <- Arrow: boolean <- boolean; int, long <- any signed or unsigned integer of
 //! up to 32 bits, or a 64-bit signed one; float <- float32; double <- float64 or float32; bytes
 //! <- binary; string <- string; enum <- string; fixed <- fixed-size binary of its size, or binary;
 //! array <- list; map <- map of string keys; record <- struct of the same field names;
+//! timestamp-millis, timestamp-micros <- a timestamp of milliseconds or microseconds in UTC;
+//! date <- date32;
 //! `[null, T]` / `[T, null]` <- T's pair, a null written as the null branch.
 
 use std::collections::{HashMap, HashSet};
@@ -33,6 +36,12 @@ enum Node {
     Boolean,
     /// `int` (true: a value outside 32 bits has no body) or `long`.
     Integer(bool),
+    /// `timestamp-millis` (true) or `timestamp-micros` from a timestamp of a UTC zone, in
+    /// milliseconds or microseconds (`Unit`): what fastavro writes for the aware `datetime` Python
+    /// holds (microseconds to milliseconds rounded down, as its delta's `microseconds // 1000`).
+    Instant { millis: bool, unit: Unit },
+    /// `date` from date32 (days since the epoch, as fastavro writes a `date`).
+    Date,
     Float,
     /// `double` from float64 (false) or float32 (true).
     Double(bool),
@@ -47,6 +56,18 @@ enum Node {
     /// A union of null and one other type: the two branches' indexes.
     Optional { null: i64, value: i64, node: Box<Node> },
 }
+
+/// A timestamp column's unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Unit {
+    Millis,
+    Micros,
+}
+
+/// The range of Python's `datetime` (years 1 to 9999), in microseconds and days since the epoch:
+/// a value outside it is no Python value, so the Python path decides.
+const DATETIME_MICROS: (i64, i64) = (-62_135_596_800_000_000, 253_402_300_799_999_999);
+const DATE_DAYS: (i64, i64) = (-719_162, 2_932_896);
 
 /// The writer schema's named types by full name, for the nodes that name them.
 struct Names<'a>(HashMap<String, &'a Value>);
@@ -110,8 +131,8 @@ fn compile(schema: &Value, arrow: &DataType, names: &Names<'_>, depth: usize) ->
         Value::Object(node) => node,
         _ => return Err("not an Avro schema".into()),
     };
-    if node.contains_key("logicalType") {
-        return Err("a logical type".into());
+    if let Some(logical) = node.get("logicalType") {
+        return logical_node(logical, node.get("type"), arrow);
     }
     let kind = node.get("type").ok_or("a type without `type`")?;
     let Value::String(kind) = kind else {
@@ -173,6 +194,27 @@ fn primitive_node(kind: &str, arrow: &DataType) -> Result<Node, Unpaired> {
         ("double", Float32) => Ok(Node::Double(true)),
         ("bytes", Binary | LargeBinary) | ("string", Utf8 | LargeUtf8) => Ok(Node::Bytes),
         _ => Err(format!("an Avro {kind} from {arrow}")),
+    }
+}
+
+/// The logical types whose Python values it is sure of: aware timestamps and dates.
+fn logical_node(logical: &Value, base: Option<&Value>, arrow: &DataType) -> Result<Node, Unpaired> {
+    use arrow::datatypes::TimeUnit::{Microsecond, Millisecond};
+    let utc = |zone: &str| matches!(zone, "UTC" | "+00:00" | "Z" | "Etc/UTC");
+    let (Some(logical), Some(base)) = (logical.as_str(), base.and_then(Value::as_str)) else {
+        return Err("a logical type".into());
+    };
+    match (logical, base, arrow) {
+        ("timestamp-millis" | "timestamp-micros", "long", DataType::Timestamp(unit, Some(zone))) if utc(zone) => {
+            let unit = match unit {
+                Millisecond => Unit::Millis,
+                Microsecond => Unit::Micros,
+                _ => return Err(format!("an Avro {logical} from {arrow}")),
+            };
+            Ok(Node::Instant { millis: logical == "timestamp-millis", unit })
+        }
+        ("date", "int", DataType::Date32) => Ok(Node::Date),
+        _ => Err(format!("a logical type {logical} from {arrow}")),
     }
 }
 
@@ -276,6 +318,8 @@ struct Bound<'a> {
 enum Values<'a> {
     Boolean(BooleanArray),
     Integer(Int64Array, bool),
+    Instant(Int64Array, bool, Unit),
+    Date(Int64Array),
     Float(Float32Array),
     Double(Float64Array),
     DoubleOf32(Float32Array),
@@ -296,6 +340,14 @@ fn bind<'a>(node: &'a Node, array: &ArrayRef) -> Result<Bound<'a>, Unpaired> {
         Node::Integer(narrow) => {
             let wide = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
             Values::Integer(wide.as_primitive::<Int64Type>().clone(), *narrow)
+        }
+        Node::Instant { millis, unit } => {
+            let raw = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
+            Values::Instant(raw.as_primitive::<Int64Type>().clone(), *millis, *unit)
+        }
+        Node::Date => {
+            let raw = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
+            Values::Date(raw.as_primitive::<Int64Type>().clone())
         }
         Node::Float => Values::Float(array.as_primitive_opt().ok_or_else(unpaired)?.clone()),
         Node::Double(false) => Values::Double(array.as_primitive_opt().ok_or_else(unpaired)?.clone()),
@@ -377,6 +429,21 @@ impl Bound<'_> {
             Values::Integer(a, narrow) => {
                 let v = a.value(row);
                 if *narrow && i32::try_from(v).is_err() {
+                    return false;
+                }
+                long(out, v);
+            }
+            Values::Instant(a, millis, unit) => {
+                let v = a.value(row);
+                let micros = if *unit == Unit::Micros { Some(v) } else { v.checked_mul(1000) };
+                let Some(micros) = micros.filter(|m| (DATETIME_MICROS.0..=DATETIME_MICROS.1).contains(m)) else {
+                    return false;
+                };
+                long(out, if *millis { micros.div_euclid(1000) } else { micros });
+            }
+            Values::Date(a) => {
+                let v = a.value(row);
+                if !(DATE_DAYS.0..=DATE_DAYS.1).contains(&v) {
                     return false;
                 }
                 long(out, v);

@@ -226,6 +226,35 @@ def test_write_conditions_are_judged_over_the_column_and_the_rows_they_fail_enco
     assert all(table.column("_valid").to_pylist())
 
 
+def test_a_time_python_cannot_hold_is_refused_and_its_neighbours_written(
+    services: Services, topic: str, writer: str
+) -> None:
+    """A timestamp past the year 9999 has no Python value: the row is refused and reported (a
+    value outside the schema's types), not the write failed; the extension, which could write it,
+    leaves it to the producer's path, so that both writers give the same answer."""
+    schema_json = {
+        "type": "record",
+        "name": "Stamp",
+        "fields": [{"name": "at", "type": {"type": "long", "logicalType": "timestamp-micros"}}],
+    }
+    times = [0, 253_402_300_800_000_000, 1_700_000_000_000_000]  # 10000-01-01T00:00:00Z between
+    data = pa.table(
+        {"value": pa.array([{"at": t} for t in times], pa.struct([("at", pa.timestamp("us", "UTC"))]))}
+    )
+    with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
+        schema = factory.avro(json.dumps(schema_json))
+        written = write_table(topic, data, service_url=services.pulsar_url, schema=schema, writer=writer)
+        schema.close()
+
+    assert written.sent == 2 and [r.row for r in written.refused] == [1]
+    assert "no Python form" in str(written.refused[0].error)
+    table = read_table(topic, **connection(services))
+    assert table.column("value").cast(pa.struct([("at", pa.int64())])).to_pylist() == [
+        {"at": 0},
+        {"at": times[2]},
+    ]
+
+
 def test_write_table_forwards_messages_read_with_their_data_untouched(
     services: Services, orders: Produced, topic: str, writer: str
 ) -> None:

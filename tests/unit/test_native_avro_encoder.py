@@ -209,3 +209,38 @@ def test_in_prefix_mode_each_body_starts_with_the_id() -> None:
         column = pa.array([{"sku": "s", "qty": 1}])
         assert held_to_fastavro(ITEM, column, columnar.prefix) == [payload]
         schema.close()
+
+
+@pytest.mark.parametrize("logical", ["timestamp-millis", "timestamp-micros"])
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_times_are_written_as_fastavro_writes_their_datetimes(logical: str, unit: str) -> None:
+    """Microseconds into milliseconds rounded down (before the epoch too), as fastavro's delta
+    does; a time outside Python's years 1 to 9999 is no `datetime`: left to the Python path."""
+    schema = {
+        "type": "record",
+        "name": "T",
+        "fields": [{"name": "at", "type": {"type": "long", "logicalType": logical}}],
+    }
+    times = [0, -1, 1, -1500, 1999, 1_700_000_000_123_456, -62_135_596_800_000_000, 253_402_300_799_999_999]
+    if unit == "ms":
+        times = [t // 1000 for t in times]
+    column = pa.array([{"at": t} for t in times], pa.struct([("at", pa.timestamp(unit, "UTC"))]))
+    assert all(body is not None for body in held_to_fastavro(schema, column))
+    outside = pa.array([{"at": t} for t in (times[-2] - 1, 2**62)], column.type)
+    with pytest.raises(OverflowError):  # Python has no value for them
+        outside.to_pylist()
+    module = required_extension()
+    encoder = module.AvroEncoder(json.dumps(schema), outside.type, b"")
+    assert encoder.encode(outside).to_pylist() == [None, None]
+
+
+def test_dates_are_days_since_the_epoch() -> None:
+    schema = {
+        "type": "record",
+        "name": "D",
+        "fields": [{"name": "on", "type": {"type": "int", "logicalType": "date"}}],
+    }
+    column = pa.array(
+        [{"on": d} for d in (0, -1, 19_000, -719_162, 2_932_896)], pa.struct([("on", pa.date32())])
+    )
+    assert all(body is not None for body in held_to_fastavro(schema, column))

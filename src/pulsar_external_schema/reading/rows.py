@@ -154,6 +154,7 @@ def _more_follow(pulsar: Any, reader: Any, partition_topic: str, timeout_ms: int
 #: What pyarrow raises for a value outside its column's type (an integer past 64 bits: OverflowError).
 _UNFIT = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
 
+
 class Rows:
     """The rows of one Arrow batch, one tuple each (turned into columns by `batch`); the verdict
     columns are kept only for failed rows."""

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from .. import _native
 from ..admin import declare_external
 from ..config import ExternalSchemaConfig
-from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
+from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError, ValueOutsideSchemaError
 from ..reading.conditions import Evaluation, avro_kinds, compile_conditions, passing
 from ..reading.executor import forwarded_schemas, native_client, pulsar_client
 from ..reading.options import SourceOptions
@@ -220,7 +220,7 @@ class TaskWriter:
                 self._check()
                 continue
             try:
-                value = columns["value"][i]
+                value = held(columns["value"][i])
                 convert = self.converters.get(topic)
                 producer.send_async(
                     convert(value) if convert else value, self._sent, properties=properties, **kwargs
@@ -336,10 +336,11 @@ class TaskWriter:
         for n, i in enumerate(rows):
             key = keys[n] if keys is not None else None
             try:
+                value = held(values[n])
                 encoded[i], sent[i] = encode_message(
                     schema,
                     topic,
-                    convert(values[n]) if convert else values[n],
+                    convert(value) if convert else value,
                     dict(given[i] or []) if given is not None else None,
                     **_send_options(key, events[n] if events is not None else None),
                 )
@@ -669,13 +670,46 @@ def _send_options(key: Any, event: int | None) -> dict[str, Any]:
     return options
 
 
+class NoPythonForm:
+    """A row's value Python cannot hold (a time past the year 9999): `held` refuses it."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def held(value: Any) -> Any:
+    """A value of `python_values`, or the refusal of one it could not convert."""
+    if type(value) is NoPythonForm:
+        raise ValueOutsideSchemaError(
+            f"refused to write a value outside the schema's types: the row's value has no Python form "
+            f"({value.why})",
+            path="",
+            value_type="pyarrow value",
+            schema_type="a value Python can hold",
+        )
+    return value
+
+
 def python_values(column: pa.Array) -> list[Any]:
     """A `value` column's rows as the values a producer takes: Arrow's Python form, with maps as
     dicts (the last of a repeated key, as a dict keeps it). Only where the type has maps is a row
-    walked again (pyarrow's own `maps_as_pydicts` costs several times the conversion)."""
-    rows: list[Any] = column.to_pylist()
+    walked again (pyarrow's own `maps_as_pydicts` costs several times the conversion). A row that
+    has no Python form is a `NoPythonForm` (`held` refuses it)."""
+    try:
+        rows: list[Any] = column.to_pylist()
+    except (OverflowError, ValueError, pa.ArrowException):
+        rows = [_python_value(column, i) for i in range(len(column))]
     convert = _maps_as_dicts(column.type)
-    return rows if convert is None else [convert(row) for row in rows]
+    if convert is None:
+        return rows
+    return [row if type(row) is NoPythonForm else convert(row) for row in rows]
+
+
+def _python_value(column: pa.Array, i: int) -> Any:
+    try:
+        return column[i].as_py()
+    except (OverflowError, ValueError, pa.ArrowException) as error:
+        return NoPythonForm(str(error))
 
 
 def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
