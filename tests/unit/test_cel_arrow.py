@@ -194,6 +194,7 @@ JSON_SCHEMA: dict[str, Any] = {
         "m": {"type": "object", "additionalProperties": {"type": "integer"}},
         "ns": {"anyOf": [{"type": "null"}, {"type": "string"}]},
         "opt": {"type": "string"},
+        "no": {"anyOf": [{"type": "null"}, {"type": "integer"}]},
     },
     "required": ["s", "i", "t", "l", "li", "f", "o", "m", "ns"],
 }
@@ -210,10 +211,14 @@ json_objects = st.fixed_dictionaries(
         "m": st.dictionaries(st.sampled_from(["a", "\x00"]), small_ints, max_size=2),
         "ns": st.none() | st.sampled_from(["", "a"]),
     },
-    optional={"opt": st.sampled_from(["", "a"]), "x": small_ints | st.just({"\x00": 1}) | st.just(2**64)},
+    optional={
+        "opt": st.sampled_from(["", "a"]),
+        "no": st.none() | small_ints,
+        "x": small_ints | st.just({"\x00": 1}) | st.just(2**64),
+    },
 )
 json_expressions = subset_conditions(
-    JSON_FIELDS, literals, ["message.t", "message.ns == null", "message.o.a > 0"]
+    JSON_FIELDS, literals, ["message.t", "message.ns == null", "message.o.a > 0", "message.no == null"]
 )
 
 
@@ -236,7 +241,7 @@ def test_over_json_schema_values_the_column_form_answers_only_as_the_python_form
     )
 
 
-def test_over_json_schema_values_only_required_plain_fields_are_judged() -> None:
+def test_over_json_schema_values_only_plain_fields_are_judged() -> None:
     from pulsar_external_schema.reading.conditions import json_kinds
     from pulsar_external_schema.reading.types import json_type
 
@@ -246,15 +251,22 @@ def test_over_json_schema_values_only_required_plain_fields_are_judged() -> None
         "size(message.s) > 0 && message.i < 3",
         "message.t || size(message.l) == 0",
         "message.ns == null",
+        "message.opt == 'a'",  # optional: judged where the body has it
     )
     assert compile_conditions(judged, kinds, open_record=True) is not None
     for text in (
         "message.f > 1.5",  # a number: an int or a float to Python
-        "message.opt == 'a'",  # optional: a missing key is not a null
         "message.o.a > 0",  # an object: its own keys unchecked
         "size(message.m) > 0",  # a map
         "message.i > 0 || message.x > 0",  # a key the schema does not name
     ):
         assert compile_conditions((text,), kinds, open_record=True) is None, text
-    # not required by the writer: nothing is judged
-    assert compile_conditions(judged[:1], json_kinds(arrow, frozenset()), open_record=True) is None
+    # an optional field is judged only where the column holds a value: a null is a missing key
+    evaluate = compile_conditions(("message.opt == 'a'", "message.s == 'a'"), kinds, open_record=True)
+    assert evaluate is not None
+    two = pa.struct([("opt", pa.string()), ("s", pa.string())])
+    rows = pa.array([{"opt": "a", "s": "a"}, {"opt": None, "s": "a"}], two)
+    assert [v.to_pylist() for v in evaluate(rows)] == [[True, None], [True, True]]
+    evaluate = compile_conditions(judged[:1], json_kinds(arrow, frozenset()), open_record=True)
+    assert evaluate is not None  # nothing required by the writer: judged where given
+    assert [v.to_pylist() for v in evaluate(pa.array([{"s": None, "i": 1}], arrow))] == [[None]]

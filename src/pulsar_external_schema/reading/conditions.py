@@ -43,7 +43,8 @@ __all__ = ["Evaluation", "Kind", "avro_kinds", "compile_conditions", "json_kinds
 
 Kind = Any
 """What Python value fastavro gives: "int", "float", "str", "bytes", "bool", "none", "other", or
-("record", {field: Kind}), ("list", Kind), ("map", Kind)."""
+("record", {field: Kind}), ("list", Kind), ("map", Kind); ("given", Kind): a JSON object's
+optional field, judged only where the column holds a value."""
 
 _ORDERED = frozenset({"int", "float", "str", "bytes", "bool"})
 _PRIMITIVE = {
@@ -98,15 +99,18 @@ def avro_kinds(schema: Any, named: dict[str, Any] | None = None) -> Kind:
 
 def json_kinds(value_type: pa.DataType, required: frozenset[str]) -> Kind:
     """The kinds of JSON Schema values the native reader put in a column of `value_type`, each
-    checked against a schema whose top level requires `required`. Only a top-level field the
-    body must have, of a column that holds one Python kind, is judged: a string (Python `str`),
-    an integer (an `int`: the column takes only integers written as such), a boolean, or a list of
-    those. A number column is not (Python holds `2` as an int and `2.5` as a float, the column
-    both as doubles), nor a field the body may lack (the column's null would be Python's missing
-    key), nor an object or a map (the body's own may hold keys the column drops)."""
+    checked against a schema whose top level requires `required`. Only a top-level field of a
+    column that holds one Python kind is judged: a string (Python `str`), an integer (an `int`:
+    the column takes only integers written as such), a boolean, or a list of those; one the body
+    may lack (not in `required`) only where the column holds a value (its null is Python's missing
+    key, or a None). A number column is not (Python holds `2` as an int and `2.5` as a float, the
+    column both as doubles), nor an object or a map (the body's own may hold keys the column
+    drops)."""
     if not isinstance(value_type, pa.StructType):
         return "other"
-    return ("record", {f.name: _json_kind(f.type) if f.name in required else "other" for f in value_type})
+    kinds = {f.name: _json_kind(f.type) for f in value_type}
+    optional = {name: ("given", k) for name, k in kinds.items() if name not in required and k != "other"}
+    return ("record", {**kinds, **optional})
 
 
 def _json_kind(data_type: pa.DataType) -> Kind:
@@ -176,7 +180,7 @@ def _top_fields(tree: Tree) -> set[str]:
 def _plain(kind: Kind) -> bool:
     if isinstance(kind, str):
         return kind != "other"
-    if kind[0] == "list":
+    if kind[0] in ("list", "given"):
         return _plain(kind[1])
     if kind[0] == "record":
         return all(_plain(k) for k in kind[1].values())
@@ -239,6 +243,8 @@ def _field(path: tuple[str, ...], values: pa.StructArray, kinds: Kind) -> _Node:
             present = pc.and_(present, current.is_valid())
         current = pc.struct_field(current, name)
         kind = kind[1][name]
+        if isinstance(kind, tuple) and kind[0] == "given":  # a null: a missing key, or a None
+            present, kind = pc.and_(present, current.is_valid()), kind[1]
     return _Node(current, kind, judged=present, field=True)
 
 
