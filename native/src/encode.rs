@@ -200,7 +200,8 @@ fn primitive_node(kind: &str, arrow: &DataType) -> Result<Node, Unpaired> {
 /// The logical types whose Python values it is sure of: aware timestamps and dates.
 fn logical_node(logical: &Value, base: Option<&Value>, arrow: &DataType) -> Result<Node, Unpaired> {
     use arrow::datatypes::TimeUnit::{Microsecond, Millisecond};
-    let utc = |zone: &str| matches!(zone, "UTC" | "+00:00" | "Z" | "Etc/UTC");
+    // the zones pyarrow gives Python values of without a time zone database
+    let utc = |zone: &str| matches!(zone, "UTC" | "+00:00");
     let (Some(logical), Some(base)) = (logical.as_str(), base.and_then(Value::as_str)) else {
         return Err("a logical type".into());
     };
@@ -541,7 +542,8 @@ impl Encoder {
         for row in 0..column.len() {
             out.clear();
             out.extend_from_slice(&self.prefix);
-            if bound.write(row, &mut out) {
+            // a None value: the Python path refuses it, whatever the schema (`["null", T]` too)
+            if !bound.is_null(row) && bound.write(row, &mut out) {
                 builder.append_value(&out);
             } else {
                 builder.append_null();

@@ -244,3 +244,32 @@ def test_dates_are_days_since_the_epoch() -> None:
         [{"on": d} for d in (0, -1, 19_000, -719_162, 2_932_896)], pa.struct([("on", pa.date32())])
     )
     assert all(body is not None for body in held_to_fastavro(schema, column))
+
+
+def test_a_none_value_gets_no_body_even_where_the_schema_takes_null() -> None:
+    """The Python path refuses a row whose whole value is None, whatever the schema."""
+    column = pa.array([1, None], pa.int64())
+    for schema in (["null", "long"], ["long", "null"]):
+        assert held_to_fastavro(schema, column)[1] is None
+
+
+def test_what_the_extension_would_read_otherwise_is_left_to_the_producers_path() -> None:
+    """An extension type (Python holds a `UUID`, the extension would see 16 bytes) and a column
+    the extension cannot import (bad UTF-8): every row one by one, the write not failed."""
+    required_extension()
+    from types import SimpleNamespace
+
+    from pulsar_external_schema.codec.plans import ColumnarWrite
+    from pulsar_external_schema.writing.rows import TaskWriter
+
+    fixed = {"type": "fixed", "name": "Id", "size": 16}
+    writer = SimpleNamespace(columnar={})
+    uuids = pa.array([b"\x00" * 16], pa.uuid())
+    columnar = ColumnarWrite(json.dumps(fixed), b"\x00\x00\x00\x00\x01", b"")
+    assert TaskWriter._columnar_bodies(writer, "t", columnar, uuids) is None  # type: ignore[arg-type]
+    assert TaskWriter._columnar_bodies(writer, "t", columnar, uuids.storage) is not None  # type: ignore[arg-type]
+    bad = pa.Array.from_buffers(
+        pa.string(), 1, [None, pa.py_buffer(b"\x00\x00\x00\x00\x02\x00\x00\x00"), pa.py_buffer(b"\xff\xfe")]
+    )
+    text = ColumnarWrite('"string"', b"\x00\x00\x00\x00\x02", b"")
+    assert TaskWriter._columnar_bodies(writer, "t", text, bad) is None  # type: ignore[arg-type]

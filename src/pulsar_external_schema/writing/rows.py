@@ -368,7 +368,7 @@ class TaskWriter:
         assert module is not None
         try:
             bodies = encoder.encode(column)
-        except module.NativeError as error:  # its type was paired when the encoder was made
+        except (module.NativeError, pa.ArrowException) as error:  # as imported (bad UTF-8, ...)
             log.warning("pulsar-external: values to %s are encoded one by one: %s", topic, error)
             return None
         if judge is not None:
@@ -528,6 +528,9 @@ def _columnar_encoder(
     WRITE conditions over it; None where either is missing (the log says why)."""
     module = _native.extension()
     assert module is not None  # the native producer's check
+    if _extension_typed(value_type):  # the extension sees the storage, Python the type's own values
+        log.info("pulsar-external: values to %s are encoded one by one: an extension type", topic)
+        return None
     try:
         encoder = module.AvroEncoder(columnar.writer, value_type, columnar.prefix)
     except module.NativeError as error:
@@ -544,6 +547,13 @@ def _columnar_encoder(
         log.info("pulsar-external: values to %s are encoded one by one: %s", topic, why)
         return None
     return encoder, judge
+
+
+def _extension_typed(kind: pa.DataType) -> bool:
+    """Whether `kind` is, or holds, an Arrow extension type (`arrow.uuid`, `arrow.bool8`, ...)."""
+    if isinstance(kind, pa.BaseExtensionType):
+        return True
+    return any(_extension_typed(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def keyless_name(producer_name: str) -> str:
@@ -697,7 +707,7 @@ def python_values(column: pa.Array) -> list[Any]:
     has no Python form is a `NoPythonForm` (`held` refuses it)."""
     try:
         rows: list[Any] = column.to_pylist()
-    except (OverflowError, ValueError, pa.ArrowException):
+    except (OverflowError, ValueError, KeyError, pa.ArrowException):
         rows = [_python_value(column, i) for i in range(len(column))]
     convert = _maps_as_dicts(column.type)
     if convert is None:
@@ -708,7 +718,7 @@ def python_values(column: pa.Array) -> list[Any]:
 def _python_value(column: pa.Array, i: int) -> Any:
     try:
         return column[i].as_py()
-    except (OverflowError, ValueError, pa.ArrowException) as error:
+    except (OverflowError, ValueError, KeyError, pa.ArrowException) as error:
         return NoPythonForm(str(error))
 
 
