@@ -3,7 +3,7 @@
 //!
 //! An `AvroEncoder` is compiled from the writer schema (one self-contained Avro JSON text) and the
 //! column's Arrow type, and answers only what it is sure of. A type it does not pair with the
-//! schema (a union of several types, a logical type but the three below, a record whose fields
+//! schema (a union of several types, a logical type but those below, a record whose fields
 //! are not the struct's, a string for `bytes`, a timestamp without a zone, ...) compiles to
 //! nothing: the whole column takes the Python path. A row whose value it cannot write as the
 //! Python path would (a null where the schema takes none, an integer outside an `int`, a string
@@ -16,7 +16,9 @@
 //! <- binary; string <- string; enum <- string; fixed <- fixed-size binary of its size, or binary;
 //! array <- list; map <- map of string keys; record <- struct of the same field names;
 //! timestamp-millis, timestamp-micros <- a timestamp of milliseconds or microseconds in UTC;
-//! date <- date32;
+//! time-millis, time-micros <- time32 / time64 of milliseconds or microseconds; date <- date32;
+//! uuid <- string; decimal (bytes) <- decimal128 of its scale; any logical type of an int or a
+//! long <- an integer column, as itself;
 //! `[null, T]` / `[T, null]` <- T's pair, a null written as the null branch.
 
 use std::collections::{HashMap, HashSet};
@@ -36,10 +38,15 @@ enum Node {
     Boolean,
     /// `int` (true: a value outside 32 bits has no body) or `long`.
     Integer(bool),
-    /// `timestamp-millis` (true) or `timestamp-micros` from a timestamp of a UTC zone, in
-    /// milliseconds or microseconds (`Unit`): what fastavro writes for the aware `datetime` Python
-    /// holds (microseconds to milliseconds rounded down, as its delta's `microseconds // 1000`).
-    Instant { millis: bool, unit: Unit },
+    /// `timestamp-millis` / `time-millis` (true) or `-micros` from a timestamp of a UTC zone or a
+    /// time, in milliseconds or microseconds (`Unit`): what fastavro writes for the aware
+    /// `datetime` or the `time` Python holds (microseconds to milliseconds rounded down, as its
+    /// `microseconds // 1000`); a value outside `range` (microseconds) is no Python value.
+    Instant { millis: bool, unit: Unit, range: (i64, i64) },
+    /// `decimal` as bytes from a decimal128 of the schema's scale: its unscaled value in as many
+    /// bytes as fastavro writes; one of more digits than the precision (below this bound) is
+    /// refused by the Python path.
+    Decimal(i128),
     /// `date` from date32 (days since the epoch, as fastavro writes a `date`).
     Date,
     Float,
@@ -68,6 +75,8 @@ enum Unit {
 /// a value outside it is no Python value, so the Python path decides.
 const DATETIME_MICROS: (i64, i64) = (-62_135_596_800_000_000, 253_402_300_799_999_999);
 const DATE_DAYS: (i64, i64) = (-719_162, 2_932_896);
+/// A day, in microseconds: the range of Python's `time`.
+const TIME_MICROS: (i64, i64) = (0, 86_399_999_999);
 
 /// The writer schema's named types by full name, for the nodes that name them.
 struct Names<'a>(HashMap<String, &'a Value>);
@@ -131,8 +140,8 @@ fn compile(schema: &Value, arrow: &DataType, names: &Names<'_>, depth: usize) ->
         Value::Object(node) => node,
         _ => return Err("not an Avro schema".into()),
     };
-    if let Some(logical) = node.get("logicalType") {
-        return logical_node(logical, node.get("type"), arrow);
+    if node.contains_key("logicalType") {
+        return logical_node(node, arrow);
     }
     let kind = node.get("type").ok_or("a type without `type`")?;
     let Value::String(kind) = kind else {
@@ -197,25 +206,43 @@ fn primitive_node(kind: &str, arrow: &DataType) -> Result<Node, Unpaired> {
     }
 }
 
-/// The logical types whose Python values it is sure of: aware timestamps and dates.
-fn logical_node(logical: &Value, base: Option<&Value>, arrow: &DataType) -> Result<Node, Unpaired> {
+/// The logical types whose Python values it is sure of: an integer as itself (the Python path
+/// takes a plain integer for any logical type of an `int` or `long`), aware timestamps, times,
+/// dates, uuids from strings, and decimals of the schema's scale as bytes.
+fn logical_node(node: &serde_json::Map<String, Value>, arrow: &DataType) -> Result<Node, Unpaired> {
     use arrow::datatypes::TimeUnit::{Microsecond, Millisecond};
+    use DataType::*;
     // the zones pyarrow gives Python values of without a time zone database
     let utc = |zone: &str| matches!(zone, "UTC" | "+00:00");
-    let (Some(logical), Some(base)) = (logical.as_str(), base.and_then(Value::as_str)) else {
-        return Err("a logical type".into());
+    let unit = |unit: &arrow::datatypes::TimeUnit| match unit {
+        Millisecond => Some(Unit::Millis),
+        Microsecond => Some(Unit::Micros),
+        _ => None,
     };
+    let logical = node.get("logicalType").and_then(Value::as_str).unwrap_or_default();
+    let base = node.get("type").and_then(Value::as_str).unwrap_or_default();
+    let unpaired = || format!("a logical type {logical} from {arrow}");
+    let millis = logical.ends_with("-millis");
     match (logical, base, arrow) {
-        ("timestamp-millis" | "timestamp-micros", "long", DataType::Timestamp(unit, Some(zone))) if utc(zone) => {
-            let unit = match unit {
-                Millisecond => Unit::Millis,
-                Microsecond => Unit::Micros,
-                _ => return Err(format!("an Avro {logical} from {arrow}")),
-            };
-            Ok(Node::Instant { millis: logical == "timestamp-millis", unit })
+        (_, "int" | "long", Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32) => primitive_node(base, arrow),
+        ("timestamp-millis" | "timestamp-micros", "long", Timestamp(u, Some(zone))) if utc(zone) => {
+            Ok(Node::Instant { millis, unit: unit(u).ok_or_else(unpaired)?, range: DATETIME_MICROS })
         }
-        ("date", "int", DataType::Date32) => Ok(Node::Date),
-        _ => Err(format!("a logical type {logical} from {arrow}")),
+        ("time-millis", "int", Time32(u)) | ("time-micros", "long", Time64(u)) | ("time-millis", "int", Time64(u))
+        | ("time-micros", "long", Time32(u)) => {
+            Ok(Node::Instant { millis, unit: unit(u).ok_or_else(unpaired)?, range: TIME_MICROS })
+        }
+        ("date", "int", Date32) => Ok(Node::Date),
+        ("uuid", "string", Utf8 | LargeUtf8) => Ok(Node::Bytes),
+        ("decimal", "bytes", Decimal128(p, s)) => {
+            let precision = node.get("precision").and_then(Value::as_u64).ok_or("a decimal without a precision")?;
+            let scale = node.get("scale").and_then(Value::as_i64).unwrap_or(0);
+            if i64::from(*s) != scale || u64::from(*p) > precision || precision > 38 {
+                return Err(unpaired());
+            }
+            Ok(Node::Decimal(10i128.pow(precision as u32)))
+        }
+        _ => Err(unpaired()),
     }
 }
 
@@ -319,7 +346,8 @@ struct Bound<'a> {
 enum Values<'a> {
     Boolean(BooleanArray),
     Integer(Int64Array, bool),
-    Instant(Int64Array, bool, Unit),
+    Instant(Int64Array, bool, Unit, (i64, i64)),
+    Decimal(arrow::array::Decimal128Array, i128),
     Date(Int64Array),
     Float(Float32Array),
     Double(Float64Array),
@@ -342,9 +370,13 @@ fn bind<'a>(node: &'a Node, array: &ArrayRef) -> Result<Bound<'a>, Unpaired> {
             let wide = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
             Values::Integer(wide.as_primitive::<Int64Type>().clone(), *narrow)
         }
-        Node::Instant { millis, unit } => {
+        Node::Instant { millis, unit, range } => {
             let raw = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
-            Values::Instant(raw.as_primitive::<Int64Type>().clone(), *millis, *unit)
+            Values::Instant(raw.as_primitive::<Int64Type>().clone(), *millis, *unit, *range)
+        }
+        Node::Decimal(bound) => {
+            let decimals = array.as_primitive_opt::<arrow::datatypes::Decimal128Type>().ok_or_else(unpaired)?;
+            Values::Decimal(decimals.clone(), *bound)
         }
         Node::Date => {
             let raw = cast(array, &DataType::Int64).map_err(|e| e.to_string())?;
@@ -434,10 +466,20 @@ impl Bound<'_> {
                 }
                 long(out, v);
             }
-            Values::Instant(a, millis, unit) => {
+            Values::Decimal(a, bound) => {
+                let v = a.value(row);
+                if v.unsigned_abs() >= bound.unsigned_abs() {
+                    return false;
+                }
+                // fastavro: (bit_length(|v|) + 8) // 8 bytes of v, big-endian, two's complement
+                let bits = 128 - v.unsigned_abs().leading_zeros() as usize;
+                let n = (bits + 8) / 8;
+                bytes(out, &v.to_be_bytes()[16 - n..]);
+            }
+            Values::Instant(a, millis, unit, range) => {
                 let v = a.value(row);
                 let micros = if *unit == Unit::Micros { Some(v) } else { v.checked_mul(1000) };
-                let Some(micros) = micros.filter(|m| (DATETIME_MICROS.0..=DATETIME_MICROS.1).contains(m)) else {
+                let Some(micros) = micros.filter(|m| (range.0..=range.1).contains(m)) else {
                     return false;
                 };
                 long(out, if *millis { micros.div_euclid(1000) } else { micros });
@@ -606,7 +648,7 @@ mod tests {
         let column: ArrayRef = Arc::new(StringArray::from(vec!["a"]));
         for schema in [
             r#"["null", "string", "long"]"#,
-            r#"{"type": "string", "logicalType": "uuid"}"#,
+            r#"{"type": "string", "logicalType": "json"}"#,
             r#""bytes""#,
             r#"{"type": "record", "name": "R", "fields": []}"#,
         ] {

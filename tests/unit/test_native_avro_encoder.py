@@ -126,7 +126,14 @@ def test_a_row_it_is_not_sure_of_gets_no_body_and_its_neighbours_do(changes: dic
             {"type": "record", "name": "R", "fields": [{"name": "b", "type": "long", "default": 0}]},
             pa.array([{"a": 1}]),
         ),
-        ({"type": "string", "logicalType": "uuid"}, pa.array(["a"])),
+        (  # a naive datetime: fastavro reads it in the process's time zone
+            {"type": "long", "logicalType": "local-timestamp-micros"},
+            pa.array([1], pa.timestamp("us")),
+        ),
+        (  # a decimal of another scale
+            {"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2},
+            pa.array([1], pa.decimal128(10, 3)),
+        ),
         (["null", "string", "long"], pa.array(["a"])),
         ("bytes", pa.array([b"a"])),  # written as the bytes themselves
         ("string", pa.array([b"a"])),
@@ -273,3 +280,60 @@ def test_what_the_extension_would_read_otherwise_is_left_to_the_producers_path()
     )
     text = ColumnarWrite('"string"', b"\x00\x00\x00\x00\x02", b"")
     assert TaskWriter._columnar_bodies(writer, "t", text, bad) is None  # type: ignore[arg-type]
+
+
+def in_a_record(schema: Any) -> dict[str, Any]:
+    return {"type": "record", "name": "W", "fields": [{"name": "v", "type": schema}]}
+
+
+def held_in_a_record(schema: Any, column: pa.Array) -> list[bytes | None]:
+    """`held_to_fastavro` of `column` as the field of a record (a bare bytes schema, a decimal's
+    too, is written as the bytes themselves)."""
+    return held_to_fastavro(in_a_record(schema), pa.StructArray.from_arrays([column], ["v"]))
+
+
+def test_decimals_times_uuids_and_plain_integers_of_logical_types() -> None:
+    """A decimal's unscaled value in fastavro's count of bytes (a byte more at each power of two),
+    one of more digits than the precision left to the Python path (which refuses it); times of a
+    day; a uuid's string as it is; an integer as itself under any logical type of an int or long."""
+    import datetime as dt
+    import decimal
+
+    decimal_schema = {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 2}
+    values = ["0.00", "-0.01", "1.27", "1.28", "-1.28", "-1.29", "9999.99", "-9999.99", "327.67", "-327.68"]
+    column = pa.array([decimal.Decimal(v) for v in values], pa.decimal128(6, 2))
+    assert all(body is not None for body in held_in_a_record(decimal_schema, column))
+    wide = pa.array([decimal.Decimal("12345.67")], pa.decimal128(7, 2))  # 7 digits for 6
+    module = required_extension()
+    narrower = {**decimal_schema, "precision": 7}
+    assert held_in_a_record(narrower, wide) != [None]
+    with pytest.raises(module.NativeError):  # a wider column than the schema's precision
+        module.AvroEncoder(json.dumps(in_a_record(decimal_schema)), pa.struct([("v", wide.type)]), b"")
+    for schema, kind in (("time-millis", pa.time32("ms")), ("time-micros", pa.time64("us"))):
+        base = "int" if schema == "time-millis" else "long"
+        times = [
+            dt.time(0),
+            dt.time(23, 59, 59, 999_999 if kind == pa.time64("us") else 999_000),
+            dt.time(12, 0, 1),
+        ]
+        for source in (kind, pa.time32("ms"), pa.time64("us")):
+            fitted = (
+                [t.replace(microsecond=t.microsecond // 1000 * 1000) for t in times]
+                if source == pa.time32("ms")
+                else times
+            )
+            column = pa.array(fitted, source)
+            assert all(b is not None for b in held_in_a_record({"type": base, "logicalType": schema}, column))
+    uuid_schema = {"type": "string", "logicalType": "uuid"}
+    assert held_in_a_record(uuid_schema, pa.array(["8c5b1a3e-0000-4000-8000-000000000000", "not one"])) != [
+        None,
+        None,
+    ]
+    for logical in ("date", "time-millis", "timestamp-millis", "local-timestamp-micros", "anything"):
+        base = "int" if logical in ("date", "time-millis") else "long"
+        assert all(
+            b is not None
+            for b in held_in_a_record(
+                {"type": base, "logicalType": logical}, pa.array([0, -5, 7], pa.int32())
+            )
+        )
