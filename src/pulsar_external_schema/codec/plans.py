@@ -52,7 +52,7 @@ class WritePlan:
     """Whether rules run for its messages (in `steps` or in `write`)."""
     columnar: ColumnarWrite | None = None
     """How a columnar encoder writes the same payloads; None where none can (another format,
-    rules, a `to_dict`)."""
+    rules other than conditions in the everyday CEL subset, rule metrics, a `to_dict`, a key)."""
 
 
 @dataclass(frozen=True, slots=True)
