@@ -30,6 +30,7 @@ from spark_support import Produced, deduplicated_namespace
 
 from pulsar_external_schema import ConfigError, SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.arrow import read_table, write_table
+from pulsar_external_schema.reading.topic_metadata import full_topic_name
 
 pytestmark = pytest.mark.integration
 
@@ -248,6 +249,7 @@ def test_a_time_python_cannot_hold_is_refused_and_its_neighbours_written(
 
     assert written.sent == 2 and [r.row for r in written.refused] == [1]
     assert "no Python form" in str(written.refused[0].error)
+    assert written.refused[0].error.topic == full_topic_name(topic)
     table = read_table(topic, **connection(services))
     assert table.column("value").cast(pa.struct([("at", pa.int64())])).to_pylist() == [
         {"at": 0},

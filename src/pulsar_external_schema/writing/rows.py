@@ -220,7 +220,7 @@ class TaskWriter:
                 self._check()
                 continue
             try:
-                value = held(columns["value"][i])
+                value = held(columns["value"][i], topic, self._schema(topic))
                 convert = self.converters.get(topic)
                 producer.send_async(
                     convert(value) if convert else value, self._sent, properties=properties, **kwargs
@@ -248,8 +248,9 @@ class TaskWriter:
         """`value` rows to the task's topic, encoded as a producer encodes them and sent by the
         native sender with each row's sequence id, as `data` rows go: True; False where the rows
         go to pulsar-client instead (the option `writer`, no extension, a key or event time of
-        another type than it takes). Where the topic's plan runs no rules, the extension writes
-        the Avro bodies from the column (`_columnar_bodies`); every other row is encoded as
+        another type than it takes). Where the topic's plan has a columnar form (Avro; WRITE rules
+        that are conditions in the everyday CEL subset, or none), the extension writes the bodies
+        from the column (`_columnar_bodies`); every other row is encoded as
         `producer.encode_message` encodes it (the schema, its WRITE rules and their DLQ action)."""
         from ..producer import id_properties
 
@@ -272,7 +273,8 @@ class TaskWriter:
         if columnar is None and convert is None and batch.num_rows > 1 and topic not in self.learnt:
             # a plan is learnt from its topic's first value: that one first, then the rest
             self.learnt.add(topic)
-            return self._encoded_natively(batch.slice(0, 1)) and self._encoded_natively(batch.slice(1))
+            rest = compact(batch.slice(1))
+            return self._encoded_natively(batch.slice(0, 1)) and self._encoded_natively(rest)
         count, first_row = batch.num_rows, self.row
         self.row += count
         bodies = None if columnar is None else self._columnar_bodies(topic, columnar, batch.column("value"))
@@ -336,7 +338,7 @@ class TaskWriter:
         for n, i in enumerate(rows):
             key = keys[n] if keys is not None else None
             try:
-                value = held(values[n])
+                value = held(values[n], topic, schema)
                 encoded[i], sent[i] = encode_message(
                     schema,
                     topic,
@@ -687,8 +689,9 @@ class NoPythonForm:
         self.why = why
 
 
-def held(value: Any) -> Any:
-    """A value of `python_values`, or the refusal of one it could not convert."""
+def held(value: Any, topic: str, schema: Any) -> Any:
+    """A value of `python_values` to be written to `topic` with `schema`, or the refusal, naming
+    the topic and subject, of one it could not convert."""
     if type(value) is NoPythonForm:
         raise ValueOutsideSchemaError(
             f"refused to write a value outside the schema's types: the row's value has no Python form "
@@ -696,6 +699,8 @@ def held(value: Any) -> Any:
             path="",
             value_type="pyarrow value",
             schema_type="a value Python can hold",
+            topic=topic,
+            subject=schema.subject(topic),
         )
     return value
 
