@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from .config import CLIENT_PREFIX
-from .connections import ClientConf
+from .connections import URL_FIELDS, ClientConf, Layer, layered
 from .errors import ConfigError, ExternalSchemaError
 from .reading import native, rows
 from .reading.columns import read_schema
@@ -342,40 +342,66 @@ def _parsed(
     needs_admin: bool,
 ) -> SourceOptions:
     """The options `source` (the Spark source's names) with the configuration and the cluster's
-    URLs, TLS and credentials: `client_conf`, then `client`'s keys, over the config's
-    `pulsar.client.*` keys, as flags over a file. Errors in `function`'s own words."""
+    URLs, TLS and credentials, each source over the ones after it, key by key: the arguments
+    `service_url` and `admin_url`, `client`'s keys, `client_conf`, the config's `pulsar.client.*`
+    keys, the file of its `pulsar.client.conf` (a line in the log where a URL of one is used over
+    another's; the arguments are used as given). Errors in `function`'s own words."""
     given = dict(config or {})
     taken = sorted(k for k in given if str(k).lower() in SOURCE_OPTIONS)
     if taken:
         raise ConfigError(
             f"config key {taken[0]!r} is not a configuration key here: give it as an argument of {function}"
         )
-    conf = _client_conf(client_conf, client, function)
-    if conf is not None:
-        given.update(conf.as_options(CLIENT_PREFIX))
-    known = ClientConf.from_prefixed(given, CLIENT_PREFIX, "config key") or ClientConf()
-    if not (service_url or known.service_url):
+    chosen = layered(
+        _arguments(service_url, admin_url, function),
+        _keywords(client, function),
+        _file(client_conf),
+        *ClientConf.prefixed_layers(given, CLIENT_PREFIX, "config key"),
+    )
+    known = chosen.conf
+    if not known.service_url:
         raise ConfigError(
             "service_url is required (the Pulsar service URL, e.g. pulsar://127.0.0.1:6650), or "
             "brokerServiceUrl in the client configuration"
         )
-    if needs_admin and not (admin_url or known.web_service_url):
+    if needs_admin and not known.web_service_url:
         raise ConfigError(
             "admin_url is required (the Pulsar admin REST URL, e.g. http://127.0.0.1:8080), or "
             "webServiceUrl in the client configuration"
         )
-    urls = {"service.url": service_url, "admin.url": admin_url}
-    return SourceOptions.parse({**given, **source, **{k: v for k, v in urls.items() if v}})
+    chosen.announce(URL_FIELDS if needs_admin else ("service_url",))
+    # the sources chosen from here: the options hold the one configuration they make
+    config_keys = {k: v for k, v in given.items() if not str(k).lower().startswith(CLIENT_PREFIX)}
+    return SourceOptions.parse({**config_keys, **known.as_options(CLIENT_PREFIX), **source})
 
 
-def _client_conf(
-    path: str | os.PathLike[str] | ClientConf | None, keys: Mapping[str, Any], function: str
-) -> ClientConf | None:
-    conf = path if isinstance(path, ClientConf) else ClientConf.read(path) if path is not None else None
-    if keys:
-        given = ClientConf.from_options(keys, where=f"(a keyword argument of {function})")
-        conf = given if conf is None else conf.merged(given)
-    return conf
+def _arguments(service_url: str | None, admin_url: str | None, function: str) -> Layer:
+    """`service_url` and `admin_url`, over every client configuration."""
+    conf = ClientConf()
+    arguments = (("brokerServiceUrl", service_url, "service_url"), ("webServiceUrl", admin_url, "admin_url"))
+    for key, value, name in arguments:
+        if value is not None:
+            where = f"(the argument {name} of {function})"
+            conf = conf.merged(ClientConf.from_options({key: value}, where=where))
+    names = {"service_url": "the argument service_url", "web_service_url": "the argument admin_url"}
+    return Layer(conf, f"the arguments of {function}", names, explicit=True)
+
+
+def _keywords(keys: Mapping[str, Any], function: str) -> Layer | None:
+    """`client.conf` keys as keyword arguments, over `client_conf`."""
+    if not keys:
+        return None
+    conf = ClientConf.from_options(keys, where=f"(a keyword argument of {function})")
+    return Layer(conf, f"the keyword arguments of {function}")
+
+
+def _file(client_conf: str | os.PathLike[str] | ClientConf | None) -> Layer | None:
+    """`client_conf`: a `client.conf`'s path, or a `ClientConf`, over the config's keys."""
+    if client_conf is None:
+        return None
+    if isinstance(client_conf, ClientConf):
+        return Layer(client_conf, "the ClientConf of client_conf")
+    return Layer(ClientConf.read(client_conf), f"client_conf {os.fspath(client_conf)}")
 
 
 # -- where the read starts and ends, per partition --------------------------------------------

@@ -4,8 +4,9 @@ A Pulsar user describes a cluster once, in a `client.conf` as `pulsar-client` an
 read it (`brokerServiceUrl`, `webServiceUrl`, `authPlugin` + `authParams`, `tlsTrustCertsFilePath`,
 ...). `ClientConf` holds those keys, read from such a file (`ClientConf.read`), from options
 (`ClientConf.from_options`: the console's flags, Spark's `pulsar.client.<key>` options, the
-factory config's `pulsar.client.*` keys) or both (`merged`: what is given later wins), and builds
-from them everything that connects to the cluster:
+factory config's `pulsar.client.*` keys) or several (`layered`: flags over a file, a file over the
+environment, with a notice where a file's or the environment's URL is used over another's), and
+builds from them everything that connects to the cluster:
 
 - `pulsar_client()`: a `pulsar.Client` (pulsar-client's TLS and `Authentication` objects);
 - `admin_tls()` / `admin_headers()`: the admin REST API's TLS context and credentials;
@@ -28,6 +29,7 @@ import difflib
 import functools
 import hashlib
 import json
+import logging
 import os
 import re
 import ssl
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ._secrets import MASK
+from ._secrets import MASK, mask_urls
 from .errors import ConfigError
 
 __all__ = [
@@ -47,10 +49,16 @@ __all__ = [
     "AUTH_TOKEN",
     "CLIENT_CONF_ENV",
     "CLIENT_KEYS",
+    "URL_FIELDS",
     "ClientConf",
+    "Layer",
+    "Layered",
     "OAuth2",
     "connect",
+    "layered",
 ]
+
+log = logging.getLogger(__name__)
 
 #: The environment variable naming a `client.conf`, as Pulsar's own tools read it.
 CLIENT_CONF_ENV = "PULSAR_CLIENT_CONF"
@@ -234,18 +242,40 @@ class ClientConf:
         mine = {k: v for k, v in values.items() if k.lower().startswith(prefix.lower())}
         if not mine:
             return None
+        return layered(*cls.prefixed_layers(values, prefix, what)).conf
+
+    @classmethod
+    def prefixed_layers(cls, values: Mapping[str, Any], prefix: str, what: str) -> list[Layer]:
+        """`from_prefixed`'s sources, for `layered`: the `<prefix><key>` keys over the file of
+        `<prefix>conf` (none of either: no layer)."""
+        mine = {k: v for k, v in values.items() if k.lower().startswith(prefix.lower())}
         path = next((v for k, v in mine.items() if k.lower() == f"{prefix}conf".lower()), None)
-        conf = cls.read(path) if path else cls()
         keys = {k[len(prefix) :]: v for k, v in mine.items() if k.lower() != f"{prefix}conf".lower()}
         for key, value in keys.items():  # each error names the key as it was given
             cls.from_options({key: value}, where=f"(given as {what} '{prefix}{key}')")
-        return conf.merged(cls.from_options(keys, where=f"(a {what} '{prefix}*')")) if keys else conf
+        layers = []
+        if keys:
+            conf = cls.from_options(keys, where=f"(a {what} '{prefix}*')")
+            names = {  # the key's own spelling (Spark's options come lowercased)
+                CLIENT_KEYS[name].attribute: f"{what} '{prefix}{name}'"
+                for key in keys
+                if (name := _canonical_key(key, "")) is not None
+            }
+            layers.append(Layer(conf, f"the {what}s '{prefix}*'", names))
+        if path:
+            layers.append(Layer(cls.read(path), f"{what} '{prefix}conf' {path}"))
+        return layers
 
     def merged(self, other: ClientConf) -> ClientConf:
-        """This configuration with every value `other` sets (flags over a file)."""
+        """This configuration with every value `other` sets (flags over a file). An auth plugin
+        `other` names comes with its own parameters: this one's are not kept beside it."""
         changes = {name: getattr(other, name) for name in other.given}
+        given = self.given | other.given
+        if "auth_plugin" in other.given and "auth_params" not in other.given:
+            changes["auth_params"] = None
+            given -= {"auth_params"}
         where = " and ".join(w for w in (self.where, other.where) if w and changes) or self.where
-        return replace(self, **changes, where=where, given=self.given | other.given)
+        return replace(self, **changes, where=where, given=given)
 
     def with_values(self, **values: Any) -> ClientConf:
         """This configuration with the given fields set where they are given (flags; None and ""
@@ -525,6 +555,98 @@ class ClientConf:
         again shortly before it expires: ask for them at each request)."""
         token = self.token()
         return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+#: The fields that say where to connect: two sources that give them differently get a notice.
+URL_FIELDS = ("service_url", "web_service_url")
+
+_KEY_OF = {spec.attribute: key for key, spec in CLIENT_KEYS.items()}
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Client settings from one source (flags, a file, the environment) for `layered`, and how
+    a notice names a field of it: `names` by field (`--service-url`), else `<client.conf key>
+    from <source>` (`brokerServiceUrl from --client-conf tls.conf`). An `explicit` layer holds
+    what the call itself spells out (a flag, an argument, a Spark option): a URL of it is used
+    with no notice, as typed; a file's or the environment's used over another's gets one."""
+
+    conf: ClientConf
+    source: str
+    names: Mapping[str, str] = field(default_factory=dict)
+    explicit: bool = False
+
+    def name(self, attribute: str) -> str:
+        return self.names.get(attribute) or f"{_KEY_OF[attribute]} from {self.source}"
+
+
+@dataclass(frozen=True)
+class Layered:
+    """The configuration `layered` made of its layers (the first over the rest), and where each
+    field came from."""
+
+    conf: ClientConf
+    layers: tuple[Layer, ...]
+
+    def source_of(self, attribute: str) -> Layer | None:
+        """The layer whose value of `attribute` is used (None: no layer gives one)."""
+        return next((layer for layer in self.layers if attribute in layer.conf.given), None)
+
+    def notices(self, attributes: tuple[str, ...] = URL_FIELDS) -> list[str]:
+        """A line for each of `attributes` (the URLs) that two layers give differently, the one
+        used not an explicit layer's: which was used, and what the others say (`using
+        brokerServiceUrl from --client-conf tls.conf (PULSAR_SERVICE_URL in the environment says
+        pulsar://127.0.0.1:6650)`)."""
+        return [line for _, line in self._notices(attributes)]
+
+    def announce(
+        self, attributes: tuple[str, ...] = URL_FIELDS, say: Callable[[str], None] | None = None
+    ) -> None:
+        """Each notice said once a process (`say`: a line on stderr; by default this module's
+        logger, at WARNING), whatever the sources are called: a Spark query parses its options
+        more than once, and the console's `validate` hands the URLs it chose on to one."""
+        for fact, line in self._notices(attributes):
+            with _ANNOUNCED_LOCK:
+                if fact in _ANNOUNCED:
+                    continue
+                _ANNOUNCED.add(fact)
+            (say or log.warning)(line)
+
+    def _notices(self, attributes: tuple[str, ...]) -> list[tuple[tuple[Any, ...], str]]:
+        """(what was chosen over what, the line that says so), for `attributes`."""
+        found = []
+        for attribute in attributes:
+            used = self.source_of(attribute)
+            if used is None or used.explicit:  # as typed: nothing to tell
+                continue
+            value = getattr(used.conf, attribute)
+            others = [
+                (layer.name(attribute), getattr(layer.conf, attribute))
+                for layer in self.layers
+                if layer is not used
+                and attribute in layer.conf.given
+                and getattr(layer.conf, attribute) != value
+            ]
+            if others:
+                said = "; ".join(f"{name} says {other}" for name, other in others)
+                fact = (attribute, value, frozenset(other for _, other in others))
+                found.append((fact, mask_urls(f"using {used.name(attribute)} ({said})")))
+        return found
+
+
+_ANNOUNCED: set[tuple[Any, ...]] = set()
+_ANNOUNCED_LOCK = threading.Lock()
+
+
+def layered(*layers: Layer | None) -> Layered:
+    """The configuration of `layers`, each over the ones after it, field by field (a file named
+    on the command line over the environment's variables: what is given closer to the call
+    wins); None layers are left out."""
+    given = tuple(layer for layer in layers if layer is not None)
+    conf = ClientConf()
+    for layer in reversed(given):
+        conf = conf.merged(layer.conf)
+    return Layered(conf, given)
 
 
 @dataclass(frozen=True, repr=False)

@@ -17,6 +17,7 @@ import httpx
 import pulsar
 import pytest
 from cli_support import cli, errors, records
+from conftest import Services
 from contracts import unique
 from native_support import required_extension
 from secured_support import TlsPulsar
@@ -166,6 +167,34 @@ def test_the_client_conf_gives_the_urls_when_no_flag_does(secured: TlsPulsar, tm
     )  # fmt: skip
 
     assert produced.returncode == 0, produced.stderr
+
+
+def test_a_client_conf_named_on_the_command_line_beats_the_shells_broker_and_says_so(
+    services: Services, tls_pulsar: TlsPulsar
+) -> None:
+    """The quick start's shell exports the plaintext broker (`scripts/services env`); a command
+    given `--client-conf` of the TLS cluster writes there, and one line says which URL it used
+    over which: the file named on the command line is what its user meant."""
+    topic = new_topic()
+
+    produced = cli(
+        services, "produce", "--topic", topic, "--value-schema", SCHEMA,
+        "--client-conf", tls_pulsar.client_conf, stdin='{"text": "to the TLS cluster"}\n',
+    )  # fmt: skip
+    on_tls = cli(
+        tls_pulsar.services, "consume", "--topic", topic, "--from-beginning", "--max-messages", "1",
+        "--timeout-ms", "10000", "--client-conf", tls_pulsar.client_conf,
+    )  # fmt: skip
+
+    assert produced.returncode == 0, produced.stderr
+    assert errors(produced) == [
+        f"pulsar-external-schema: using brokerServiceUrl from --client-conf {tls_pulsar.client_conf} "
+        f"(PULSAR_SERVICE_URL in the environment says {services.pulsar_url})"
+    ]
+    assert records(on_tls) == [{"text": "to the TLS cluster"}]
+    assert on_tls.returncode == 0, on_tls.stderr
+    stats = httpx.get(f"{services.admin_url}/admin/v2/{topic.replace('://', '/')}/stats", timeout=10)
+    assert stats.status_code == 404  # nothing went to the plaintext broker
 
 
 @pytest.fixture

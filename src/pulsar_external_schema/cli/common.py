@@ -156,35 +156,41 @@ def property_pair(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+#: The environment variables of the console's connection flags (`scripts/services env` prints
+#: them), by the `ClientConf` field they give; PULSAR_CLIENT_CONF names a file under them all.
+ENVIRONMENT = {"service_url": "PULSAR_SERVICE_URL", "web_service_url": "PULSAR_ADMIN_URL"}
+TOKEN_ENVIRONMENT = "PULSAR_AUTH_TOKEN"
+
+
 def add_registry_options(
     parser: argparse.ArgumentParser, *, pulsar: bool = False, admin: bool = False
 ) -> None:
-    """`--registry-url` (and `--service-url` / `--admin-url`), defaulting to the environment."""
-    group = parser.add_argument_group("services (default: the environment variables in brackets)")
+    """`--registry-url` (and `--service-url` / `--admin-url`, `--client-conf`, `--auth-token`:
+    `connection` resolves them with the environment)."""
+    group = parser.add_argument_group(
+        "services (a flag over --client-conf's file, over the environment variables in brackets)"
+    )
     if pulsar:
         group.add_argument(
             "--service-url",
-            default=os.environ.get("PULSAR_SERVICE_URL"),
             help="Pulsar service URL, e.g. pulsar://127.0.0.1:6650 [PULSAR_SERVICE_URL]",
         )
     if admin:
         group.add_argument(
             "--admin-url",
-            default=os.environ.get("PULSAR_ADMIN_URL"),
             help="Pulsar admin REST URL, e.g. http://127.0.0.1:8080 [PULSAR_ADMIN_URL]",
         )
     if pulsar or admin:
         group.add_argument(
             "--client-conf",
-            default=os.environ.get("PULSAR_CLIENT_CONF"),
             metavar="FILE",
             help="a Pulsar client.conf, as pulsar-client and pulsar-admin read it: brokerServiceUrl, "
-            "webServiceUrl, the TLS files (tlsTrustCertsFilePath, ...) and authPlugin/authParams; "
-            "the flags here override it [PULSAR_CLIENT_CONF]",
+            "webServiceUrl, the TLS files (tlsTrustCertsFilePath, ...) and authPlugin/authParams; the "
+            "flags here override it, and it overrides the environment variables [PULSAR_CLIENT_CONF: "
+            "a file under the variables, not read when this is given]",
         )
         group.add_argument(
             "--auth-token",
-            default=os.environ.get("PULSAR_AUTH_TOKEN"),
             metavar="TOKEN",
             help="a token (JWT) for Pulsar and its admin API, or @FILE holding it [PULSAR_AUTH_TOKEN]",
         )
@@ -294,34 +300,66 @@ def serve_rule_metrics(args: argparse.Namespace) -> None:
 
 
 def connection(args: argparse.Namespace) -> ClientConf:
-    """The cluster's client configuration: `--client-conf`'s file, with `--service-url`,
-    `--admin-url` and `--auth-token` over it. `args.service_url` and `args.admin_url` are then
-    the URLs to use (the file's where no flag gives one), for `require` and every message."""
-    from ..connections import AUTH_OAUTH2, ClientConf
+    """The cluster's client configuration, each source over the ones after it, key by key: the
+    flags (`--service-url`, `--admin-url`, `--auth-token`); the file of `--client-conf`; the
+    environment variables (PULSAR_SERVICE_URL, PULSAR_ADMIN_URL, PULSAR_AUTH_TOKEN); the file
+    PULSAR_CLIENT_CONF names (not read when `--client-conf` names one). Where a file's or
+    variable's URL is used over another's, a line on stderr says so (a flag's is used as typed). Then
+    `args.service_url`, `args.admin_url`, `args.client_conf` (the file read) and
+    `args.auth_token` (the token of a flag or variable, where it gives the credentials) are what
+    the command uses, for `require` and every message."""
+    from ..connections import AUTH_OAUTH2, CLIENT_CONF_ENV, ClientConf, Layer, layered
     from ..errors import ConfigError
 
+    flags_of = {"service_url": "service_url", "web_service_url": "admin_url"}
+    taken = [name for name, flag in flags_of.items() if hasattr(args, flag)]
     path = getattr(args, "client_conf", None)
+    named_by = "--client-conf"
+    if not path and os.environ.get(CLIENT_CONF_ENV):
+        path, named_by = os.environ[CLIENT_CONF_ENV], CLIENT_CONF_ENV
+    environment = {name: os.environ.get(ENVIRONMENT[name]) for name in taken}
     try:
-        conf = ClientConf.read(path) if path else ClientConf(where="")
-        conf = conf.overridden(
-            service_url=getattr(args, "service_url", None),
-            web_service_url=getattr(args, "admin_url", None),
-            token=auth_token(args),
+        flag_token = auth_token(args)
+        env_token = _token(os.environ.get(TOKEN_ENVIRONMENT), TOKEN_ENVIRONMENT)
+        flags = Layer(
+            ClientConf().overridden(
+                service_url=getattr(args, "service_url", None),
+                web_service_url=getattr(args, "admin_url", None),
+                token=flag_token,
+            ),
+            "the command line",
+            {"service_url": "--service-url", "web_service_url": "--admin-url"},
+            explicit=True,
         )
-        conf.check()
+        file = Layer(ClientConf.read(path), f"{named_by} {path}") if path else None
+        env = Layer(
+            ClientConf().overridden(
+                service_url=environment.get("service_url"),
+                web_service_url=environment.get("web_service_url"),
+                token=env_token,
+            ),
+            "the environment",
+            {name: f"{variable} in the environment" for name, variable in ENVIRONMENT.items()},
+        )
+        # a file named on the command line over the environment; the one it names, under it
+        result = layered(flags, env, file) if named_by == CLIENT_CONF_ENV else layered(flags, file, env)
+        conf = result.conf.check()
     except ConfigError as error:
-        raise UsageError(
-            f"--client-conf: {error}" if path and str(path) in str(error) else str(error)
-        ) from None
+        raise UsageError(f"{named_by}: {error}" if path and str(path) in str(error) else str(error)) from None
     if conf.plugin == AUTH_OAUTH2:  # a refused credential: the issuer's answer, before any connection
         try:
             conf.token()
         except ConfigError as error:
             raise CommandError(str(error)) from None
+    result.announce(tuple(taken), say=lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True))
     if hasattr(args, "service_url"):
         args.service_url = conf.service_url
     if hasattr(args, "admin_url"):
         args.admin_url = conf.web_service_url
+    credentials = result.source_of("auth_plugin")
+    args.auth_token = flag_token if credentials is flags else env_token if credentials is env else None
+    args.auth_token_given_as = "--auth-token" if credentials is flags else TOKEN_ENVIRONMENT
+    args.client_conf = path or None
     args.connection = conf
     return conf
 
@@ -347,7 +385,8 @@ def schema_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     config = {"schema.registry.url": args.registry_url, **dict(args.property), **extra}
     if getattr(args, "client_conf", None):  # the admin API's TLS and credentials (-p pulsar.admin.url)
         config.setdefault("pulsar.client.conf", args.client_conf)
-    return with_broker_token(config, auth_token(args), "--auth-token")
+    given_as = getattr(args, "auth_token_given_as", "--auth-token")
+    return with_broker_token(config, auth_token(args), given_as)
 
 
 def json_argument(text: str | None, flag: str) -> Any:
@@ -366,10 +405,14 @@ def json_argument(text: str | None, flag: str) -> Any:
 def auth_token(args: argparse.Namespace) -> str | None:
     """`--auth-token`: the token, given inline or as `@path` (a file holding it, as a secret
     store writes one: the token stays out of the shell's history and the process list)."""
-    text: str | None = getattr(args, "auth_token", None)
+    return _token(getattr(args, "auth_token", None), "--auth-token")
+
+
+def _token(text: str | None, given_as: str) -> str | None:
+    """A token given inline or as `@path` (`--auth-token`, PULSAR_AUTH_TOKEN)."""
     if not text:
         return None
-    return read_file(text[1:], "--auth-token").strip() if text.startswith("@") else text
+    return read_file(text[1:], given_as).strip() if text.startswith("@") else text
 
 
 def read_file(path: str, flag: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import CLIENT_PREFIX, ExternalSchemaConfig, with_broker_token
-from ..connections import ClientConf
+from ..connections import ClientConf, Layer, layered
 from ..errors import ConfigError
 from .offsets import parse_offsets
 
@@ -125,9 +125,23 @@ class SourceOptions:
         token = source.get("pulsar.auth.token")
         values = with_broker_token(values, token, "pulsar.auth.token")
         config = ExternalSchemaConfig.from_dict(values)  # fail on the driver, with the key's name
-        client = (config.pulsar_client or ClientConf()).overridden(
-            service_url=source.get("service.url"), web_service_url=source.get("admin.url"), token=token
+        # the options over `pulsar.client.<key>` over the file of `pulsar.client.conf`; a line
+        # in the driver's log where a key's URL is used over the file's
+        chosen = layered(
+            Layer(
+                ClientConf().overridden(
+                    service_url=source.get("service.url"),
+                    web_service_url=source.get("admin.url"),
+                    token=token,
+                ),
+                "the options",
+                {"service_url": "option 'service.url'", "web_service_url": "option 'admin.url'"},
+                explicit=True,
+            ),
+            *ClientConf.prefixed_layers(values, CLIENT_PREFIX, "option"),
         )
+        chosen.announce()
+        client = chosen.conf
         service_url = client.service_url
         if not service_url:
             raise ConfigError(
