@@ -723,7 +723,9 @@ def _payment_class() -> Any:
 
 
 PAYMENT = _payment_class()
-ADDRESS = GetMessageClass(PAYMENT.DESCRIPTOR.fields_by_name["address"].message_type)
+ADDRESS: Any = GetMessageClass(  # a message class of a descriptor made here: no stub knows it
+    PAYMENT.DESCRIPTOR.fields_by_name["address"].message_type
+)
 payments = st.builds(
     lambda fields, method: PAYMENT(**fields, **method),
     st.fixed_dictionaries(
