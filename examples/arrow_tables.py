@@ -7,7 +7,9 @@
 1. a producer writes orders to a 2-partition topic under a data contract (a CEL rule consumers
    run: an order needs an item), in two waves a moment apart;
 2. the whole topic as a table: every order decoded, the verdict per row, into polars and pandas;
-3. only the second wave, by publish time, streamed into DuckDB; and one wave saved as Parquet.
+3. only the second wave, by publish time, streamed into DuckDB; and one wave saved as Parquet;
+4. the valid orders of more than 100.0, a polars frame of records, written to a topic of their
+   own with `write_table` (each row an order, keyed by its id), through the same contract.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import pyarrow.parquet as pq
 from confluent_kafka.schema_registry import Schema
 
 from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
-from pulsar_external_schema.arrow import read_batches, read_table
+from pulsar_external_schema.arrow import read_batches, read_table, write_table
 
 SERVICE_URL = os.environ.get("PULSAR_SERVICE_URL", "pulsar://127.0.0.1:6650")
 ADMIN_URL = os.environ.get("PULSAR_ADMIN_URL", "http://127.0.0.1:8080")
@@ -111,6 +113,16 @@ def main() -> None:
         path = os.path.join(folder, "first-wave.parquet")
         pq.write_table(read_table(TOPIC, end_time=between, **CONNECTION), path)
         print(f"parquet: the first wave, {pq.read_metadata(path).num_rows} rows")
+
+    large = valid.filter(pl.col("amount") > 100.0)  # columns id, item, amount: the record's fields
+    with SchemaRegistrySchemaFactory({"schema.registry.url": REGISTRY_URL}) as factory:
+        schema = factory.avro(Schema.from_dict({"schemaType": "AVRO", "schema": json.dumps(ORDER)}))
+        written = write_table(
+            f"{TOPIC}-large", large.to_arrow(), key_column="id", schema=schema, service_url=SERVICE_URL
+        )
+        schema.close()
+    again = read_table(f"{TOPIC}-large", **CONNECTION)
+    print(f"write_table: {written.sent} large orders written, {again.num_rows} read back")
 
 
 if __name__ == "__main__":

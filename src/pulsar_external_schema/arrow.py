@@ -49,6 +49,7 @@ from .reading.planning import Planner, TopicPartitionRange, earlier, entries_bet
 from .reading.topic_metadata import Ledger, PulsarAdmin, full_topic_name
 from .reading.values import query_value
 from .writing.rows import TaskWriter
+from .writing.shape import RowShape
 
 if TYPE_CHECKING:
     from .schema import ExternalSchema
@@ -199,15 +200,27 @@ def write_table(
     sequence_base: int | None = None,
     writer: str = "auto",
     client_conf: str | os.PathLike[str] | ClientConf | None = None,
+    rows: str = "auto",
+    key_column: str | None = None,
+    properties_column: str | None = None,
+    event_time_column: str | None = None,
     **client: Any,
 ) -> Written:
-    """Each row of `data` (a Table, a RecordBatch or a RecordBatchReader) as a message to `topic`,
-    as the Spark sink writes a DataFrame: a `value` column encoded with `schema` (an
-    `ExternalSchema` from `SchemaRegistrySchemaFactory`; without one, the subject's latest version
-    as `config` finds it) and its WRITE rules, as a producer encodes a value; or a binary `data`
-    column sent as it is, with its `properties` (which carry the schema id: messages read with
-    `include_data=True` written elsewhere untouched), by the native sender where it can. Optional
-    columns: `key`, `properties`, `eventTime`.
+    """Each row of `data` (a Table, a RecordBatch or a RecordBatchReader) as a message to `topic`.
+
+    A table of values (`rows="values"`; by default, a table with no `value` or `data` column, or
+    with columns a message table does not have: `pa.Table.from_pylist(records)`), each row is a
+    value, its columns the record's fields, encoded with `schema` (an `ExternalSchema` from
+    `SchemaRegistrySchemaFactory`; without one, the subject's latest version as `config` finds it)
+    and its WRITE rules, as a producer encodes a value. `key_column` and `event_time_column` name
+    fields that are also the message's key and event time; `properties_column` a map<string,
+    string> column (not a field) of its properties.
+
+    A table of messages (`rows="messages"`; by default, a table whose columns are `read_table`'s)
+    is written as the Spark sink writes a DataFrame: a `value` column encoded so, or a binary
+    `data` column sent as it is, with its `properties` (which carry the schema id: messages read
+    with `include_data=True` written elsewhere untouched), by the native sender where it can.
+    Optional columns: `key`, `properties`, `eventTime`.
 
     A row its schema or a WRITE rule refuses is not sent, and is in the result's `refused` (its
     row number, key and error), or dead-lettered where the rule's action is DLQ. With
@@ -227,6 +240,13 @@ def write_table(
     if schema is not None and schema.schema_type not in ("AVRO", "JSON"):
         raise ConfigError(f"write_table encodes Avro and JSON Schema values, not {schema.schema_type}")
     batches = _batches_of(data)
+    shape = RowShape.of(
+        data.schema.names if isinstance(data, _TABULAR) else (),
+        rows,
+        key_column=key_column,
+        properties_column=properties_column,
+        event_time_column=event_time_column,
+    )
     if config is None and schema is not None:  # the schema's registry (forwarded versions go there)
         config = {"schema.registry.url": schema.config.registry_url}
     source = {
@@ -238,7 +258,7 @@ def write_table(
         "write_table", source, service_url, None, config, client_conf, client, needs_admin=False
     )
     refused: list[Refused] = []
-    rows = TaskWriter(
+    writing = TaskWriter(
         options,
         sequence_base,
         0,
@@ -247,12 +267,12 @@ def write_table(
         one_producer=True,
     )
     try:
-        for batch in batches:
-            rows.write(batch)
+        for batch in shape.messages(batches):
+            writing.write(batch)
     except BaseException:
-        rows.close()
+        writing.close()
         raise
-    sent, dead_lettered = rows.finish()
+    sent, dead_lettered = writing.finish()
     return Written(sent, dead_lettered, refused)
 
 
@@ -273,6 +293,9 @@ class Written:
     sent: int
     dead_lettered: int
     refused: list[Refused]
+
+
+_TABULAR = (pa.RecordBatch, pa.Table, pa.RecordBatchReader)
 
 
 def _batches_of(data: Any) -> Iterator[pa.RecordBatch]:

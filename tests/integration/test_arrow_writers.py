@@ -257,6 +257,79 @@ def test_a_time_python_cannot_hold_is_refused_and_its_neighbours_written(
     ]
 
 
+ORDER = {
+    "type": "record",
+    "name": "Order",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "sku", "type": "string"},
+        {"name": "price", "type": ["null", "double"], "default": None},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    ],
+}
+ORDER_JSON = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "sku": {"type": "string"},
+        "price": {"type": ["number", "null"]},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "sku", "tags"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("schema_type", ["AVRO", "JSON"])
+def test_a_table_of_records_is_written_as_values_and_reads_back_equal(
+    services: Services, topic: str, writer: str, schema_type: str
+) -> None:
+    """What `pa.Table.from_pylist(records)` gives (the record's fields as columns, no `value`
+    column) is a table of values: each row a message, encoded with the schema; the columns named
+    by `key_column` and `event_time_column` are also its key and event time, and stay fields of
+    the value; `properties_column` is the message's properties only."""
+    import datetime as dt
+
+    at = dt.datetime(2026, 12, 7, 9, 30, tzinfo=dt.UTC)
+    records: list[dict[str, Any]] = [
+        {"id": i, "sku": f"s{i}", "price": None if i == 2 else i * 1.5, "tags": ["a"] * (i % 3)}
+        for i in range(5)
+    ]
+    if schema_type == "AVRO":
+        records = [{**r, "at": at + dt.timedelta(minutes=r["id"])} for r in records]
+    table = pa.Table.from_pylist(records)
+    origins = [[("origin", f"batch-{i % 2}")] for i in range(5)]
+    table = table.append_column("origin", pa.array(origins, pa.map_(pa.string(), pa.string())))
+    timed: dict[str, Any] = {"event_time_column": "at"} if schema_type == "AVRO" else {}
+    with SchemaRegistrySchemaFactory({"schema.registry.url": services.registry_url}) as factory:
+        schema = (
+            factory.avro(json.dumps(ORDER)) if schema_type == "AVRO" else factory.json(json.dumps(ORDER_JSON))
+        )
+        written = write_table(
+            topic,
+            table,
+            service_url=services.pulsar_url,
+            schema=schema,
+            writer=writer,
+            key_column="id",
+            properties_column="origin",
+            **timed,
+        )
+        schema.close()
+
+    assert (written.sent, written.refused) == (5, [])
+    read = read_table(topic, **connection(services))
+    assert all(read.column("_valid").to_pylist()), read.column("_error").to_pylist()
+    assert read.column("value").to_pylist() == records
+    if schema_type == "AVRO":
+        assert read.column("eventTime").to_pylist() == [r["at"] for r in records]
+    assert read.column("key").to_pylist() == [str(i) for i in range(5)]
+    assert [dict(p)["origin"] for p in read.column("properties").to_pylist()] == [
+        f"batch-{i % 2}" for i in range(5)
+    ]
+
+
 def test_write_table_forwards_messages_read_with_their_data_untouched(
     services: Services, orders: Produced, topic: str, writer: str
 ) -> None:
@@ -367,7 +440,13 @@ def test_write_table_mistakes_are_one_line(services: Services, topic: str) -> No
     with pytest.raises(ConfigError, match="give a pyarrow Table, RecordBatch or RecordBatchReader, not list"):
         write_table(topic, [{"sku": "a"}], **given)
     with pytest.raises(ConfigError, match="needs a 'value' column"):
-        write_table(topic, pa.table({"sku": ["a"]}), **given)
+        write_table(topic, pa.table({"sku": ["a"]}), rows="messages", **given)
+    with pytest.raises(ConfigError, match="rows takes auto, messages, values, not 'records'"):
+        write_table(topic, pa.table({"sku": ["a"]}), rows="records", **given)
+    with pytest.raises(ConfigError, match="key_column 'id': the table has no such column"):
+        write_table(topic, pa.table({"sku": ["a"]}), key_column="id", **given)
+    with pytest.raises(ConfigError, match="key_column names a column of values: give rows='values'"):
+        write_table(topic, pa.table({"sku": ["a"]}), rows="messages", key_column="sku", **given)
     with pytest.raises(ConfigError, match="writer takes auto, native, python"):
         write_table(topic, items_table([1]), writer="fast", **given)
 

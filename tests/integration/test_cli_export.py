@@ -209,6 +209,34 @@ def test_an_export_with_its_data_imports_untouched(services: Services, topic: st
     assert again.column("_valid").to_pylist() == [True, False, True]  # the copy's readers judge alike
 
 
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_a_file_of_records_imports_each_row_as_a_value(
+    services: Services, topic: str, tmp_path: Path, suffix: str
+) -> None:
+    """A file whose columns are the record's fields (what pandas, polars or any tool writes, not an
+    export) is a file of values: each row sent as the value, --key-column's field its key too; the
+    row the topic's rules refuse on read is sent and read back as refused, as `produce` would."""
+    produce(services, topic, [])  # the subject: the schema and its READ rule
+    saved = tmp_path / f"records{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(pa.Table.from_pylist(READINGS), saved)
+    else:
+        saved.write_text("".join(json.dumps(r) + "\n" for r in READINGS))
+
+    done = cli(services, "import", topic, "--from", str(saved), "--key-column", "sensor")
+
+    assert done.returncode == 0, done.stderr
+    assert f"imported 3 rows of {saved} to {topic} (0 refused, 0 dead-lettered)" in done.stderr
+    table = read_table(
+        topic,
+        service_url=services.pulsar_url,
+        admin_url=services.admin_url,
+        config={"schema.registry.url": services.registry_url},
+    )
+    assert [row["key"] for row in table.to_pylist()] == ["a", "b", "c"]
+    assert sensors(services, topic) == [READINGS[0], READINGS[2]]  # b: the READ rule's refusal
+
+
 def test_import_mistakes_are_one_line(services: Services, topic: str, tmp_path: Path) -> None:
     produce(services, topic, READINGS)
     broken = tmp_path / "broken.parquet"
@@ -219,7 +247,8 @@ def test_import_mistakes_are_one_line(services: Services, topic: str, tmp_path: 
         (["--from", str(tmp_path / "x.xlsx")], 2, "the extension says the format"),
         (["--from", str(tmp_path / "missing.parquet")], 1, "no such file"),
         (["--from", str(broken)], 1, f"cannot read {broken} as parquet"),
-        (["--from", str(flat)], 1, "has no 'value' column"),
+        (["--from", str(flat), "--rows", "messages"], 1, "give --rows values to send each row as a value"),
+        (["--from", str(flat), "--key-column", "id"], 2, "--key-column 'id': the table has no such column"),
         (["--from", str(flat), "--untouched"], 1, "--untouched sends each row's 'data' column"),
     ]
     for arguments, code, said in cases:

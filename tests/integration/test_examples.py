@@ -50,6 +50,7 @@ def test_arrow_tables(services: Services) -> None:
         "pandas: 100 rows",
         "duckdb: the second wave has 45 valid orders worth 8437.5",
         "parquet: the first wave, 50 rows",
+        "write_table: 54 large orders written, 54 read back",
     ]
 
 

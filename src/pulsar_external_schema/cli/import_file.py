@@ -10,12 +10,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import ExternalSchemaError
+from ..errors import ConfigError, ExternalSchemaError
 from .common import CommandError, UsageError, connection, fail, plural, require, schema_config
 from .export import FORMATS
 from .habits import settle_topic
+
+if TYPE_CHECKING:
+    from ..writing.shape import RowShape
 
 #: Columns `write_table` sends; an exported file's others (the verdict, the place) are not.
 SENT = ("key", "value", "data", "properties", "eventTime")
@@ -36,12 +39,18 @@ def run_import(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         table = _read(kind, Path(args.source))
-        table = _rows(table, args)
+        shape = _shape(table, args)
+        if not shape.values:
+            table = _rows(table, args)
         from ..arrow import write_table
 
         written = write_table(
             args.topic,
             table,
+            rows="values" if shape.values else "messages",
+            key_column=shape.key_column,
+            properties_column=shape.properties_column,
+            event_time_column=shape.event_time_column,
             service_url=args.service_url,
             config=schema_config(args),
             producer_name=args.producer_name,
@@ -123,9 +132,27 @@ def _unjson(column: Any) -> Any:
         return column
 
 
+def _shape(table: Any, args: argparse.Namespace) -> RowShape:
+    """Whether the file's rows are values or messages (`--rows`, the columns named), in the words
+    of the flags."""
+    from ..writing.shape import RowShape
+
+    try:
+        return RowShape.of(
+            table.column_names,
+            "messages" if args.untouched else args.rows,
+            key_column=args.key_column,
+            properties_column=args.properties_column,
+            event_time_column=args.event_time_column,
+            given_as=("--rows", "--key-column", "--properties-column", "--event-time-column"),
+        )
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
 def _rows(table: Any, args: argparse.Namespace) -> Any:
-    """The columns sent: `value` (or `data` with --untouched), and the message's key, properties
-    and event time where the file has them."""
+    """The columns of a file of messages sent: `value` (or `data` with --untouched), and the
+    message's key, properties and event time where the file has them."""
     names = table.column_names
     if args.untouched:
         if "data" not in names:
@@ -137,8 +164,8 @@ def _rows(table: Any, args: argparse.Namespace) -> Any:
     else:
         if "value" not in names:
             raise CommandError(
-                f"{args.source} has no 'value' column (its columns: {', '.join(names)}); import writes "
-                "each row's value with the topic's schema"
+                f"{args.source} has no 'value' column (its columns: {', '.join(names)}); give --rows "
+                "values to send each row as a value, its columns the record's fields"
             )
         dropped = "data"
     keep = [n for n in SENT if n in names and n != dropped]

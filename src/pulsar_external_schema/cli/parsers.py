@@ -631,10 +631,13 @@ def _import(commands: Any) -> None:
         "import",
         help="send a Parquet, Arrow, CSV or JSON lines file's rows to a topic, with its schema and rules",
         description=(
-            "Read --from, in the format its extension names, and send each row's `value` as a message "
-            "to the topic, encoded with the subject's latest schema and checked by its WRITE rules, as "
-            "`produce` sends a record; `key` and `eventTime` columns go along. A file `export` wrote "
-            "imports as it is (a CSV's value.x columns are gathered again). --untouched sends each "
+            "Read --from, in the format its extension names, and send each row as a message to the "
+            "topic, encoded with the subject's latest schema and checked by its WRITE rules, as "
+            "`produce` sends a record. A file of records (its columns the record's fields) sends each "
+            "row as the value, with --key-column, --event-time-column and --properties-column naming "
+            "the message's key, event time and properties. A file `export` wrote (a `value` column "
+            "beside `key`, `eventTime`, ...) imports as it is (a CSV's value.x columns are gathered "
+            "again). --untouched sends each "
             "row's `data` column (export --include-data) with its properties instead, as it was. A "
             "refused row is reported on stderr as 'row N: why' and not sent; the others are sent."
         ),
@@ -657,6 +660,29 @@ def _import(commands: Any) -> None:
         "--untouched",
         action="store_true",
         help="send each row's `data` column and properties as they are (a file of export --include-data)",
+    )
+    imported.add_argument(
+        "--rows",
+        choices=("auto", "messages", "values"),
+        default="auto",
+        help="what a row is: a value (its columns the record's fields), a message (a `value` or `data` "
+        "column beside key, properties, eventTime, ...), or auto (default): messages where the columns "
+        "are an exported file's",
+    )
+    imported.add_argument(
+        "--key-column",
+        metavar="COLUMN",
+        help="a field of each record that is also the message's key (the partition key)",
+    )
+    imported.add_argument(
+        "--event-time-column",
+        metavar="COLUMN",
+        help="a field of each record (a timestamp) that is also the message's event time",
+    )
+    imported.add_argument(
+        "--properties-column",
+        metavar="COLUMN",
+        help="a map<string,string> column (not a field of the record) of each message's properties",
     )
     imported.add_argument(
         "--producer-name",
