@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ._deprecated import renamed_key
 from ._secrets import mask_urls, masked, shown, split_userinfo
+from ._settings import boolean, integer
 from .connections import ClientConf
 from .errors import ConfigError
 from .rules.settings import COMPONENT_KEY, RuleSettings, parse_rule_settings
@@ -308,22 +309,17 @@ JSON_EVOLUTION_CHECKS = ("full", "backward", "forward")
 
 
 def _parse_bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ConfigError(f"config key {key!r} takes a boolean (true/false), not {shown(key, value)}")
+    parsed = boolean(value)
+    if parsed is None:
+        raise ConfigError(f"config key {key!r} takes a boolean (true/false), not {shown(key, value)}")
+    return parsed
 
 
 def _parse_int(key: str, value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    raise ConfigError(f"config key {key!r} takes an integer, not {shown(key, value)}")
+    parsed = integer(value)
+    if parsed is None:
+        raise ConfigError(f"config key {key!r} takes an integer, not {shown(key, value)}")
+    return parsed
 
 
 def _parse_metadata(key: str, value: Any) -> dict[str, str]:

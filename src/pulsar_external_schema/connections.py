@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ._secrets import MASK, mask_urls
+from ._settings import boolean, integer
 from .errors import ConfigError
 
 __all__ = [
@@ -819,17 +820,13 @@ def connect(conf: str | os.PathLike[str] | ClientConf | None = None, **client_ar
 def _parse(name: str, spec: _ClientKey, value: Any, where: str) -> Any:
     key = f"{name!r} {where}".rstrip()
     if spec.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if str(value).strip().lower() in ("true", "false"):
-            return str(value).strip().lower() == "true"
-        raise ConfigError(f"Pulsar client key {key} takes true or false, not {value!r}")
+        flag = boolean(value)
+        if flag is None:
+            raise ConfigError(f"Pulsar client key {key} takes true or false, not {value!r}")
+        return flag
     if spec.kind == "ms":
-        try:
-            number = int(str(value).strip())
-        except ValueError:
-            number = 0
-        if number <= 0:
+        number = integer(value)
+        if number is None or number <= 0:
             raise ConfigError(
                 f"Pulsar client key {key} takes a positive number of milliseconds, not {value!r}"
             )

@@ -6,6 +6,7 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 
 0. leaves: `errors`, `metrics/` (rule counts and their exporters), the private helpers
    `_imports`, `_deprecated`, `_secrets`, `_version`, `_signal` (the internal signals' root),
+   `_settings` (the one reading of a setting's boolean or integer),
    `_native` (the optional native extension, where installed), and `registry` / `redaction`
    (what a registry error means, what a value must not show);
 1. `config`, `connections` (Pulsar's client configuration), `schema_id`, `subjects`,
@@ -52,6 +53,7 @@ LAYERS: dict[str, int] = {
     "_secrets": 0,
     "_version": 0,
     "_signal": 0,
+    "_settings": 0,
     "_native": 0,
     "metrics": 0,
     "registry": 0,

@@ -289,3 +289,39 @@ def test_partitions_and_full_names() -> None:
     assert partition_topic("persistent://a/b/orders", 3) == "persistent://a/b/orders-partition-3"
     assert partition_of(partition_topic("persistent://a/b/orders", 3)) == ("persistent://a/b/orders", 3)
     assert is_full_topic_name("persistent://a/b/c") and not is_full_topic_name("/data/valid")
+
+
+@pytest.mark.parametrize(
+    ("config", "option", "conf"),
+    [
+        ({"decode.max.depth": "1_000"}, {"minPartitions": "1_000"}, {"operationTimeoutMs": "1_000"}),
+        ({"decode.max.depth": "1e3"}, {"minPartitions": "1e3"}, {"operationTimeoutMs": "1e3"}),
+        ({"decode.max.depth": "٣"}, {"minPartitions": "٣"}, {"operationTimeoutMs": "٣"}),
+        ({"auto.register.schemas": "yes"}, {"includeData": "yes"}, {"tlsAllowInsecureConnection": "yes"}),
+    ],
+)
+def test_a_boolean_or_an_integer_reads_alike_in_the_config_the_options_and_a_client_conf(
+    config: dict[str, str], option: dict[str, str], conf: dict[str, str]
+) -> None:
+    """One reading of a setting's boolean and integer (`_settings.py`), as Java's parsers take
+    them: what Python's `int()` would stretch to (underscores, other scripts' digits) is refused
+    in the factory config, the Spark options and a `client.conf` alike, each naming its key."""
+    from pulsar_external_schema.connections import ClientConf
+    from pulsar_external_schema.reading.options import SourceOptions
+
+    [(key, value)] = config.items()
+    with pytest.raises(ConfigError, match=f"config key {key!r} takes"):
+        ExternalSchemaConfig.from_dict({"schema.registry.url": "http://r:8081", key: value})
+    [(key, value)] = option.items()
+    with pytest.raises(ConfigError, match=f"option {key!r} takes"):
+        SourceOptions.parse(
+            {
+                "topic": "t",
+                "service.url": "pulsar://a:6650",
+                "schema.registry.url": "http://r:8081",
+                key: value,
+            }
+        )
+    [(key, value)] = conf.items()
+    with pytest.raises(ConfigError, match=f"Pulsar client key {key!r}"):
+        ClientConf.from_options({key: value})

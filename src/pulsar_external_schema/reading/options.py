@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._settings import boolean, integer
 from ..config import CLIENT_PREFIX, ExternalSchemaConfig, with_broker_token
 from ..connections import ClientConf, Layer, layered
 from ..errors import ConfigError
@@ -204,9 +205,10 @@ def _bool(source: Mapping[str, str], key: str, default: bool) -> bool:
     value = source.get(key)
     if value is None:
         return default
-    if value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ConfigError(f"option {key!r} takes true or false, not {value!r}")
+    flag = boolean(value)
+    if flag is None:
+        raise ConfigError(f"option {SPELLING.get(key, key)!r} takes true or false, not {value!r}")
+    return flag
 
 
 def _choice(source: Mapping[str, str], key: str, choices: tuple[str, ...], default: str) -> str:
@@ -222,10 +224,10 @@ def _int(source: Mapping[str, str], key: str) -> int | None:
     value = source.get(key)
     if value is None:
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigError(f"option {SPELLING.get(key, key)!r} takes an integer, not {value!r}") from None
+    number = integer(value)
+    if number is None:
+        raise ConfigError(f"option {SPELLING.get(key, key)!r} takes an integer, not {value!r}")
+    return number
 
 
 def _positive_int(source: Mapping[str, str], key: str) -> int | None:

@@ -26,6 +26,7 @@ from cachetools import LRUCache
 from confluent_kafka.schema_registry import RuleKind
 from confluent_kafka.schema_registry.serde import RuleContext, RuleExecutor
 
+from .._settings import integer
 from .._signal import InternalSignal
 from ..errors import ConfigError, JsonataError
 
@@ -81,11 +82,8 @@ class _Limits:
 
 
 def _limit(value: Any, key: str, where: str) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise ConfigError(f"{where} {key!r} takes a positive integer, not {value!r}") from None
-    if number <= 0:
+    number = integer(value)
+    if number is None or number <= 0:
         raise ConfigError(f"{where} {key!r} takes a positive integer, not {value!r}")
     return number
 
