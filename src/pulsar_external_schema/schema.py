@@ -32,6 +32,7 @@ import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField
 
+from . import _confluent
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
 from .codec import FALLBACK, Columnar, ColumnarWrite, direct
@@ -269,26 +270,73 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """Decode `data` of `topic`; `schema_id` with or without its PIP-420 magic byte, or None
         for a payload in the Confluent prefix form. `context`: the message's properties for the
         rules (a `__rule.name` property skips that rule, as for a replayed DLQ copy)."""
+        return self._decode(topic, data, schema_id, context, None, None, None)
+
+    def _decode(
+        self,
+        topic: str,
+        data: bytes,
+        schema_id: bytes | None,
+        context: MessageContext | None,
+        msg: Any,
+        properties: Mapping[str, str] | None,
+        raw: str | None,
+    ) -> Any:
+        """The one way in for a message to decode: `decode`, `decode_message` and `decode_batch`
+        parse their inputs and call this. The direct reader kept for the message's topic and id
+        (as it came: bytes, or the `__schema_id` property `raw`), else the compiled plan (which
+        keeps one for the next message), else the reference path: confluent-kafka's deserializer
+        with the plan's rules, given the message's context. A message that needs its context
+        before (a `context`, a `__rule.name` property) takes the reference path at once.
+
+        `msg` (pulsar-client's message, with its `properties`): its schema id is parsed and its
+        context built only where a step needs them (`_message_id`, `_message_context`)."""
+        plain = context is None and (properties is None or RULE_NAME not in properties)
+        kept = raw if msg is not None else schema_id if type(schema_id) is bytes else None
         value = FALLBACK
-        if context is None and type(schema_id) is bytes and not self._closed:
-            value = self._part.direct_value((topic, schema_id), data)  # the usual message
+        if plain and kept is not None and not self._closed:
+            value = self._part.direct_value((topic, kept), data)  # the usual message
             if value is not FALLBACK and value is not DECLINED:
                 return value
-        return self._decode_planned(topic, data, schema_id, context, value)
-
-    def _decode_planned(
-        self, topic: str, data: bytes, schema_id: bytes | None, context: MessageContext | None, value: Any
-    ) -> Any:
-        """`decode` past the kept reader, whose answer was `value` (FALLBACK where none was kept):
-        the compiled plan, else the reference path."""
         self._check_open()
+        if msg is not None:
+            schema_id = self._message_id(topic, msg, properties or {}, raw)
         _check_decode_arguments(topic, data, schema_id)
         id_bytes = self._part.metadata_id(topic, schema_id)
-        if context is None and id_bytes and type(schema_id) is bytes and value is not DECLINED:
-            value = self._part.decode_compiled(topic, data, id_bytes, kept_as=(schema_id,))
+        if plain and id_bytes and type(schema_id) is bytes and value is not DECLINED:
+            forms: tuple[bytes | str, ...] = (schema_id,) if raw is None else (schema_id, raw)
+            value = self._part.decode_compiled(topic, data, id_bytes, kept_as=forms)
             if value is not FALLBACK:
                 return value
+        if msg is not None:
+            context = self._message_context(topic, msg, properties or {})
         return self._part.decode(topic, data, id_bytes, _or_new(context, self, topic))
+
+    def _message_id(
+        self, topic: str, msg: Any, properties: Mapping[str, str], raw: str | None
+    ) -> bytes | None:
+        """The schema id of pulsar-client's message `msg`: its `__schema_id` property (`raw`, or
+        another spelling of it), parsed; a malformed one is an error naming the message."""
+        try:
+            if raw is None:
+                raw = ids.property_form(properties)
+            return ids.parse_hex(raw) if raw is not None else None
+        except SchemaIdError as error:
+            raise SchemaIdError(
+                f"message {msg.message_id()}: {error.reason}", topic=topic, subject=self.subject(topic)
+            ) from None
+
+    def _message_context(self, topic: str, msg: Any, properties: Mapping[str, str]) -> MessageContext:
+        """What the rules see of pulsar-client's message `msg`."""
+        return self.message_context(
+            topic,
+            dict(properties),
+            original_data=msg.data(),
+            partition_key=msg.partition_key() or None,
+            ordering_key=msg.ordering_key() or None,
+            event_timestamp=msg.event_timestamp() or None,
+            message_id=msg.message_id(),
+        )
 
     def decode_batch(
         self, topic: str, messages: Iterable[tuple[bytes, bytes | None, Mapping[str, str] | None]]
@@ -303,10 +351,17 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         for data, schema_id, properties in messages:
             try:
                 context = self.message_context(topic, dict(properties)) if properties else None
-                results.append(self.decode(topic, data, schema_id, context))
+                results.append(self._decode(topic, data, schema_id, context, None, None, None))
             except ExternalSchemaError as error:
                 results.append(error)
         return results
+
+    def read_into(self, schema_id: int, subject: str | None, version: int | None) -> None:
+        """Decode every message into the registered schema `schema_id` (with `subject` and
+        `version`: that version, its rules included), whatever is latest when a message comes:
+        the Spark source's executors read into the version the driver fixed its columns from."""
+        self._check_open()
+        _confluent.pin_schema_id(self._part.deserializer, schema_id, subject, version)
 
     def columnar(self, topic: str, schema_id: int) -> Columnar | None:
         """How a columnar decoder (the Spark source's native reader) reads this schema's values of
@@ -346,41 +401,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if not trust_rule_properties and any(key.startswith(RULE_PREFIX) for key in properties):
             properties = {k: v for k, v in properties.items() if not k.startswith(RULE_PREFIX)}
         topic = self._read_as or properties.get(RULE_TOPIC) or msg.topic_name()
-        raw = properties.get(ids.SCHEMA_ID_PROPERTY)  # the usual message: no second look
-        value = FALLBACK
-        if raw is not None and RULE_NAME not in properties and not self._closed:
-            # The usual message: the direct reader kept for its (topic, property as it came), past
-            # the property's parsing (hex checks that give the same answer every time).
-            value = self._part.direct_value((topic, raw), msg.data())
-            if value is not FALLBACK and value is not DECLINED:
-                return value
-        try:
-            if raw is None:
-                raw = ids.property_form(properties)
-            schema_id = ids.parse_hex(raw) if raw is not None else None
-        except SchemaIdError as error:
-            raise SchemaIdError(
-                f"message {msg.message_id()}: {error.reason}", topic=topic, subject=self.subject(topic)
-            ) from None
-        if schema_id and not self.is_key_value and RULE_NAME not in properties and value is not DECLINED:
-            # The compiled path reads nothing else of the message: no context unless it falls back.
-            self._check_open()
-            id_bytes = self._part.metadata_id(topic, schema_id)
-            if id_bytes:
-                forms: tuple[bytes | str, ...] = (schema_id,) if raw is None else (schema_id, raw)
-                value = self._part.decode_compiled(topic, msg.data(), id_bytes, kept_as=forms)
-                if value is not FALLBACK:
-                    return value
-        context = self.message_context(
-            topic,
-            dict(properties),
-            original_data=msg.data(),
-            partition_key=msg.partition_key() or None,
-            ordering_key=msg.ordering_key() or None,
-            event_timestamp=msg.event_timestamp() or None,
-            message_id=msg.message_id(),
+        # the usual message's id as it came: its kept reader is found past the property's parsing
+        return self._decode(
+            topic, msg.data(), None, None, msg, properties, properties.get(ids.SCHEMA_ID_PROPERTY)
         )
-        return self.decode(topic, context.original_data or b"", schema_id, context)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -454,14 +478,21 @@ class KeyValueExternalSchema(ExternalSchema):
             return EncodeData(payload, None)
         return EncodeData(payload, ids.encode_key_value_ids(key_id, value_id))
 
-    def decode(
+    def _decode(
         self,
         topic: str,
         data: bytes,
-        schema_id: bytes | None = None,
-        context: MessageContext | None = None,
+        schema_id: bytes | None,
+        context: MessageContext | None,
+        msg: Any,
+        properties: Mapping[str, str] | None,
+        raw: str | None,
     ) -> KeyValue:
+        """The door of a key/value message: its two parts, each on its part's reference path."""
         self._check_open()
+        if msg is not None:
+            schema_id = self._message_id(topic, msg, properties or {}, raw)
+            context = self._message_context(topic, msg, properties or {})
         _check_decode_arguments(topic, data, schema_id)
         context = _or_new(context, self, topic, original_data=data)
         key_id: bytes | None = None
@@ -474,9 +505,9 @@ class KeyValueExternalSchema(ExternalSchema):
                     subject=self.subject(topic),
                     schema_id=schema_id.hex(),
                 )
-            raw, _ = ids.from_metadata(schema_id)
+            pair, _ = ids.from_metadata(schema_id)
             try:
-                key_id, value_id = ids.decode_key_value_ids(raw)
+                key_id, value_id = ids.decode_key_value_ids(pair)
             except SchemaIdError as error:
                 raise SchemaIdError(error.reason, topic=topic, subject=self.subject(topic)) from None
         try:

@@ -3,7 +3,7 @@ class for class and answer for answer.
 
     ExternalSchema.encode, encode_for  -> Encoder       the instance's own
         -> PartCodec.writers[topic]    -> DirectWriter  one plan's kept writer (`PartCodec.direct_writer`)
-    ExternalSchema.decode, decode_message, decode_batch
+    ExternalSchema.decode, decode_message, decode_batch -> ExternalSchema._decode  (the one door)
         -> FieldSerde.direct_value     -> DirectReader  one plan's kept reader (`PartCodec.direct`)
 
 `twin()` gives the extension where the gate (`_native.extension()`) finds it, else this module;

@@ -127,10 +127,7 @@ def make_schema(
         if client is None and not latest and not pinned:
             # Read into the version the driver resolved, not whatever is latest when this task
             # runs: the column type was fixed from it, and so are the rules that run.
-            # confluent-kafka's deserializers take no `use.schema.id`, but read it from here.
-            _confluent.pin_schema_id(
-                schema._part.deserializer, reader.schema_id, reader.subject, reader.version
-            )
+            schema.read_into(reader.schema_id, reader.subject, reader.version)
         return factory, schema
     message_class = (
         protobuf_class(options, f"subject {reader.subject}") if reader.schema_type == "PROTOBUF" else None
