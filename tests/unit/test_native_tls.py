@@ -15,13 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from pulsar_external_schema._native import extension as native_extension
-
-_found = native_extension()
-if _found is None:  # the package's one gate says it is not installed
-    pytest.skip("the native extension is not installed (PES_NATIVE=0)", allow_module_level=True)
-extension = _found
+from native_support import required_extension
 
 EXTENSIONS = """
 [ca]
@@ -55,6 +49,7 @@ def certificates(directory: Path, ca: str) -> None:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A TLS server on 127.0.0.1 whose certificate names broker.example; it closes each
     connection after its handshake. (its URL, the directory of ca.crt and other-ca.crt)"""
+    required_extension()  # before any certificate is made
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not on the PATH")
     directory = tmp_path_factory.mktemp("tls")
@@ -89,7 +84,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 
 def drained(url: str, trust: Path, **options: bool) -> str:
-    client = extension.Client(
+    """What the extension's client says of the server: it fails where the extension is missing
+    (and skips in the Python leg), as every test of the extension does."""
+    client = required_extension().Client(
         url,
         tls_trust_certs_file_path=str(trust),
         operation_timeout_ms=2_000,
