@@ -623,12 +623,12 @@ def json_library_rows(registry_url: str) -> list[Row]:
 
 
 def value_check_rows() -> dict[str, float | None]:
-    """What checking a value against the writer schema's types costs (codec/values.py) on the
+    """What checking a value against the writer schema's types costs (codec/value_checks.py) on the
     benchmark record (4 strings, an int, a double, a boolean): fastavro's public writer (the work
     itself), the plan's writer without the check (fastavro's `write_data` prepared once) and with
     it, and the check alone; timed in turns."""
     from pulsar_external_schema import _fastavro
-    from pulsar_external_schema.codec.values import avro_check
+    from pulsar_external_schema.codec.value_checks import avro_check
 
     parsed = fastavro.parse_schema(avro_schema())
     public, _ = _raw_avro()

@@ -167,12 +167,12 @@ def cost_split(
     """Microseconds per row of each part of the source's work on one partition, in this process
     (best of three): the parts timed one by one, and the whole read (`read_partition`)."""
     from pulsar_external_schema.reading.columns import read_schema
+    from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.executor import RareCollections, decoding_schema
     from pulsar_external_schema.reading.offsets import EARLIEST
     from pulsar_external_schema.reading.options import ROWS_PER_BATCH, SourceOptions
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
     from pulsar_external_schema.reading.rows import Rows, read_partition
-    from pulsar_external_schema.reading.values import arrow_value_type
 
     source = SourceOptions.parse(options)
     value_type, converter = arrow_value_type(plain, source)
@@ -385,10 +385,10 @@ def native_split(
     three): its receive alone, and its whole read (`native.read_partition`)."""
     from pulsar_external_schema import _native
     from pulsar_external_schema.reading import native
+    from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.offsets import EARLIEST
     from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.reading.values import arrow_value_type
 
     source = SourceOptions.parse({**options, "reader": "native"})
     value_type, _ = arrow_value_type(plain, source)
@@ -476,8 +476,8 @@ def main() -> None:
 
     from pyspark.sql import SparkSession
 
+    from pulsar_external_schema.reading.decoders import resolve_reader_schema
     from pulsar_external_schema.reading.options import SourceOptions
-    from pulsar_external_schema.reading.values import resolve_reader_schema
     from pulsar_external_schema.spark import register
 
     spark = (

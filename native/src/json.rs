@@ -37,7 +37,7 @@ use serde_json::{Map, Number, Value};
 
 /// Deeper values to write go the Python way (rare; it takes them as before).
 const MAX_DEPTH: usize = 64;
-/// Digits in a row from which an integer may not fit 64 bits (`codec/values.py`'s `json_loads`).
+/// Digits in a row from which an integer may not fit 64 bits (`codec/value_checks.py`'s `json_loads`).
 const LONG_NUMBER: usize = 19;
 
 /// One JSON Schema's check, built once per schema.

@@ -40,15 +40,15 @@ import pyarrow as pa
 
 from .config import CLIENT_PREFIX
 from .connections import URL_FIELDS, ClientConf, Layer, layered
-from .errors import ConfigError, ExternalSchemaError
+from .errors import ConfigError
 from .reading import native, rows
 from .reading.columns import read_schema
+from .reading.decoders import query_value
 from .reading.offsets import Bound
 from .reading.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOptions
 from .reading.planning import Planner, TopicPartitionRange, earlier, entries_between
 from .reading.topic_metadata import Ledger, PulsarAdmin, full_topic_name
-from .reading.values import query_value
-from .writing.rows import TaskWriter
+from .writing.rows import Refused, TaskWriter, Written
 from .writing.shape import RowShape
 
 if TYPE_CHECKING:
@@ -272,27 +272,7 @@ def write_table(
     except BaseException:
         writing.close()
         raise
-    sent, dead_lettered = writing.finish()
-    return Written(sent, dead_lettered, refused)
-
-
-@dataclasses.dataclass(frozen=True)
-class Refused:
-    """A row `write_table` did not send: its number in the data (from 0), its key, and why."""
-
-    row: int
-    key: str | None
-    error: ExternalSchemaError
-
-
-@dataclasses.dataclass(frozen=True)
-class Written:
-    """What `write_table` wrote: messages persisted, rows dead-lettered by a rule's DLQ action,
-    and the rows refused."""
-
-    sent: int
-    dead_lettered: int
-    refused: list[Refused]
+    return dataclasses.replace(writing.finish(), refused=refused)
 
 
 _TABULAR = (pa.RecordBatch, pa.Table, pa.RecordBatchReader)

@@ -24,7 +24,7 @@ from fastavro.schema import UnknownType
 
 from . import _confluent
 from .codec import DecodeLimits, PartCodec
-from .codec.field import FieldSerde, capture_schema_id, prefix_and_capture_schema_id
+from .codec.bridge import FieldSerde, capture_schema_id, prefix_and_capture_schema_id
 from .codec.serdes import (
     ContractAvroDeserializer,
     ContractAvroSerializer,

@@ -2,7 +2,7 @@
 
 The Python counterpart of PIP-420's external schema, and the adapter between pulsar-client's
 `Schema` interface and the package's per-message path. Serialization, registry lookups, caching
-and data-contract rules are one part's business (`codec/field.py`: the compiled codec, and
+and data-contract rules are one part's business (`codec/bridge.py`: the compiled codec, and
 confluent-kafka's serdes behind it, `codec/serdes.py`); this module decides where the schema id
 travels:
 
@@ -36,7 +36,7 @@ from . import _confluent
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
 from .codec import FALLBACK, Columnar, ColumnarWrite, direct
-from .codec.field import DECLINED, FieldSerde
+from .codec.bridge import DECLINED, FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError

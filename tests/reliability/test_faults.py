@@ -205,11 +205,11 @@ class Unloader:
 def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBatch]:
     """The whole topic as one range, read by `path`'s reader (python or native) batch by batch."""
     from pulsar_external_schema.reading import native, rows
+    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
     from pulsar_external_schema.reading.offsets import EARLIEST
     from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.reading.planning import TopicPartitionRange
     from pulsar_external_schema.reading.topic_metadata import PulsarAdmin
-    from pulsar_external_schema.reading.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path))
     reader = resolve_reader_schema(source, topic)

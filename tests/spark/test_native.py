@@ -177,11 +177,11 @@ def read_both(
 
     from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.columns import read_schema
+    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
     from pulsar_external_schema.reading.offsets import EARLIEST
     from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.reading.planning import TopicPartitionRange
     from pulsar_external_schema.reading.topic_metadata import PulsarAdmin
-    from pulsar_external_schema.reading.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(source_options(services, topic=topic, **options))
     reader = resolve_reader_schema(source, topic)

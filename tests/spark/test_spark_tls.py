@@ -222,10 +222,10 @@ def native_and_python(secured: TlsPulsar, topic: str, partition_topic: str) -> t
 
     from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.columns import read_schema
+    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
     from pulsar_external_schema.reading.offsets import EARLIEST
     from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
-    from pulsar_external_schema.reading.values import arrow_value_type, resolve_reader_schema
 
     source = SourceOptions.parse(options(secured, topic=topic))
     reader = resolve_reader_schema(source, topic)

@@ -1,4 +1,4 @@
-"""jsonschema-rs + orjson held to jsonschema + json (`codec/json_validation.py`, `codec/values.py`).
+"""jsonschema-rs + orjson held to jsonschema + json (`codec/json_validation.py`, `codec/value_checks.py`).
 
 Hypothesis draws schemas from the keywords users write (types, properties, required, enums,
 bounds, lengths, patterns, items, combinators, refs to definitions) under each draft, and values
@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from pulsar_external_schema.codec.json_validation import JsonValidator, fast_validator
-from pulsar_external_schema.codec.values import json_dumps, json_loads
+from pulsar_external_schema.codec.value_checks import json_dumps, json_loads
 
 
 def natively(validator: JsonValidator) -> bool:

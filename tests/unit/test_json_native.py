@@ -29,7 +29,7 @@ from referencing.jsonschema import DRAFT202012
 from pulsar_external_schema import _native
 from pulsar_external_schema.codec import WritePlan
 from pulsar_external_schema.codec.json_validation import fast_validator
-from pulsar_external_schema.codec.values import json_dumps, json_loads
+from pulsar_external_schema.codec.value_checks import json_dumps, json_loads
 from pulsar_external_schema.errors import ExternalSchemaError
 
 extension = _native.extension()

@@ -328,7 +328,7 @@ def test_the_checks_see_the_imports_they_judge() -> None:
     assert ("_confluent", "") in found["factory"]  # `from . import _confluent`
     assert _module_aliases("reading.rows", dict(_modules())["reading.rows"])["ids"] == "schema_id"
     assert ("evolution.creek", "parse_schema") in found["factory"]
-    assert ("reading.planning", "Planner") in found["reading.values"]
+    assert ("reading.planning", "Planner") in found["reading.decoders"]
     assert not any(target == "evolution.differences" for target, _ in found["errors"])  # TYPE_CHECKING
     assert _layer("codec.part") == 2 and _layer("rules.settings") == 1 and _layer("") == 6
 

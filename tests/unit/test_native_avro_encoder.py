@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from native_support import required_extension
 
 from pulsar_external_schema.codec.avro import standalone
-from pulsar_external_schema.codec.values import explain_avro
+from pulsar_external_schema.codec.value_checks import explain_avro
 from pulsar_external_schema.reading.types import avro_type
 from pulsar_external_schema.writing.rows import python_values
 

@@ -26,7 +26,7 @@ from schemas import SHOP_ORDER as ORDER
 
 from pulsar_external_schema import ExternalSchema, _native
 from pulsar_external_schema.codec import FALLBACK, direct
-from pulsar_external_schema.codec.field import DECLINED
+from pulsar_external_schema.codec.bridge import DECLINED
 from pulsar_external_schema.errors import ExternalSchemaError
 from pulsar_external_schema.protobuf_text import file_descriptor_proto
 from pulsar_external_schema.schema import EncodeData

@@ -22,9 +22,8 @@ from pulsar_external_schema import (
     _native,
 )
 from pulsar_external_schema import schema_id as ids
+from pulsar_external_schema.codec import bridge, plans
 from pulsar_external_schema.codec import direct as direct_module
-from pulsar_external_schema.codec import field as field_module
-from pulsar_external_schema.codec import plans
 from pulsar_external_schema.registry import TRANSPORT_ERRORS
 
 ORDERS = "persistent://acme/shop/orders"
@@ -43,7 +42,7 @@ class Clock:
         monkeypatch.setattr(_native, "extension", lambda: None)
         monkeypatch.setattr(plans, "monotonic", lambda: self.now)
         monkeypatch.setattr(direct_module, "monotonic", lambda: self.now)
-        monkeypatch.setattr(field_module, "monotonic", lambda: self.now)
+        monkeypatch.setattr(bridge, "monotonic", lambda: self.now)
 
 
 def _lose_the_store(factory: SchemaRegistrySchemaFactory) -> None:

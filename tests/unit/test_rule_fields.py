@@ -1,4 +1,4 @@
-"""`rules.fields.check_rule_fields`: the field names a rule set uses, against its schema, before it
+"""`rules.field_names.check_rule_fields`: the field names a rule set uses, against its schema, before it
 is registered (a rule on a field the schema lacks fails on every record, or never fires)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from pulsar_external_schema.cli.common import UsageError
 from pulsar_external_schema.cli.schemas import contract_schema
 from pulsar_external_schema.errors import RuleSetError
-from pulsar_external_schema.rules.fields import check_rule_fields
+from pulsar_external_schema.rules.field_names import check_rule_fields
 
 ADDRESS = {"type": "record", "name": "Address", "fields": [{"name": "zipcode", "type": "string"}]}
 PERSON = json.dumps(

@@ -17,7 +17,7 @@ from spark_support import offline_options
 from pulsar_external_schema import _native
 from pulsar_external_schema.errors import ConfigError
 from pulsar_external_schema.reading import native
-from pulsar_external_schema.reading.values import arrow_value_type
+from pulsar_external_schema.reading.decoders import arrow_value_type
 from pulsar_external_schema.registered_schema import RegisteredSchema
 
 RECORD = {"type": "record", "name": "A", "fields": [{"name": "n", "type": "long"}]}
@@ -121,10 +121,10 @@ def test_the_reader_option(native_extension: ModuleType, caplog: pytest.LogCaptu
 def _planned_source(monkeypatch: pytest.MonkeyPatch, schema: RegisteredSchema, **options: str) -> Any:
     """The data source as Spark pickles it once it has asked its schema (`create_data_source`),
     its reader schema resolved offline."""
-    from pulsar_external_schema.reading import planning, values
+    from pulsar_external_schema.reading import decoders, planning
     from pulsar_external_schema.spark import source
 
-    monkeypatch.setattr(values, "resolve_reader_schema", lambda *_: schema)
+    monkeypatch.setattr(decoders, "resolve_reader_schema", lambda *_: schema)
     monkeypatch.setattr(planning.Planner, "topics", lambda *_: ["persistent://public/default/t"])
     planned = source.PulsarExternalDataSource(
         {

@@ -1,4 +1,4 @@
-"""Values outside a schema's types are refused, never changed (`codec/values.py`).
+"""Values outside a schema's types are refused, never changed (`codec/value_checks.py`).
 
 The property, for generated values of every kind in every slot of a schema: the check refuses
 the value, or fastavro refuses it, or fastavro reads back what was given (up to Avro's own
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pulsar_external_schema import ValueOutsideSchemaError
-from pulsar_external_schema.codec.values import avro_check, explain_avro, explain_json, json_dumps
+from pulsar_external_schema.codec.value_checks import avro_check, explain_avro, explain_json, json_dumps
 
 NESTED = {
     "type": "record",

@@ -26,7 +26,7 @@ from ..factory import SchemaRegistrySchemaFactory, looks_like
 from ..registered_schema import RegisteredSchema
 from ..registry import failure_kind
 from ..rules.checks import check_metadata, check_rule_set
-from ..rules.fields import check_rule_fields
+from ..rules.field_names import check_rule_fields
 from ..schema import ExternalSchema
 from ..topic_schemas import (
     registered_schema,
@@ -338,10 +338,10 @@ def contract_schema(
 ) -> Schema:
     """A schema to register: its text, format, references, and the rule set and metadata given as
     JSON objects, checked before anything is registered (`rules.checks`: unknown keys, modes,
-    expressions that do not compile; `rules.fields`: field names the schema does not have), each
+    expressions that do not compile; `rules.field_names`: field names the schema does not have), each
     error naming its flag in `flags`."""
     rules = checked(check_rule_set, rule_set, flags[0])
-    if rule_set is not None:  # names a rule uses that the schema does not have (rules.fields)
+    if rule_set is not None:  # names a rule uses that the schema does not have (rules.field_names)
         checked(lambda document: check_rule_fields(document, SCHEMA_TYPES[fmt], text), rule_set, flags[0])
     metadata_checked = checked(check_metadata, metadata, flags[1])
     return Schema(text, SCHEMA_TYPES[fmt], references or [], metadata_checked, rules)

@@ -6,7 +6,7 @@ tags, build a rule context per rule and decide again whether each rule is disabl
 actions it has. This package does that once per (topic, writer schema, reader schema), in a
 *plan* (`plans.py`), and per message runs only the format library's own call (`avro.py`,
 `json.py`, `protobuf.py`) and the compiled rule steps that apply (`steps.py`), in `part.py`;
-`field.py` is the bridge `ExternalSchema` calls, with the reference path behind the codec, and
+`bridge.py` is the bridge `ExternalSchema` calls, with the reference path behind the codec, and
 `recheck.py` the producer's re-check of the schema ids it stamps.
 Before either path reads a payload, it passes the decoding limits of its writer schema
 (`limits.py`): no payload makes a decoder allocate more than `decode.max.bytes`.

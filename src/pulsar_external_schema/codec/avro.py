@@ -18,9 +18,9 @@ from confluent_kafka.schema_registry import Schema
 from fastavro import schemaless_reader, schemaless_writer
 
 from .. import _confluent, _fastavro
-from .fields import FieldWalk, avro_walk
+from .field_transforms import FieldWalk, avro_walk
 from .limits import DecodeLimits, Guard, avro_guard
-from .values import avro_check
+from .value_checks import avro_check
 
 SCHEMA_TYPE = "AVRO"
 #: fastavro's errors reach the caller unwrapped on the reference path too.
@@ -53,7 +53,7 @@ def _writer_parsed(serializer: Any, schema: Schema | None) -> Any:
 
 def writer(serializer: Any, schema: Schema | None) -> Callable[[Any], bytes]:
     """value -> Avro binary, with `schema` (the registered writer) or the serializer's own; a
-    value outside the schema's types is refused first (`values.py`), as on the reference path."""
+    value outside the schema's types is refused first (`value_checks.py`), as on the reference path."""
     parsed = _interned(_writer_parsed(serializer, schema))
     if _is_bytes(parsed):
         return lambda value: value if isinstance(value, bytes) else value.encode()

@@ -20,9 +20,9 @@ import orjson
 from confluent_kafka.schema_registry import Schema
 
 from .. import _confluent, _native
-from .fields import FieldWalk, json_walk
+from .field_transforms import FieldWalk, json_walk
 from .limits import DecodeLimits, Guard, json_guard
-from .values import json_dumps, json_loads
+from .value_checks import json_dumps, json_loads
 
 SCHEMA_TYPE = "JSON"
 #: The reference wraps validation errors in its own: let it say what failed.

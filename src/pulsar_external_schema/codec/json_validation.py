@@ -41,7 +41,7 @@ import jsonschema_rs
 import referencing
 
 from .. import _native
-from .values import explain_json
+from .value_checks import explain_json
 
 __all__ = ["BASE_URI", "JsonValidator", "fast_validator"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from confluent_kafka.schema_registry import Schema
 
 from .. import _confluent
-from .fields import FieldWalk, protobuf_walk
+from .field_transforms import FieldWalk, protobuf_walk
 from .limits import DecodeLimits, Guard, protobuf_guard
 
 SCHEMA_TYPE = "PROTOBUF"

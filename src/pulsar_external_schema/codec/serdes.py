@@ -53,7 +53,7 @@ from ..rules.context import MessageContext
 from ..rules.referenced import PATH, ROOT, ReferencedRules, Scope
 from .json_validation import JsonValidator, fast_validator
 from .plans import PLAN_CACHE_SIZE
-from .values import (
+from .value_checks import (
     Problem,
     avro_check,
     explain_avro,
@@ -245,7 +245,7 @@ class _ContractSerializer(ContractSerde, _confluent.SerializerHooks):
     def _check_written(self, obj: Any, ctx: SerializationContext | None) -> None:
         """Refuse the bytes just written if their value is outside the schema's types (a value
         fastavro would have changed): confluent-kafka's serializer writes without checking. The
-        compiled path checks the same before it writes (`codec/values.py`)."""
+        compiled path checks the same before it writes (`codec/value_checks.py`)."""
         if self._checks_values:
             schema, value = self._written(obj, ctx)
             check = self._value_check(schema)
@@ -372,7 +372,7 @@ class _JsonValidation(_confluent.JsonValidatorHooks):
 
 
 class ContractJSONSerializer(_JsonValidation, _ContractSerializer, JSONSerializer):
-    """Written with `json_dumps` (`codec/values.py`), which refuses NaN and Infinity."""
+    """Written with `json_dumps` (`codec/value_checks.py`), which refuses NaN and Infinity."""
 
     def __init__(self, *args: Any, rule_set_client: Any, **kwargs: Any) -> None:
         kwargs.setdefault("json_encode", json_dumps)
@@ -396,7 +396,7 @@ class ContractAvroDeserializer(ContractSerde, AvroDeserializer):
 
 
 class ContractJSONDeserializer(_JsonValidation, ContractSerde, JSONDeserializer):
-    """Read with `json_loads` (`codec/values.py`), which keeps integers beyond 64 bits exact."""
+    """Read with `json_loads` (`codec/value_checks.py`), which keeps integers beyond 64 bits exact."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("json_decode", json_loads)

@@ -7,7 +7,7 @@ once, with the serde's own answers (`_confluent.py`), and keeps only what depend
 compiled CEL conditions that apply, in the order the engine runs them (reversed on READ).
 
 A step is `value -> value`: a CEL condition returns the value it passed, a CEL_FIELD
-transform the value with its fields rewritten (`fields.py`). What compiles: CEL conditions and
+transform the value with its fields rewritten (`field_transforms.py`). What compiles: CEL conditions and
 CEL_FIELD transforms on the compiled engine, and ENCRYPT field rules (`rules/encryption.py`),
 whose passing action is NONE. A step that
 does not pass, or fails to evaluate, raises, and the message goes back to the reference path,
@@ -49,7 +49,7 @@ from ..rules.cel import (
 from ..rules.encryption import CompiledEncryption
 from ..rules.jsonata import JsonataExecutor
 from ..rules.rule_registry import rule_executor
-from .fields import FieldTransform, FieldWalk, NotCompiled
+from .field_transforms import FieldTransform, FieldWalk, NotCompiled
 
 Step = Callable[[Any], Any]
 Steps = tuple[Step, ...]

@@ -35,6 +35,7 @@ from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
 from ..reading.columns import read_schema
 from ..subjects import partition_of
 from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, json_kinds, passing
+from .decoders import ReaderSchema, arrow_value_type, avro_parsed, json_references
 from .executor import RareCollections, decoding_schema, native_client
 from .offsets import Bound
 from .options import PATHS, SourceOptions
@@ -42,7 +43,6 @@ from .planning import TopicPartitionRange
 from .rows import Rows
 from .rows import read_partition as read_partition_in_python
 from .types import json_typed
-from .values import ReaderSchema, arrow_value_type, avro_parsed, json_references
 
 __all__ = ["READERS", "choose", "read_partition"]
 

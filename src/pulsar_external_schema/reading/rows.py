@@ -26,10 +26,10 @@ from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
 from ..reading.columns import read_schema
 from ..reading.types import Converter
 from ..subjects import partition_of
+from .decoders import ReaderSchema, arrow_value_type, is_data_error
 from .executor import RareCollections, decoding_schema, pulsar_client
 from .options import SourceOptions
 from .planning import TopicPartitionRange
-from .values import ReaderSchema, arrow_value_type, is_data_error
 
 __all__ = ["Rows", "read_partition"]
 

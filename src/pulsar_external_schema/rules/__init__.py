@@ -9,7 +9,7 @@
     actions.py         ERROR (an error that says what failed) and DLQ (a copy to a Pulsar topic)
     context.py         what an action knows of the Pulsar message
     referenced.py      the rules of referenced schemas, on the parts of a message of their type
-    checks.py          a rule set checked before it is registered; fields.py: the field names it uses
+    checks.py          a rule set checked before it is registered; field_names.py: the field names it uses
 
 `rules/` imports nothing of `codec/`: the codec compiles rules into its plans, and the reference
 serdes that run them for every message the plans do not take are the codec's (`codec/serdes.py`).

@@ -469,7 +469,7 @@ FIELD_CONSTANTS = frozenset({"name", "fullName", "typeName", "tags"})
 
 
 class CompiledFieldTransform:
-    """A CEL_FIELD transform compiled for the per-message path (`codec/fields.py`).
+    """A CEL_FIELD transform compiled for the per-message path (`codec/field_transforms.py`).
 
     `guard_for(field)` decides the guard once per field when it reads only the field's name,
     full name, type name and tags (`typeName == 'STRING' ; ...`), and says None when it reads the

@@ -1,4 +1,4 @@
-"""ENCRYPT field rules compiled for the per-message path (`codec/fields.py` walks the fields).
+"""ENCRYPT field rules compiled for the per-message path (`codec/field_transforms.py` walks the fields).
 
 confluent-kafka's `FieldEncryptionExecutor` builds, for every message, a cryptor (a Tink key
 registry and key template), looks its KEK and DEK up in the DEK client's cache, and then, for

@@ -30,7 +30,7 @@ from ..reading.topic_metadata import Ledger
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..reading.values import ReaderSchema
+    from ..reading.decoders import ReaderSchema
 
 __all__ = ["PulsarBatchReader", "PulsarStreamReader", "SparkPartition"]
 

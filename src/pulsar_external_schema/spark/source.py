@@ -30,7 +30,7 @@ from ..reading.columns import FORWARDED, read_schema
 from ..reading.options import SourceOptions
 
 if TYPE_CHECKING:
-    from ..reading.values import ReaderSchema
+    from ..reading.decoders import ReaderSchema
     from .reader import PulsarBatchReader, PulsarStreamReader
     from .writer import PulsarBatchWriter, PulsarStreamWriter
 
@@ -50,8 +50,8 @@ class PulsarExternalDataSource(DataSource):
 
     @cached_property
     def _value(self) -> tuple[ReaderSchema, pa.DataType]:
-        """The reader schema and the value column's Arrow type (`reading.values.query_value`)."""
-        from ..reading.values import query_value
+        """The reader schema and the value column's Arrow type (`reading.decoders.query_value`)."""
+        from ..reading.decoders import query_value
 
         return query_value(self.source_options)
 

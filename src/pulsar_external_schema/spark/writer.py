@@ -110,7 +110,8 @@ def _write_all(options: SourceOptions, base: int | None, iterator: Iterator[pa.R
     except BaseException:
         writer.close()
         raise
-    return WriteResult(*writer.finish())
+    written = writer.finish()
+    return WriteResult(written.sent, written.dead_lettered)
 
 
 def _log_totals(messages: list[WriterCommitMessage | None], what: str) -> None:

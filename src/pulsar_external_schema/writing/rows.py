@@ -28,7 +28,8 @@ import base64
 import datetime as dt
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,11 +64,23 @@ DETERMINISTIC_BATCHES: dict[str, Any] = {
 }
 
 
-class Written(NamedTuple):
-    """What a write sent: messages persisted, and rows a rule's DLQ action dead-lettered."""
+@dataclass(frozen=True)
+class Refused:
+    """A row a write did not send: its number in the data (from 0), its key, and why."""
+
+    row: int
+    key: str | None
+    error: ExternalSchemaError
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a write wrote: messages persisted, rows dead-lettered by a rule's DLQ action, and the
+    rows refused (`write_table`'s; a Spark task's refusal fails the task)."""
 
     sent: int
     dead_lettered: int
+    refused: list[Refused] = field(default_factory=list)
 
 
 class TaskWriter:
@@ -154,7 +167,7 @@ class TaskWriter:
         if self.schema is not None:
             return self.schema
         if topic not in self.encoders:
-            from ..reading.values import make_schema, resolve_reader_schema
+            from ..reading.decoders import make_schema, resolve_reader_schema
 
             factory, schema = make_schema(
                 self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
@@ -758,7 +771,7 @@ def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
 def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
     from google.protobuf import json_format
 
-    from ..reading.values import protobuf_class
+    from ..reading.decoders import protobuf_class
 
     cls = protobuf_class(options, f"topic {topic}")
     return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)

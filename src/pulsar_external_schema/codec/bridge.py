@@ -51,7 +51,7 @@ from . import json as json_codec
 from .limits import LimitExceeded, recursion_error
 from .part import DECLINED, FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE
-from .values import json_loads
+from .value_checks import json_loads
 
 __all__ = [
     "DECLINED",
