@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 #: Imported on first use (`_imports.lazy_exports`): a module of this package that needs one
 #: checker (the Spark source's JSON types need `json_model`) loads that one, not all of them
-#: (~60 ms, with the `jsonschema` package), in every process that decodes.
+#: (with the `jsonschema` package), in every process that decodes (docs/benchmarks.md).
 _LAZY = {
     "IncompatibleSchemaError": "..errors",
     "JsonSchemaError": "..errors",

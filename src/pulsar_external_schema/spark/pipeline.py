@@ -327,7 +327,7 @@ class BatchWriter:
         """The producer names' prefix, with the query id (`forwarding.producer_prefix`). A classic
         session runs this function on the query's own thread, where Spark sets the id as a local
         property; elsewhere (Spark Connect runs it in a process of its own) the file
-        `<checkpoint>/metadata` is read through the batch's own session, a Spark job (~80 ms)."""
+        `<checkpoint>/metadata` is read through the batch's own session, a Spark job."""
         from .forwarding import QUERY_ID_PROPERTY, producer_prefix
 
         if self._prefix is None:

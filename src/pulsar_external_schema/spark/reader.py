@@ -50,7 +50,7 @@ class _ReaderBase:
 
     The executors' modules (`rows.py`, `native.py`, the serdes and the codec under them) load on
     first use, not with this one: Spark starts a fresh process for each streaming query to plan
-    its offsets, and these cost it ~0.5 s of imports it would never use.
+    its offsets, and these would cost it imports it never uses (docs/benchmarks.md).
     """
 
     def __init__(self, options: SourceOptions, reader_schema: ReaderSchema, value_type: pa.DataType) -> None:

@@ -673,7 +673,7 @@ def _properties(
 def compact(batch: pa.RecordBatch) -> pa.RecordBatch:
     """A slice of a batch as a batch of its own. A slice's nested columns (a struct's fields, a
     map's entries) reach the extension whole, as Arrow slices only the parent, and importing them
-    costs what they hold: ~1 us a row of a million-row table, where the copy costs ~nothing."""
+    costs what they hold, where the copy costs next to nothing."""
     return pa.RecordBatch.from_arrays([pa.concat_arrays([c]) for c in batch.columns], schema=batch.schema)
 
 
