@@ -155,11 +155,50 @@ def subject(request: pytest.FixtureRequest) -> str:
 
 
 #: Session fixtures that start a named instance of scripts/services of their own (and stop it at
-#: the end): the tests that take one share one worker of `pytest -n` (scripts/test runs two), so
-#: that no other worker starts or stops the same instance.
-OWN_INSTANCES = frozenset(
-    {"secured", "tls_pulsar", "mtls_pulsar", "oauth2_pulsar", "lts_pulsar", "lts_release", "geo", "client_b"}
-)
+#: the end), by the instance: the tests of one instance share one worker of `pytest -n`
+#: (scripts/test runs two), so that no other worker starts or stops it while they run; tests of
+#: different instances run on either worker, side by side.
+OWN_INSTANCES = {
+    "secured": "tokens",
+    "tls_pulsar": "tls",
+    "mtls_pulsar": "mtls",
+    "oauth2_pulsar": "oauth2",
+    "lts_pulsar": "lts",
+    "lts_release": "lts",
+    "geo": "geo",
+    "client_b": "geo",
+}
+#: The parameters of a module's own `secured` fixture that takes one of the TLS instances by name
+#: (`request.getfixturevalue`: its fixture is not among the test's names).
+_PICKED = {"tls": "tls", "mtls": "mtls", "oauth2": "oauth2"}
+
+
+def _instances(item: pytest.Item) -> set[str]:
+    """The named instances a test starts or uses."""
+    names = set(getattr(item, "fixturenames", ()))
+    found = {OWN_INSTANCES[name] for name in names if name in OWN_INSTANCES}
+    picked = getattr(getattr(item, "callspec", None), "params", {}).get("secured")
+    if isinstance(picked, str) and picked in _PICKED:  # test_tls.py's `secured`, not the token one
+        found.discard("tokens")
+        found.add(_PICKED[picked])
+    return found
+
+
+def _instance_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Each instance's group: instances one test uses together are one group, so that every test
+    of an instance runs on the worker that started it."""
+    group = {name: name for name in set(OWN_INSTANCES.values()) | set(_PICKED.values())}
+
+    def root(name: str) -> str:
+        while group[name] != name:
+            name = group[name]
+        return name
+
+    for item in items:
+        used = sorted(_instances(item))
+        for other in used[1:]:
+            group[root(other)] = root(used[0])
+    return {name: root(name) for name in group}
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
@@ -167,10 +206,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark tests by folder so `-m "not integration"` selects the unit tests alone; and group them
     for `pytest -n N --dist loadgroup` (scripts/test): a module's tests on one worker, so that its
     module fixtures (a broker of its own, say) start once, and every test of a named instance on
-    one worker (`OWN_INSTANCES`)."""
+    the worker that started it (`OWN_INSTANCES`)."""
+    groups = _instance_groups(items)
     for item in items:
-        uses = set(getattr(item, "fixturenames", ()))
-        group = "own-instances" if uses & OWN_INSTANCES else str(Path(str(item.path)).relative_to(REPO))
+        instances = _instances(item)
+        if instances:
+            group = f"instance-{groups[min(instances)]}"
+        else:
+            group = str(Path(str(item.path)).relative_to(REPO))
         item.add_marker(pytest.mark.xdist_group(group))
         parts = Path(str(item.path)).parts
         if "integration" in parts:
