@@ -26,6 +26,7 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use jsonschema::json::{cmp, Array, Json, JsonNumber, Node, NodeIdentity, Object};
 use jsonschema::{JsonType, Registry, Retrieve, Uri, Validator};
@@ -60,14 +61,9 @@ impl JsonSchemaCheck {
 
     /// True where `value` is plain JSON its schema takes; False where the Python path decides.
     fn takes(&self, value: &Bound<'_, PyAny>) -> bool {
-        plain(value.as_ptr(), 0) && self.valid(value.as_ptr())
-    }
-}
-
-impl JsonSchemaCheck {
-    /// The verdict on a plain value (what `plain` says is one, or what orjson read).
-    fn valid(&self, value: *mut ffi::PyObject) -> bool {
-        self.validator.is_valid(PyNode::new(value))
+        // SAFETY: no Python code runs while `plain` and the check read it (see `PyValue`).
+        let value = unsafe { PyValue::new(value) };
+        PyNode::checked(value).is_some_and(|node| self.validator.is_valid(node))
     }
 }
 
@@ -123,7 +119,10 @@ impl JsonCodec {
                 // orjson reads plain JSON only: exact types, finite floats, no lone surrogate, and
                 // (without a run of 19 digits) integers within 64 bits.
                 if let Ok(value) = self.loads.bind(py).call1((payload,)) {
-                    if self.check.get().valid(value.as_ptr()) {
+                    // SAFETY: orjson's value (`loads` is orjson's: `codec/json.py`), whose dicts
+                    // have str keys only; no Python code runs while the check reads it.
+                    let node = unsafe { PyNode::new(PyValue::new(&value)) };
+                    if self.check.get().validator.is_valid(node) {
                         return Ok(value);
                     }
                 }
@@ -192,9 +191,13 @@ pub(crate) fn has_long_number(payload: &[u8]) -> bool {
 
 // -- Python objects as the validator reads them ---------------------------------------------------
 //
-// Every node the validator is given has passed `plain`, under the GIL the caller holds for the
-// whole check, and nothing of the check runs Python code (no format checker, no custom keyword):
-// so each pointer below stays valid, and each conversion succeeds, for the check's duration.
+// Every object read here is a `PyValue`: borrowed under the GIL, which the caller holds for the
+// whole check, and unchanged while it is read, because nothing of `plain` or of the check runs
+// Python code (no format checker, no custom keyword; a dict of `str` keys is looked up with no
+// `__eq__`). That is the contract of `PyValue::new`, the one way to make one from a Python
+// object; the items of a container are borrowed from it under the same contract. The nodes the
+// validator is given are `PyNode`s: values whose dicts have `str` keys only (`plain` checks it
+// of a value to write; orjson reads nothing else). Every function below is then safe to call.
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -208,45 +211,159 @@ enum Kind {
     Other,
 }
 
-fn kind(object: *mut ffi::PyObject) -> Kind {
-    // SAFETY: `object` is a live object (see above); the type objects are the interpreter's.
-    unsafe {
-        let ty = ffi::Py_TYPE(object);
-        if ty == &raw mut ffi::PyUnicode_Type {
+/// A Python object borrowed for `'a`, read in place: live, with the GIL held, and unchanged, it
+/// and all it holds, for as long (`new`). Not `Send` (a raw pointer): it stays on the thread that
+/// holds the GIL.
+#[derive(Clone, Copy)]
+struct PyValue<'a> {
+    /// Never null.
+    object: *mut ffi::PyObject,
+    life: PhantomData<&'a ffi::PyObject>,
+}
+
+impl<'a> PyValue<'a> {
+    /// `object`, to be read in place while it is borrowed.
+    ///
+    /// # Safety
+    ///
+    /// While the value (or anything read from it) is used, nothing changes or frees `object` or
+    /// any object it holds: no Python code runs meanwhile (as none runs in `plain` and the check).
+    unsafe fn new(object: &'a Bound<'_, PyAny>) -> Self {
+        PyValue {
+            object: object.as_ptr(),
+            life: PhantomData,
+        }
+    }
+
+    /// `object`, which this value holds (a list's item, a dict's key or value).
+    ///
+    /// # Safety
+    ///
+    /// `object` is a reference this value's container holds (borrowed from it), so that it
+    /// lives, unchanged, as long as the value does.
+    unsafe fn held(self, object: NonNull<ffi::PyObject>) -> PyValue<'a> {
+        PyValue {
+            object: object.as_ptr(),
+            life: PhantomData,
+        }
+    }
+
+    /// Whether its type is exactly `ty`.
+    #[inline]
+    fn is(self, ty: *mut ffi::PyTypeObject) -> bool {
+        // SAFETY: a live object (see `new`).
+        unsafe { ffi::Py_TYPE(self.object) == ty }
+    }
+
+    fn is_none(self) -> bool {
+        // SAFETY: the interpreter's None.
+        self.object == unsafe { ffi::Py_None() }
+    }
+
+    fn kind(self) -> Kind {
+        if self.is(&raw mut ffi::PyUnicode_Type) {
             Kind::Str
-        } else if ty == &raw mut ffi::PyDict_Type {
+        } else if self.is(&raw mut ffi::PyDict_Type) {
             Kind::Dict
-        } else if ty == &raw mut ffi::PyLong_Type {
+        } else if self.is(&raw mut ffi::PyLong_Type) {
             Kind::Int
-        } else if ty == &raw mut ffi::PyFloat_Type {
+        } else if self.is(&raw mut ffi::PyFloat_Type) {
             Kind::Float
-        } else if ty == &raw mut ffi::PyList_Type {
+        } else if self.is(&raw mut ffi::PyList_Type) {
             Kind::List
-        } else if ty == &raw mut ffi::PyBool_Type {
+        } else if self.is(&raw mut ffi::PyBool_Type) {
             Kind::Bool
-        } else if object == ffi::Py_None() {
+        } else if self.is_none() {
             Kind::Null
         } else {
             Kind::Other
         }
     }
+
+    /// An int's value, if it is an int (exactly) and fits 64 bits.
+    fn integer(self) -> Option<Integer> {
+        if !self.is(&raw mut ffi::PyLong_Type) {
+            return None;
+        }
+        // SAFETY: an int (no `__index__` to run); a conversion error is cleared before anything
+        // else runs.
+        unsafe {
+            let signed = ffi::PyLong_AsLongLong(self.object);
+            if signed != -1 || ffi::PyErr_Occurred().is_null() {
+                return Some(Integer::Signed(signed));
+            }
+            ffi::PyErr_Clear();
+            let unsigned = ffi::PyLong_AsUnsignedLongLong(self.object);
+            if unsigned == u64::MAX && !ffi::PyErr_Occurred().is_null() {
+                ffi::PyErr_Clear();
+                return None;
+            }
+            Some(Integer::Unsigned(unsigned))
+        }
+    }
+
+    /// A float's value, if it is a float (exactly).
+    fn float(self) -> Option<f64> {
+        // SAFETY: a float (no `__float__` to run).
+        self.is(&raw mut ffi::PyFloat_Type).then(|| unsafe { ffi::PyFloat_AsDouble(self.object) })
+    }
+
+    /// A str's UTF-8 text, borrowed from the object (which keeps it), or None for a lone
+    /// surrogate or another type.
+    fn text(self) -> Option<&'a str> {
+        // SAFETY: a live object; CPython keeps a str's UTF-8 form as long as the object lives, and
+        // gives valid UTF-8 or NULL (with an error, cleared here: a lone surrogate, not a str).
+        unsafe {
+            let mut size: ffi::Py_ssize_t = 0;
+            let data = ffi::PyUnicode_AsUTF8AndSize(self.object, &mut size);
+            if data.is_null() {
+                ffi::PyErr_Clear();
+                return None;
+            }
+            let bytes = std::slice::from_raw_parts(data.cast::<u8>(), usize::try_from(size).ok()?);
+            Some(std::str::from_utf8_unchecked(bytes))
+        }
+    }
+
+    /// A list's items (none for another type).
+    fn items(self) -> Items<'a> {
+        // SAFETY: a list.
+        let length = if self.is(&raw mut ffi::PyList_Type) { unsafe { ffi::PyList_Size(self.object) } } else { 0 };
+        Items {
+            list: self,
+            index: 0,
+            length,
+        }
+    }
+
+    /// A dict's (key, value) pairs (none for another type).
+    fn members(self) -> Members<'a> {
+        Members {
+            dict: self,
+            position: 0,
+        }
+    }
+
+    /// A dict's number of members (none for another type).
+    fn dict_len(self) -> usize {
+        // SAFETY: a dict.
+        let size = if self.is(&raw mut ffi::PyDict_Type) { unsafe { ffi::PyDict_Size(self.object) } } else { 0 };
+        usize::try_from(size).unwrap_or(0)
+    }
 }
 
-/// Whether `object` holds plain JSON only (the module's docstring): what this module answers.
-fn plain(object: *mut ffi::PyObject, depth: usize) -> bool {
-    match kind(object) {
+/// Whether `value` holds plain JSON only (the module's docstring): what this module answers.
+fn plain(value: PyValue<'_>, depth: usize) -> bool {
+    match value.kind() {
         Kind::Null | Kind::Bool => true,
-        Kind::Int => integer(object).is_some(),
-        // SAFETY: a float.
-        Kind::Float => unsafe { ffi::PyFloat_AsDouble(object) }.is_finite(),
-        Kind::Str => text(object).is_some(),
-        Kind::List => {
-            depth < MAX_DEPTH && (0..list_len(object)).all(|index| plain(list_item(object, index), depth + 1))
-        }
+        Kind::Int => value.integer().is_some(),
+        Kind::Float => value.float().is_some_and(f64::is_finite),
+        Kind::Str => value.text().is_some(),
+        Kind::List => depth < MAX_DEPTH && value.items().all(|item| plain(item, depth + 1)),
         Kind::Dict => {
             depth < MAX_DEPTH
-                && Members::new(object).all(|(key, value)| {
-                    kind(key) == Kind::Str && text(key).is_some() && plain(value, depth + 1)
+                && value.members().all(|(key, value)| {
+                    key.kind() == Kind::Str && key.text().is_some() && plain(value, depth + 1)
                 })
         }
         Kind::Other => false,
@@ -259,71 +376,54 @@ enum Integer {
     Unsigned(u64),
 }
 
-/// An int's value, if it fits 64 bits.
-fn integer(object: *mut ffi::PyObject) -> Option<Integer> {
-    // SAFETY: an int; a conversion error is cleared before anything else runs.
-    unsafe {
-        let signed = ffi::PyLong_AsLongLong(object);
-        if signed != -1 || ffi::PyErr_Occurred().is_null() {
-            return Some(Integer::Signed(signed));
-        }
-        ffi::PyErr_Clear();
-        let unsigned = ffi::PyLong_AsUnsignedLongLong(object);
-        if unsigned == u64::MAX && !ffi::PyErr_Occurred().is_null() {
-            ffi::PyErr_Clear();
+/// A list's items, borrowed.
+struct Items<'a> {
+    list: PyValue<'a>,
+    index: isize,
+    length: isize,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = PyValue<'a>;
+
+    fn next(&mut self) -> Option<PyValue<'a>> {
+        if self.index >= self.length {
             return None;
         }
-        Some(Integer::Unsigned(unsigned))
-    }
-}
-
-/// A str's UTF-8 text, borrowed from the object (which keeps it), or None for a lone surrogate.
-fn text<'a>(object: *mut ffi::PyObject) -> Option<&'a str> {
-    // SAFETY: a str; CPython keeps its UTF-8 form as long as the object lives, and gives valid
-    // UTF-8 or NULL (with an error, cleared here).
-    unsafe {
-        let mut size: ffi::Py_ssize_t = 0;
-        let data = ffi::PyUnicode_AsUTF8AndSize(object, &mut size);
-        if data.is_null() {
-            ffi::PyErr_Clear();
-            return None;
+        // SAFETY: a list (`length` is 0 otherwise) and an index below its length, which nothing
+        // changes: a reference the list holds, borrowed, or NULL (with an error, cleared) for none.
+        unsafe {
+            let item = NonNull::new(ffi::PyList_GetItem(self.list.object, self.index));
+            self.index += 1;
+            if item.is_none() {
+                ffi::PyErr_Clear();
+                self.index = self.length;
+            }
+            item.map(|item| self.list.held(item))
         }
-        let bytes = std::slice::from_raw_parts(data.cast::<u8>(), usize::try_from(size).ok()?);
-        Some(std::str::from_utf8_unchecked(bytes))
     }
-}
-
-fn list_len(list: *mut ffi::PyObject) -> isize {
-    // SAFETY: a list.
-    unsafe { ffi::PyList_Size(list) }
-}
-
-fn list_item(list: *mut ffi::PyObject, index: isize) -> *mut ffi::PyObject {
-    // SAFETY: a list and an index below its length: a borrowed reference.
-    unsafe { ffi::PyList_GetItem(list, index) }
 }
 
 /// A dict's (key, value) pairs, borrowed.
-struct Members {
-    dict: *mut ffi::PyObject,
+struct Members<'a> {
+    dict: PyValue<'a>,
     position: ffi::Py_ssize_t,
 }
 
-impl Members {
-    fn new(dict: *mut ffi::PyObject) -> Self {
-        Members { dict, position: 0 }
-    }
-}
-
-impl Iterator for Members {
-    type Item = (*mut ffi::PyObject, *mut ffi::PyObject);
+impl<'a> Iterator for Members<'a> {
+    type Item = (PyValue<'a>, PyValue<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
         let mut key = std::ptr::null_mut();
         let mut value = std::ptr::null_mut();
-        // SAFETY: a dict no one changes during the walk.
-        let more = unsafe { ffi::PyDict_Next(self.dict, &mut self.position, &mut key, &mut value) };
-        (more != 0).then_some((key, value))
+        // SAFETY: a live object (PyDict_Next answers 0 for another type than dict) no one changes
+        // during the walk; references the dict holds, borrowed, not NULL where it answers 1.
+        unsafe {
+            if ffi::PyDict_Next(self.dict.object, &mut self.position, &mut key, &mut value) == 0 {
+                return None;
+            }
+            Some((self.dict.held(NonNull::new(key)?), self.dict.held(NonNull::new(value)?)))
+        }
     }
 }
 
@@ -333,7 +433,7 @@ pub struct PyJson;
 impl Json for PyJson {
     type Node<'a> = PyNode<'a>;
     type PreparedKey = Py<PyString>;
-    type StringBuffer = Option<Py<PyString>>;
+    type StringBuffer = ();
 
     /// A dict lookup costs several steps of a walk over its members (measured on a 7-field
     /// record: `required` walks a small object rather than looking each name up).
@@ -343,81 +443,87 @@ impl Json for PyJson {
         Python::attach(|py| PyString::intern(py, key).unbind())
     }
 
-    fn with_string_node<T>(
-        buffer: &mut Option<Py<PyString>>,
-        string: &str,
-        f: impl FnOnce(PyNode<'_>) -> T,
-    ) -> T {
-        let made = Python::attach(|py| PyString::new(py, string).unbind());
-        let node = PyNode::new(made.as_ptr());
-        *buffer = Some(made); // kept alive while `f` reads it
-        f(node)
+    fn with_string_node<T>(_: &mut (), string: &str, f: impl FnOnce(PyNode<'_>) -> T) -> T {
+        Python::attach(|py| f(PyNode::of_str(&PyString::new(py, string))))
     }
 }
 
-/// A plain Python value, borrowed for the check.
+/// A value whose dicts, at any depth, have `str` keys only (exactly): a lookup in one compares
+/// strings and runs no Python code. `plain` checks it (`checked`); orjson reads nothing else.
+/// The items of a node are nodes.
 #[derive(Clone, Copy)]
-pub struct PyNode<'a> {
-    object: *mut ffi::PyObject,
-    life: PhantomData<&'a ()>,
-}
+pub struct PyNode<'a>(PyValue<'a>);
 
-impl PyNode<'_> {
-    fn new(object: *mut ffi::PyObject) -> Self {
-        PyNode {
-            object,
-            life: PhantomData,
-        }
+impl<'a> PyNode<'a> {
+    /// `value` where it holds plain JSON only (`plain`).
+    fn checked(value: PyValue<'a>) -> Option<Self> {
+        plain(value, 0).then_some(PyNode(value))
+    }
+
+    /// `value`, as it is.
+    ///
+    /// # Safety
+    ///
+    /// Every dict `value` holds, at any depth, has keys of type `str` (exactly) only.
+    unsafe fn new(value: PyValue<'a>) -> Self {
+        PyNode(value)
+    }
+
+    /// A str, which holds nothing and never changes.
+    fn of_str(string: &'a Bound<'_, PyString>) -> Self {
+        // SAFETY: a str holds no object, and nothing changes it.
+        PyNode(unsafe { PyValue::new(string.as_any()) })
+    }
+
+    fn kind(self) -> Kind {
+        self.0.kind()
     }
 }
 
 impl<'a> Node<'a, PyJson> for PyNode<'a> {
     type Object = PyObjectNode<'a>;
     type Array = PyArrayNode<'a>;
-    type Number = PyNumber;
+    type Number = PyNumber<'a>;
 
     fn as_object(&self) -> Option<PyObjectNode<'a>> {
-        (kind(self.object) == Kind::Dict).then_some(PyObjectNode(*self))
+        (self.kind() == Kind::Dict).then_some(PyObjectNode(*self))
     }
 
     fn as_array(&self) -> Option<PyArrayNode<'a>> {
-        (kind(self.object) == Kind::List).then_some(PyArrayNode(*self))
+        (self.kind() == Kind::List).then_some(PyArrayNode(*self))
     }
 
     fn as_string(&self) -> Option<Cow<'a, str>> {
-        if kind(self.object) == Kind::Str {
-            text(self.object).map(Cow::Borrowed)
+        if self.kind() == Kind::Str {
+            self.0.text().map(Cow::Borrowed)
         } else {
             None
         }
     }
 
-    fn as_number(&self) -> Option<PyNumber> {
-        match kind(self.object) {
-            Kind::Int => integer(self.object).map(|value| PyNumber {
-                object: self.object,
-                value: value.into(),
-            }),
-            // SAFETY: a float.
-            Kind::Float => Some(PyNumber {
-                object: self.object,
-                value: Numeric::Float(unsafe { ffi::PyFloat_AsDouble(self.object) }),
-            }),
-            _ => None,
-        }
+    fn as_number(&self) -> Option<PyNumber<'a>> {
+        let value = match self.kind() {
+            Kind::Int => self.0.integer()?.into(),
+            Kind::Float => Numeric::Float(self.0.float()?),
+            _ => return None,
+        };
+        Some(PyNumber {
+            object: self.0,
+            value,
+        })
     }
 
     fn as_boolean(&self) -> Option<bool> {
         // SAFETY: the interpreter's True.
-        (kind(self.object) == Kind::Bool).then(|| self.object == unsafe { ffi::Py_True() })
+        (self.kind() == Kind::Bool).then(|| self.0.object == unsafe { ffi::Py_True() })
     }
 
     fn is_null(&self) -> bool {
-        kind(self.object) == Kind::Null
+        self.kind() == Kind::Null
     }
 
     fn json_type(&self) -> JsonType {
-        match kind(self.object) {
+        match self.kind() {
             Kind::Null | Kind::Other => JsonType::Null,
             Kind::Bool => JsonType::Boolean,
             Kind::Int | Kind::Float => JsonType::Number,
@@ -428,9 +534,9 @@ impl<'a> Node<'a, PyJson> for PyNode<'a> {
     }
 
     fn string_length(&self) -> Option<u64> {
-        if kind(self.object) == Kind::Str {
+        if self.kind() == Kind::Str {
             // SAFETY: a str; its length in code points.
-            u64::try_from(unsafe { ffi::PyUnicode_GetLength(self.object) }).ok()
+            u64::try_from(unsafe { ffi::PyUnicode_GetLength(self.0.object) }).ok()
         } else {
             None
         }
@@ -449,32 +555,29 @@ impl<'a> Node<'a, PyJson> for PyNode<'a> {
     }
 
     fn to_value(&self) -> Cow<'a, Value> {
-        Cow::Owned(to_value(self.object))
+        Cow::Owned(to_value(*self))
     }
 
     fn identity(&self) -> Option<NodeIdentity> {
-        Some(NodeIdentity::new(self.object as usize))
+        Some(NodeIdentity::new(self.0.object as usize))
     }
 }
 
 /// The value as serde_json holds it (for errors, `const`, `enum` and `uniqueItems`).
-fn to_value(object: *mut ffi::PyObject) -> Value {
-    let node = PyNode::new(object);
-    match kind(object) {
+fn to_value(node: PyNode<'_>) -> Value {
+    match node.kind() {
         Kind::Null | Kind::Other => Value::Null,
         Kind::Bool => Value::Bool(node.as_boolean() == Some(true)),
         Kind::Int | Kind::Float => node.as_number().map_or(Value::Null, |number| {
             Value::Number(number.to_number().into_owned())
         }),
-        Kind::Str => Value::String(text(object).unwrap_or_default().to_owned()),
-        Kind::List => Value::Array(
-            (0..list_len(object))
-                .map(|index| to_value(list_item(object, index)))
-                .collect(),
-        ),
+        Kind::Str => Value::String(node.0.text().unwrap_or_default().to_owned()),
+        // the items of a node are nodes
+        Kind::List => Value::Array(node.0.items().map(|item| to_value(PyNode(item))).collect()),
         Kind::Dict => Value::Object(
-            Members::new(object)
-                .map(|(key, value)| (text(key).unwrap_or_default().to_owned(), to_value(value)))
+            node.0
+                .members()
+                .map(|(key, value)| (key.text().unwrap_or_default().to_owned(), to_value(PyNode(value))))
                 .collect::<Map<_, _>>(),
         ),
     }
@@ -497,12 +600,12 @@ impl From<Integer> for Numeric {
 }
 
 /// A Python int (within 64 bits) or finite float, as jsonschema-rs reads one.
-pub struct PyNumber {
-    object: *mut ffi::PyObject,
+pub struct PyNumber<'a> {
+    object: PyValue<'a>,
     value: Numeric,
 }
 
-impl JsonNumber for PyNumber {
+impl JsonNumber for PyNumber<'_> {
     fn as_u64(&self) -> Option<u64> {
         match self.value {
             Numeric::Signed(n) => u64::try_from(n).ok(),
@@ -532,8 +635,8 @@ impl JsonNumber for PyNumber {
     /// Python's `str` of the number (jsonschema-rs reads a Python number's digits so).
     fn as_str(&self) -> Cow<'_, str> {
         Python::attach(|py| {
-            // SAFETY: a live int or float (see above).
-            let object = unsafe { Bound::from_borrowed_ptr(py, self.object) };
+            // SAFETY: a live int or float (see `PyValue`).
+            let object = unsafe { Bound::from_borrowed_ptr(py, self.object.object) };
             object
                 .str()
                 .ok()
@@ -573,36 +676,32 @@ impl<'a> Object<'a, PyJson> for PyObjectNode<'a> {
     type MembersIter = PyMembers<'a>;
 
     fn len(&self) -> usize {
-        // SAFETY: a dict.
-        usize::try_from(unsafe { ffi::PyDict_Size(self.0.object) }).unwrap_or(0)
+        self.0 .0.dict_len()
     }
 
     fn get(&self, key: &Py<PyString>) -> Option<PyNode<'a>> {
-        // SAFETY: a dict whose keys are all str (so the lookup runs no Python code); a borrowed
-        // reference or NULL.
-        let value = unsafe { ffi::PyDict_GetItem(self.0.object, key.as_ptr()) };
-        (!value.is_null()).then(|| PyNode::new(value))
+        // SAFETY: a dict whose keys are all str (a node's), so the lookup runs no Python code; a
+        // reference the dict holds, borrowed (an item of the node: a node), or NULL.
+        unsafe {
+            let value = NonNull::new(ffi::PyDict_GetItem(self.0 .0.object, key.as_ptr()));
+            value.map(|value| PyNode(self.0 .0.held(value)))
+        }
     }
 
     fn members(&self) -> PyMembers<'a> {
-        PyMembers {
-            members: Members::new(self.0.object),
-            life: PhantomData,
-        }
+        PyMembers(self.0 .0.members())
     }
 }
 
-pub struct PyMembers<'a> {
-    members: Members,
-    life: PhantomData<&'a ()>,
-}
+pub struct PyMembers<'a>(Members<'a>);
 
 impl<'a> Iterator for PyMembers<'a> {
     type Item = (&'a str, PyNode<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (key, value) = self.members.next()?;
-        Some((text(key).unwrap_or_default(), PyNode::new(value)))
+        let (key, value) = self.0.next()?;
+        // the items of a node are nodes
+        Some((key.text().unwrap_or_default(), PyNode(value)))
     }
 }
 
@@ -615,34 +714,23 @@ impl<'a> Array<'a, PyJson> for PyArrayNode<'a> {
     type ElementsIter = PyElements<'a>;
 
     fn len(&self) -> usize {
-        usize::try_from(list_len(self.0.object)).unwrap_or(0)
+        let items = self.0 .0.items();
+        usize::try_from(items.length).unwrap_or(0)
     }
 
     fn elements(&self) -> PyElements<'a> {
-        PyElements {
-            list: self.0.object,
-            index: 0,
-            length: list_len(self.0.object),
-            life: PhantomData,
-        }
+        PyElements(self.0 .0.items())
     }
 }
 
-pub struct PyElements<'a> {
-    list: *mut ffi::PyObject,
-    index: isize,
-    length: isize,
-    life: PhantomData<&'a ()>,
-}
+pub struct PyElements<'a>(Items<'a>);
 
 impl<'a> Iterator for PyElements<'a> {
     type Item = PyNode<'a>;
 
     fn next(&mut self) -> Option<PyNode<'a>> {
-        (self.index < self.length).then(|| {
-            self.index += 1;
-            PyNode::new(list_item(self.list, self.index - 1))
-        })
+        // the items of a node are nodes
+        self.0.next().map(PyNode)
     }
 }
 
