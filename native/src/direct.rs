@@ -23,7 +23,7 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
-use pyo3::{PyClass, PyTraverseError, PyVisit};
+use pyo3::{PyTraverseError, PyVisit};
 
 /// One plan's kept writer (`codec/part.py`'s `direct_writer`).
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
@@ -243,75 +243,6 @@ impl DirectReader {
     }
 }
 
-/// What an `Encoder` holds of its schema: the schema, its part's kept writers, the class's ways for what they leave, and whether the schema was closed.
-struct Method {
-    schema: Py<PyAny>,
-    kept: Py<PyDict>,
-    planned: Py<PyAny>,
-    other: Py<PyAny>,
-    closed: AtomicBool,
-}
-
-impl Method {
-    fn new(schema: Py<PyAny>, kept: Py<PyDict>, planned: Py<PyAny>, other: Py<PyAny>) -> Self {
-        Method {
-            schema,
-            kept,
-            planned,
-            other,
-            closed: AtomicBool::new(false),
-        }
-    }
-
-    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.schema)?;
-        visit.call(&self.kept)?;
-        visit.call(&self.planned)?;
-        visit.call(&self.other)
-    }
-
-    fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
-    }
-
-    #[inline]
-    fn open(&self) -> bool {
-        !self.closed.load(Ordering::Relaxed)
-    }
-
-    /// The kept writer or reader of `key`, where it is a `T` (a Python one, or none, goes the
-    /// class's way): the first item of a `(kept, expires)` pair.
-    #[inline]
-    fn kept<'py, T: PyClass>(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, T>>> {
-        let Some(entry) = self.kept.bind(key.py()).get_item(key)? else {
-            return Ok(None);
-        };
-        let Ok(entry) = entry.cast_into_exact::<PyTuple>() else {
-            return Ok(None);
-        };
-        Ok(entry.get_item(0)?.cast_into::<T>().ok())
-    }
-
-    /// `planned(schema, *args)`: the class's way past a kept writer or reader.
-    fn planned<'py>(&self, py: Python<'py>, args: &[Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
-        let mut call = vec![self.schema.bind(py).clone()];
-        call.extend_from_slice(args);
-        self.planned.bind(py).call1(PyTuple::new(py, call)?)
-    }
-
-    /// `other(schema, *args, **kwargs)`: the class's method, for what the native path leaves.
-    fn class_call<'py>(
-        &self,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let py = args.py();
-        let mut call = vec![self.schema.bind(py).clone()];
-        call.extend(args.iter());
-        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
-    }
-}
-
 /// Whether a call is the everyday one: `arity` positional arguments, the first a `str` (the
 /// topic), or with `context` one more that is None (`encode_for`'s and `decode`'s context), and
 /// no keywords.
@@ -335,7 +266,14 @@ fn everyday(
 /// An `ExternalSchema`'s `encode` or `encode_for`, as its instance keeps it.
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
 pub struct Encoder {
-    method: Method,
+    schema: Py<PyAny>,
+    /// The part's kept writers by topic: `(writer, expires)` each.
+    writers: Py<PyDict>,
+    /// `planned(schema, topic, value, context)`: the class's way past a kept writer.
+    planned: Py<PyAny>,
+    /// `other(schema, *args, **kwargs)`: the class's method, for what the native path leaves.
+    other: Py<PyAny>,
+    closed: AtomicBool,
     encode_data: Py<PyType>,
     with_id: bool,
     with_context: bool,
@@ -368,7 +306,11 @@ impl Encoder {
             return Err(PyTypeError::new_err("encode_data must be a tuple class"));
         }
         Ok(Encoder {
-            method: Method::new(schema.clone().unbind(), writers, planned, other),
+            schema: schema.clone().unbind(),
+            writers,
+            planned,
+            other,
+            closed: AtomicBool::new(false),
             encode_data: encode_data.unbind(),
             with_id,
             with_context,
@@ -377,12 +319,15 @@ impl Encoder {
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        self.method.traverse(&visit)
+        visit.call(&self.schema)?;
+        visit.call(&self.writers)?;
+        visit.call(&self.planned)?;
+        visit.call(&self.other)
     }
 
     /// The schema was closed: every call goes the class's way (which says so).
     fn close(&self) {
-        self.method.close();
+        self.closed.store(true, Ordering::Relaxed);
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -392,11 +337,11 @@ impl Encoder {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = args.py();
-        let everyday = self.method.open() && everyday(args, kwargs, 2, self.with_context)?;
+        let everyday = !self.closed.load(Ordering::Relaxed) && everyday(args, kwargs, 2, self.with_context)?;
         if everyday {
             let topic = args.get_item(0)?;
             let value = args.get_item(1)?;
-            if let Some(writer) = self.method.kept::<DirectWriter>(&topic)? {
+            if let Some(writer) = self.kept_writer(&topic)? {
                 if let Some(payload) = writer.get().written(&value)? {
                     let id = match self.with_id {
                         true => writer.get().schema_id.bind(py).clone().into_any(),
@@ -404,14 +349,40 @@ impl Encoder {
                     };
                     return self.encode_data(py, payload, id);
                 }
-                return self.method.planned(py, &[topic, value, py.None().into_bound(py)]);
+                let schema = self.schema.bind(py);
+                return self.planned.bind(py).call1((schema, topic, value, py.None()));
             }
         }
-        self.method.class_call(args, kwargs)
+        self.class_call(args, kwargs)
     }
 }
 
 impl Encoder {
+    /// The kept writer of `topic`, where it is a `DirectWriter` (a Python one, or none, goes the
+    /// class's way): the first item of its `(writer, expires)` pair.
+    #[inline]
+    fn kept_writer<'py>(&self, topic: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, DirectWriter>>> {
+        let Some(entry) = self.writers.bind(topic.py()).get_item(topic)? else {
+            return Ok(None);
+        };
+        let Ok(entry) = entry.cast_into_exact::<PyTuple>() else {
+            return Ok(None);
+        };
+        Ok(entry.get_item(0)?.cast_into::<DirectWriter>().ok())
+    }
+
+    /// `other(schema, *args, **kwargs)`: the class's method, for what the native path leaves.
+    fn class_call<'py>(
+        &self,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = args.py();
+        let mut call = vec![self.schema.bind(py).clone()];
+        call.extend(args.iter());
+        self.other.bind(py).call(PyTuple::new(py, call)?, kwargs)
+    }
+
     /// `EncodeData(payload, id)`, made as `tuple.__new__(EncodeData, (payload, id))` makes it
     /// (the NamedTuple's own constructor takes its arguments by name: slower).
     #[inline]
