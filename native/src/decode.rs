@@ -17,7 +17,7 @@ use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
 
 use crate::conform::{conform, conforms};
-use crate::json_values::JsonWriter;
+use crate::json_values::JsonDecoder;
 
 /// What the Python side says of a writer schema id: its format (AVRO, JSON), its schema (Avro: one
 /// self-contained JSON text; JSON Schema: the schema its values are checked against, with its
@@ -28,14 +28,14 @@ pub type WriterSpec = Option<(String, String, Vec<(String, String)>, String, usi
 /// Where a row's value comes from.
 #[derive(Clone, Copy)]
 enum Slot {
-    /// The `index`th row of writer `writer`'s array.
-    Native { writer: usize, index: usize },
+    /// The `index`th row of decoder `decoder`'s array.
+    Native { decoder: usize, index: usize },
     /// The Python path decodes it.
     Python,
 }
 
-/// The decoder of one Avro writer schema.
-struct AvroWriter {
+/// The decoder of one Avro writer schema's bodies into rows of the `value` column.
+struct AvroDecoder {
     id: u32,
     schema: String,
     reader_schema: String,
@@ -52,46 +52,46 @@ struct AvroWriter {
     broken: bool,
 }
 
-/// The decoder of a writer schema id's bodies.
-enum Writer {
-    Avro(Box<AvroWriter>),
-    Json(JsonWriter),
+/// The decoder of a writer schema id's bodies, by the schema's format.
+enum WriterDecoder {
+    Avro(Box<AvroDecoder>),
+    Json(JsonDecoder),
 }
 
-impl Writer {
+impl WriterDecoder {
     fn id(&self) -> u32 {
         match self {
-            Writer::Avro(w) => w.id,
-            Writer::Json(w) => w.id,
+            WriterDecoder::Avro(d) => d.id,
+            WriterDecoder::Json(d) => d.id,
         }
     }
 
     fn longest(&self) -> usize {
         match self {
-            Writer::Avro(w) => w.longest,
-            Writer::Json(w) => w.longest,
+            WriterDecoder::Avro(d) => d.longest,
+            WriterDecoder::Json(d) => d.longest,
         }
     }
 
     fn decode(&mut self, body: &[u8], target: &DataType) -> Option<usize> {
         match self {
-            Writer::Avro(w) => w.decode(body),
-            Writer::Json(w) => w.decode(body, target),
+            WriterDecoder::Avro(d) => d.decode(body),
+            WriterDecoder::Json(d) => d.decode(body, target),
         }
     }
 
     fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
         match self {
-            Writer::Avro(w) => w.finish(target),
-            Writer::Json(w) => w.finish(target),
+            WriterDecoder::Avro(d) => d.finish(target),
+            WriterDecoder::Json(d) => d.finish(target),
         }
     }
 
     /// Its next rows go to the Python path.
     fn stop(&mut self) {
         match self {
-            Writer::Avro(w) => w.decoder = None,
-            Writer::Json(w) => w.stop(),
+            WriterDecoder::Avro(d) => d.decoder = None,
+            WriterDecoder::Json(d) => d.stop(),
         }
     }
 }
@@ -100,8 +100,8 @@ impl Writer {
 pub struct Values {
     target: DataType,
     reader_schema: String,
-    writers: Vec<Writer>,
-    /// Writer ids seen, with their index in `writers` (None: the Python path).
+    decoders: Vec<WriterDecoder>,
+    /// Writer ids seen, with their index in `decoders` (None: the Python path).
     known: Vec<(u32, Option<usize>)>,
     slots: Vec<Slot>,
     batch_size: usize,
@@ -109,29 +109,32 @@ pub struct Values {
 
 impl Values {
     pub fn new(target: DataType, reader_schema: String, batch_size: usize) -> Self {
-        Self { target, reader_schema, writers: Vec::new(), known: Vec::new(), slots: Vec::new(), batch_size }
+        Self { target, reader_schema, decoders: Vec::new(), known: Vec::new(), slots: Vec::new(), batch_size }
     }
 
-    /// The writer for `id`, asking `spec` the first time it is seen.
-    pub fn writer(&mut self, id: u32, spec: impl FnOnce(u32) -> WriterSpec) -> Option<usize> {
+    /// The decoder of writer schema id `id` (its index), asking `spec` the first time it is seen;
+    /// None: its rows are the Python path's.
+    pub fn decoder_for(&mut self, id: u32, spec: impl FnOnce(u32) -> WriterSpec) -> Option<usize> {
         if let Some((_, found)) = self.known.iter().find(|(known, _)| *known == id) {
             return *found;
         }
         let made = spec(id).and_then(|(format, schema, references, base_uri, longest)| match format.as_str() {
-            "AVRO" => self.make_writer(id, schema, longest).map(|w| Writer::Avro(Box::new(w))),
-            "JSON" => JsonWriter::new(id, &schema, references, &base_uri, longest, &self.target).map(Writer::Json),
+            "AVRO" => self.avro_decoder(id, schema, longest).map(|d| WriterDecoder::Avro(Box::new(d))),
+            "JSON" => {
+                JsonDecoder::new(id, &schema, references, &base_uri, longest, &self.target).map(WriterDecoder::Json)
+            }
             _ => None,
         });
-        let index = made.map(|writer| {
-            self.writers.push(writer);
-            self.writers.len() - 1
+        let index = made.map(|decoder| {
+            self.decoders.push(decoder);
+            self.decoders.len() - 1
         });
         self.known.push((id, index));
         index
     }
 
-    fn make_writer(&self, id: u32, schema: String, longest: usize) -> Option<AvroWriter> {
-        let mut writer = AvroWriter {
+    fn avro_decoder(&self, id: u32, schema: String, longest: usize) -> Option<AvroDecoder> {
+        let mut avro = AvroDecoder {
             id,
             schema,
             reader_schema: self.reader_schema.clone(),
@@ -144,22 +147,22 @@ impl Values {
             rows: 0,
             broken: false,
         };
-        let decoder = writer.new_decoder().ok()?;
+        let decoder = avro.new_decoder().ok()?;
         let decoded = DataType::Struct(decoder.schema().fields().clone());
         if !conforms(&decoded, &self.target) {
             return None;
         }
-        writer.decoder = Some(decoder);
-        Some(writer)
+        avro.decoder = Some(decoder);
+        Some(avro)
     }
 
-    /// Adds the next row: `body` decoded by writer `writer`, or (None, or a body it cannot take)
-    /// a row for the Python path. Returns whether the row was decoded here.
-    pub fn add(&mut self, writer: Option<usize>, body: &[u8]) -> bool {
-        let slot = match writer {
-            Some(w) if !body.is_empty() && body.len() <= self.writers[w].longest() => {
-                match self.writers[w].decode(body, &self.target) {
-                    Some(index) => Slot::Native { writer: w, index },
+    /// Adds the next row: `body` decoded by decoder `decoder` (`decoder_for`), or (None, or a
+    /// body it cannot take) a row for the Python path. Returns whether the row was decoded here.
+    pub fn add(&mut self, decoder: Option<usize>, body: &[u8]) -> bool {
+        let slot = match decoder {
+            Some(d) if !body.is_empty() && body.len() <= self.decoders[d].longest() => {
+                match self.decoders[d].decode(body, &self.target) {
+                    Some(index) => Slot::Native { decoder: d, index },
                     None => Slot::Python,
                 }
             }
@@ -175,14 +178,14 @@ impl Values {
     /// `null` field in a nested record) leaves them, and its later rows, to the Python path.
     pub fn finish(&mut self) -> Result<(ArrayRef, BooleanArray), String> {
         let mut slots = std::mem::take(&mut self.slots);
-        let mut arrays = Vec::with_capacity(self.writers.len());
-        for (w, writer) in self.writers.iter_mut().enumerate() {
-            match writer.finish(&self.target) {
+        let mut arrays = Vec::with_capacity(self.decoders.len());
+        for (d, decoder) in self.decoders.iter_mut().enumerate() {
+            match decoder.finish(&self.target) {
                 Ok(array) => arrays.push(array),
                 Err(_) => {
-                    writer.stop(); // its next rows: the Python path
+                    decoder.stop(); // its next rows: the Python path
                     for slot in slots.iter_mut() {
-                        if matches!(slot, Slot::Native { writer, .. } if *writer == w) {
+                        if matches!(slot, Slot::Native { decoder, .. } if *decoder == d) {
                             *slot = Slot::Python;
                         }
                     }
@@ -198,9 +201,9 @@ impl Values {
         let n = slots.len();
         let all_first = arrays.len() == 1
             && arrays[0].len() == n
-            && slots.iter().all(|s| matches!(s, Slot::Native { writer: 0, .. }));
+            && slots.iter().all(|s| matches!(s, Slot::Native { decoder: 0, .. }));
         if all_first {
-            return Ok(arrays.swap_remove(0)); // the usual batch: one writer, every row native
+            return Ok(arrays.swap_remove(0)); // the usual batch: one writer schema, every row native
         }
         let mut offsets = Vec::with_capacity(arrays.len());
         let mut total = 0usize;
@@ -214,7 +217,7 @@ impl Values {
         let indices: UInt32Array = slots
             .iter()
             .map(|slot| match slot {
-                Slot::Native { writer, index } => Some((offsets[*writer] + index) as u32),
+                Slot::Native { decoder, index } => Some((offsets[*decoder] + index) as u32),
                 Slot::Python => None,
             })
             .collect();
@@ -227,14 +230,14 @@ impl Values {
 
     /// The writer schema ids whose rows this reader decodes.
     pub fn native_ids(&self) -> Vec<u32> {
-        self.writers.iter().map(Writer::id).collect()
+        self.decoders.iter().map(WriterDecoder::id).collect()
     }
 }
 
 /// Why values of `reader_schema` (as its own writer) cannot be decoded here into `target`; Ok
 /// where they can.
 pub fn check(reader_schema: &str, target: &DataType) -> Result<(), String> {
-    let writer = AvroWriter {
+    let avro = AvroDecoder {
         id: 0,
         schema: reader_schema.to_string(),
         reader_schema: reader_schema.to_string(),
@@ -247,12 +250,12 @@ pub fn check(reader_schema: &str, target: &DataType) -> Result<(), String> {
         rows: 0,
         broken: false,
     };
-    let decoder = writer.new_decoder()?;
+    let decoder = avro.new_decoder()?;
     let decoded = DataType::Struct(decoder.schema().fields().clone());
     conform(&arrow::array::new_empty_array(&decoded), target).map(|_| ()).map_err(|e| e.to_string())
 }
 
-impl AvroWriter {
+impl AvroDecoder {
     fn new_decoder(&self) -> Result<Decoder, String> {
         let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
         store.set(Fingerprint::Id(self.id), AvroSchema::new(self.schema.clone())).map_err(|e| e.to_string())?;
@@ -266,7 +269,7 @@ impl AvroWriter {
             .map_err(|e| e.to_string())
     }
 
-    /// Decodes one body; its index in this writer's rows of the batch, or None (sealed).
+    /// Decodes one body; its index in this decoder's rows of the batch, or None (sealed).
     fn decode(&mut self, body: &[u8]) -> Option<usize> {
         let decoder = self.decoder.as_mut()?;
         match decoder.decode(body) {
@@ -371,7 +374,7 @@ mod tests {
     #[test]
     fn resolves_and_keeps_row_order_around_bad_rows() {
         let mut values = Values::new(target(), READER.into(), 16);
-        let w = values.writer(7, |_| Some(("AVRO".into(), WRITER.into(), Vec::new(), String::new(), 1000)));
+        let w = values.decoder_for(7, |_| Some(("AVRO".into(), WRITER.into(), Vec::new(), String::new(), 1000)));
         assert!(w.is_some());
         assert!(values.add(w, &zigzag(1)));
         assert!(!values.add(w, &[0x80])); // truncated varint: sealed, to Python
@@ -392,6 +395,6 @@ mod tests {
     fn a_writer_that_does_not_conform_is_left_to_python() {
         let union = r#"{"type":"record","name":"R","fields":[{"name":"n","type":["long","string"]}]}"#;
         let mut values = Values::new(target(), union.into(), 16);
-        assert!(values.writer(1, |_| Some(("AVRO".into(), union.into(), Vec::new(), String::new(), 1000))).is_none());
+        assert!(values.decoder_for(1, |_| Some(("AVRO".into(), union.into(), Vec::new(), String::new(), 1000))).is_none());
     }
 }

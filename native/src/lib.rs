@@ -307,11 +307,11 @@ impl ReadState {
 
 /// Decodes the value of `view` where it can (else its row is the Python path's).
 fn decode_value(values: &mut Values, ask: &Py<PyAny>, framing: &columns::Framing, view: &MessageView<'_>) {
-    let writer = match framing.id {
-        Some(id) if !framing.python => values.writer(id, |id| ask_writer(ask, id)),
+    let decoder = match framing.id {
+        Some(id) if !framing.python => values.decoder_for(id, |id| ask_writer(ask, id)),
         _ => None,
     };
-    values.add(writer, &view.data[framing.skip.min(view.data.len())..]);
+    values.add(decoder, &view.data[framing.skip.min(view.data.len())..]);
 }
 
 /// The Python side's answer for a writer schema id (an exception or a wrong answer: None, so
