@@ -10,6 +10,17 @@ pub struct Bound {
     pub inclusive: bool,
 }
 
+/// A bound as Python gives it: (ledger, entry, batch index, inclusive), `spark.offsets.Bound`'s.
+pub type Position = (i64, i64, i32, bool);
+/// A message's place as Python takes it: (ledger, entry, batch index).
+pub type Place = (i64, i64, i32);
+
+impl From<Position> for Bound {
+    fn from((ledger, entry, batch, inclusive): Position) -> Self {
+        Bound { ledger, entry, batch, inclusive }
+    }
+}
+
 impl Bound {
     pub fn covers(&self, ledger: i64, entry: i64, batch: i32) -> bool {
         if (ledger, entry) != (self.ledger, self.entry) {

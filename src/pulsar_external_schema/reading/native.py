@@ -3,7 +3,7 @@
 `pip install 'pulsar-external-schema[native]'` (or `scripts/bootstrap` where `cargo` is) adds the
 extension `_pulsar_external_schema_native` (`native/` in the repository). It receives a range of
 one partition over Pulsar's binary protocol and decodes Avro bodies with arrow-avro, and JSON
-Schema bodies checked against their schema, straight into the `value` column (`native/src/lib.rs`),
+Schema bodies checked against their schema, straight into the `value` column (`native/src/range_reader.rs`),
 an order of magnitude cheaper a row than the Python path (docs/spark.md measures both). It knows
 nothing of registries or rules: for each writer schema id it asks this module (`Finisher.writer`,
 from the plan `ExternalSchema.columnar` gives: `codec.plans.Columnar`), and it leaves to the Python

@@ -1,0 +1,50 @@
+//! What only the tests call: the range reader's and the producer's decisions, exposed so that
+//! the tests hold them to their Python twins without a broker (tests/unit/test_native_twins.py).
+
+use std::collections::BTreeMap;
+
+use pyo3::prelude::*;
+
+use crate::bounds::{self, Place, Position};
+use crate::columns;
+use crate::send;
+
+/// Where each batched entry starts (the index of its first message) when messages of these
+/// payload sizes are sent in order by a `Producer` of these limits (`send.rs`), for the tests
+/// that hold its cuts to pulsar-client's producer's.
+#[pyfunction]
+pub fn batch_starts(sizes: Vec<usize>, batching_max_messages: usize, batching_max_bytes: usize) -> Vec<usize> {
+    send::Batching { max_messages: batching_max_messages, max_bytes: batching_max_bytes }.starts(&sizes)
+}
+
+/// How the range reader reads a message with these properties, PIP-420 metadata id (field 32)
+/// and payload (`columns.rs`): (the Confluent schema id it takes, the prefix bytes it skips,
+/// whether the message is one for the Python path), for the tests that hold it to the Python
+/// path's reading of the same message.
+#[pyfunction]
+#[pyo3(signature = (properties, payload, schema_id=None))]
+pub fn framing(
+    properties: BTreeMap<String, String>,
+    payload: &[u8],
+    schema_id: Option<&[u8]>,
+) -> (Option<u32>, usize, bool) {
+    let sorted = columns::sorted_properties(properties.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let framing = columns::framing(&sorted, schema_id, payload);
+    (framing.id, framing.skip, framing.python)
+}
+
+/// Where the message at `place` falls in the range after `start` (None: the earliest) up to
+/// `end`, `last_written` the last entry written when the read began (`bounds.rs`): ("before",
+/// "inside" or "after", whether nothing can follow once its entry is read), for the tests that
+/// hold it to `spark.offsets.Bound`.
+#[pyfunction]
+pub fn range_place(start: Option<Position>, end: Position, last_written: (i64, i64), place: Place) -> (&'static str, bool) {
+    let range = bounds::Range { start: start.map(Into::into), end: end.into(), last_written };
+    let (ledger, entry, batch) = place;
+    let verdict = match range.place(ledger, entry, batch) {
+        bounds::Verdict::Before => "before",
+        bounds::Verdict::Inside => "inside",
+        bounds::Verdict::After => "after",
+    };
+    (verdict, range.done_after_entry(ledger, entry))
+}
