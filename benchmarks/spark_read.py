@@ -398,7 +398,7 @@ def native_split(
     extension = _native.extension()
     assert extension is not None, _native.why_absent()
     client = extension.Client(service_url)
-    count = client._drain(partition_topic)
+    count = extension._testing.drain(client, partition_topic)
 
     def read() -> None:
         read_count = sum(b.num_rows for b in native.read_partition(source, plain, value_type, whole))
@@ -409,7 +409,7 @@ def native_split(
     for _ in range(3):
         found = {
             "native: receive (its consumer, messages dropped)": _us_per(
-                count, lambda: client._drain(partition_topic)
+                count, lambda: extension._testing.drain(client, partition_topic)
             ),
             "native: the whole read of the partition (`native.read_partition`)": _us_per(count, read),
         }

@@ -1,8 +1,13 @@
 """Types of the native extension (`native/src/lib.rs`), which only `pulsar_external_schema._native`
-imports; through it, its users are `pulsar_external_schema.reading.native`, `spark.writer`,
-`codec.json` (`JsonCodec`) and `codec.direct` (`Encoder`, `DirectWriter`, `DirectReader`, the
-twins of its own classes); `framing` and `range_place` are the range reader's decisions, for the
-tests that hold them to their Python twins (tests/unit/test_native_twins.py)."""
+imports; through it, its users are `pulsar_external_schema.reading` (`executor`: `Client`;
+`native`: `check_reader`, `RangeReader`), `writing.rows` (`Producer`, `AvroEncoder`,
+`key_partitions`), `codec.json_validation` (`JsonSchemaCheck`), `codec.json` (`JsonCodec`) and
+`codec.direct` (`Encoder`, `DirectWriter`, `DirectReader`, the twins of its own classes). This
+stub is the one list of the extension's Python API.
+
+`_testing` (last) is a submodule of what only the tests and benchmarks call, typed here as a
+namespace of its functions: the range reader's and the producer's decisions, which
+tests/unit/test_native_twins.py holds to their Python twins, and a client's receiving alone."""
 
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,13 +25,6 @@ Position = tuple[int, int, int, bool]
 
 def check_reader(reader_schema: str, value_type: pa.DataType) -> str | None: ...
 def key_partitions(keys: pa.Array, partitions: int) -> pa.Int32Array: ...
-def batch_starts(sizes: list[int], batching_max_messages: int, batching_max_bytes: int) -> list[int]: ...
-def framing(
-    properties: dict[str, str], payload: bytes, schema_id: bytes | None = None
-) -> tuple[int | None, int, bool]: ...
-def range_place(
-    start: Position | None, end: Position, last_written: tuple[int, int], place: tuple[int, int, int]
-) -> tuple[str, bool]: ...
 
 class AvroEncoder:
     """Arrow rows into Avro bodies as fastavro writes their Python values; raises NativeError
@@ -65,7 +63,6 @@ class Client:
         batching_max_messages: int = 1000,
         batching_max_bytes: int = 131_072,
     ) -> Producer: ...
-    def _drain(self, topic: str) -> int: ...
 
 class RangeReader(Iterator[pa.RecordBatch]):
     def __iter__(self) -> RangeReader: ...
@@ -142,3 +139,20 @@ class DirectReader:
         declined: object,
     ) -> None: ...
     def __call__(self, payload: Any) -> Any: ...
+
+class _testing:
+    """A submodule (`_pulsar_external_schema_native._testing`): not the package's API."""
+
+    @staticmethod
+    def drain(client: Client, topic: str) -> int:
+        """Receives every message of `topic` and drops it; their number."""
+    @staticmethod
+    def batch_starts(sizes: list[int], batching_max_messages: int, batching_max_bytes: int) -> list[int]: ...
+    @staticmethod
+    def framing(
+        properties: dict[str, str], payload: bytes, schema_id: bytes | None = None
+    ) -> tuple[int | None, int, bool]: ...
+    @staticmethod
+    def range_place(
+        start: Position | None, end: Position, last_written: tuple[int, int], place: tuple[int, int, int]
+    ) -> tuple[str, bool]: ...

@@ -8,11 +8,11 @@ use arrow::datatypes::{Schema, SchemaRef};
 use arrow::pyarrow::PyArrowType;
 use pyo3::prelude::*;
 
-use crate::bounds::{self, Position};
+use crate::bounds::Position;
 use crate::errors::error;
 use crate::producer::Producer;
 use crate::range_reader::RangeReader;
-use crate::receive::{Next, RangeConsumer};
+use crate::receive::RangeConsumer;
 use crate::wire::{self, Options};
 use crate::{send, tls};
 
@@ -36,6 +36,13 @@ fn token_source(given: Bound<'_, PyAny>) -> PyResult<wire::TokenSource> {
 #[pyclass(frozen, module = "_pulsar_external_schema_native")]
 pub struct Client {
     options: Arc<Options>,
+}
+
+impl Client {
+    /// The settings each connection of this client is opened with.
+    pub fn options(&self) -> Arc<Options> {
+        self.options.clone()
+    }
 }
 
 #[pymethods]
@@ -108,22 +115,6 @@ impl Client {
             .detach(|| send::Producer::open(&options, &topic, producer_name.as_deref(), batching))
             .map_err(error)?;
         Ok(Producer::new(producer))
-    }
-
-    /// Receives every message of `topic` and drops it (the receive cost alone, for benchmarks).
-    fn _drain(&self, py: Python<'_>, topic: String) -> PyResult<usize> {
-        let options = self.options.clone();
-        py.detach(|| {
-            let end = bounds::Bound { ledger: i64::MAX, entry: i64::MAX, batch: -1, inclusive: true };
-            let mut consumer = RangeConsumer::open(&options, &topic, None, end, options.operation_timeout)?;
-            let mut count = 0;
-            while let Next::Message(_) = consumer.next()? {
-                count += 1;
-            }
-            consumer.close();
-            Ok::<usize, String>(count)
-        })
-        .map_err(error)
     }
 
     /// Reads `topic` (one partition) after `start` (None: from its earliest message) up to

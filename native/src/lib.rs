@@ -8,7 +8,7 @@
 //!   reach Pulsar), `range_reader.rs` (`RangeReader`: one range's batches; `check_reader`),
 //!   `producer.rs` (`Producer`: batches sent; `key_partitions`), `avro_encoder.rs`
 //!   (`AvroEncoder`), `errors.rs` (`NativeError`), `sync.rs` (their state locked without the
-//!   GIL), `testing.rs` (what only the tests call);
+//!   GIL), `testing.rs` (the `_testing` submodule: what only the tests call);
 //! - the wire client: `wire.rs` (a client's side of Pulsar's binary protocol, reconnecting),
 //!   `proto.rs` (the protocol's messages, by hand from `PulsarApi.proto`), `tls.rs` (rustls),
 //!   `receive.rs` (one range of a partition), `send.rs` (a producer's batched entries),
@@ -50,15 +50,12 @@ use pyo3::prelude::*;
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 7;
+const ABI: u32 = 8;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(range_reader::check_reader, m)?)?;
     m.add_function(wrap_pyfunction!(producer::key_partitions, m)?)?;
-    m.add_function(wrap_pyfunction!(testing::batch_starts, m)?)?;
-    m.add_function(wrap_pyfunction!(testing::framing, m)?)?;
-    m.add_function(wrap_pyfunction!(testing::range_place, m)?)?;
     m.add_class::<avro_encoder::AvroEncoder>()?;
     m.add_class::<client::Client>()?;
     m.add_class::<range_reader::RangeReader>()?;
@@ -72,6 +69,14 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The wheel's version, as maturin writes Cargo's (0.1.0-dev0: 0.1.0.dev0)
     m.add("__version__", env!("CARGO_PKG_VERSION").replacen('-', ".", 1))?;
     m.add("ABI", ABI)?;
+
+    // What only the tests (and benchmarks) call: `_testing`, not the package's API.
+    let testing = PyModule::new(m.py(), "_testing")?;
+    testing.add_function(wrap_pyfunction!(testing::drain, &testing)?)?;
+    testing.add_function(wrap_pyfunction!(testing::batch_starts, &testing)?)?;
+    testing.add_function(wrap_pyfunction!(testing::framing, &testing)?)?;
+    testing.add_function(wrap_pyfunction!(testing::range_place, &testing)?)?;
+    m.add_submodule(&testing)?;
     Ok(())
 }
 

@@ -1,13 +1,37 @@
-//! What only the tests call: the range reader's and the producer's decisions, exposed so that
-//! the tests hold them to their Python twins without a broker (tests/unit/test_native_twins.py).
+//! The `_testing` submodule: what only the tests and benchmarks call, kept out of the API the
+//! package calls. The range reader's and the producer's decisions, exposed so that the tests hold
+//! them to their Python twins without a broker (tests/unit/test_native_twins.py), and `drain`, a
+//! client's receiving alone (the TLS and token tests' connection errors, the benchmarks' cost of
+//! receiving).
 
 use std::collections::BTreeMap;
 
 use pyo3::prelude::*;
 
 use crate::bounds::{self, Place, Position};
+use crate::client::Client;
 use crate::columns;
+use crate::errors::error;
+use crate::receive::{Next, RangeConsumer};
 use crate::send;
+
+/// Receives every message of `topic` with `client`'s connection settings and drops it (the
+/// receive cost alone); the number of messages.
+#[pyfunction]
+pub fn drain(py: Python<'_>, client: &Client, topic: String) -> PyResult<usize> {
+    let options = client.options();
+    py.detach(|| {
+        let end = bounds::Bound { ledger: i64::MAX, entry: i64::MAX, batch: -1, inclusive: true };
+        let mut consumer = RangeConsumer::open(&options, &topic, None, end, options.operation_timeout)?;
+        let mut count = 0;
+        while let Next::Message(_) = consumer.next()? {
+            count += 1;
+        }
+        consumer.close();
+        Ok::<usize, String>(count)
+    })
+    .map_err(error)
+}
 
 /// Where each batched entry starts (the index of its first message) when messages of these
 /// payload sizes are sent in order by a `Producer` of these limits (`send.rs`), for the tests

@@ -364,7 +364,7 @@ def test_the_native_reader_reads_with_an_oauth2_token(oauth2_pulsar: TlsPulsar, 
 
     native = extension.Client(oauth2_pulsar.pulsar_url, **conf.native_options())
 
-    assert native._drain(topic) == 5
+    assert extension._testing.drain(native, topic) == 5
 
 
 def test_a_native_producer_reconnects_with_a_fresh_token_after_its_first_expired(

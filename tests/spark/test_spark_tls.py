@@ -277,9 +277,10 @@ def test_the_native_reader_refuses_a_broker_whose_ca_it_does_not_trust_at_once(
     import certifi
 
     client = native_client(secured, tls_trust_certs_file_path=certifi.where())
+    drain = required_extension()._testing.drain
     started = time.monotonic()
     with pytest.raises(Exception) as failed:
-        client._drain(f"{orders.topic}-partition-0")
+        drain(client, f"{orders.topic}-partition-0")
 
     assert time.monotonic() - started < 5  # a bound on the wait: one try, not retries for 10 s
     text = str(failed.value)
@@ -290,9 +291,10 @@ def test_the_native_reader_refuses_a_broker_whose_ca_it_does_not_trust_at_once(
 def test_the_native_reader_without_a_client_certificate_on_mutual_tls_says_so(mtls_pulsar: TlsPulsar) -> None:
     topic = f"persistent://public/default/{unique('mtls-native')}"
     native = native_client(mtls_pulsar, tls_certificate_file_path=None, tls_key_file_path=None)
+    drain = required_extension()._testing.drain
 
     with pytest.raises(Exception) as failed:
-        native._drain(topic)
+        drain(native, topic)
 
     text = str(failed.value)
     assert "the broker wants a client certificate of its CA" in text, text

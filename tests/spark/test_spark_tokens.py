@@ -104,11 +104,10 @@ def test_the_native_reader_with_a_wrong_token_fails_at_once_with_the_brokers_ans
 ) -> None:
     """The planner's admin calls refuse a wrong token before any task runs; the native reader's
     own connection is shown refusing it too (with the right one it reads, above)."""
-    client = required_extension().Client(
-        secured.pulsar_url, auth_token=secured.wrong_token, operation_timeout_ms=10_000
-    )
+    extension = required_extension()
+    client = extension.Client(secured.pulsar_url, auth_token=secured.wrong_token, operation_timeout_ms=10_000)
     with pytest.raises(Exception) as failed:
-        client._drain(f"{secured_orders.topic}-partition-0")
+        extension._testing.drain(client, f"{secured_orders.topic}-partition-0")
 
     text = str(failed.value)
     assert "authentic" in text.lower()

@@ -86,7 +86,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 def drained(url: str, trust: Path, **options: bool) -> str:
     """What the extension's client says of the server: it fails where the extension is missing
     (and skips in the Python leg), as every test of the extension does."""
-    client = required_extension().Client(
+    extension = required_extension()
+    client = extension.Client(
         url,
         tls_trust_certs_file_path=str(trust),
         operation_timeout_ms=2_000,
@@ -94,7 +95,7 @@ def drained(url: str, trust: Path, **options: bool) -> str:
         **options,
     )
     with pytest.raises(Exception) as failed:
-        client._drain("persistent://public/default/t")
+        extension._testing.drain(client, "persistent://public/default/t")
     return str(failed.value)
 
 

@@ -85,7 +85,7 @@ def python_reading(props: dict[str, str], payload: bytes) -> tuple[int, bytes] |
 def test_where_the_native_reader_takes_a_message_it_reads_the_id_and_body_the_python_path_reads(
     props: dict[str, str], payload: bytes
 ) -> None:
-    schema_id, skip, python = required_extension().framing(props, payload)
+    schema_id, skip, python = required_extension()._testing.framing(props, payload)
     if not python:
         assert (schema_id, payload[skip:]) == python_reading(props, payload)
 
@@ -110,7 +110,7 @@ def test_field_32_reads_as_the_python_path_reads_the_same_bytes_in_the_property(
     that): the native reader reads it as the Python path reads the same bytes as `__schema_id`
     (`schema_id.py`: the property is their hex), and leaves the message to the Python path where
     the two say different ids."""
-    schema_id, skip, python = required_extension().framing(props, payload, metadata_id)
+    schema_id, skip, python = required_extension()._testing.framing(props, payload, metadata_id)
     given = ids.SCHEMA_ID_PROPERTY in props
     effective = props if given or not metadata_id else {**props, ids.SCHEMA_ID_PROPERTY: metadata_id.hex()}
     if not python:
@@ -120,7 +120,7 @@ def test_field_32_reads_as_the_python_path_reads_the_same_bytes_in_the_property(
 
 
 def test_a_java_pip_420_message_is_read_by_its_field_32() -> None:
-    native = required_extension()
+    native = required_extension()._testing
     field32 = bytes.fromhex("ff000000002a")
     assert native.framing({"colour": "red"}, b"\x02ab", field32) == (42, 0, False)
     assert native.framing({ids.SCHEMA_ID_PROPERTY: "FF000000002A"}, b"", field32) == (42, 0, False)
@@ -136,7 +136,7 @@ def test_a_java_pip_420_message_is_read_by_its_field_32() -> None:
 def test_the_everyday_forms_are_the_native_readers_own(
     schema_id: str, other: dict[str, str], payload: bytes
 ) -> None:
-    native = required_extension()
+    native = required_extension()._testing
     assert native.framing({**other, ids.SCHEMA_ID_PROPERTY: schema_id}, payload) == (
         int(schema_id[4:], 16),
         0,
@@ -178,7 +178,7 @@ def test_a_messages_place_in_a_range_is_the_python_bounds(
         return "inside" if end.covers(ledger, entry, batch) else "after"
 
     first = None if start is None else _position(start)
-    verdict, done = required_extension().range_place(first, _position(end), last_written, place)
+    verdict, done = required_extension()._testing.range_place(first, _position(end), last_written, place)
     assert verdict == python_place(*place)
     if done:  # nothing written after this entry is inside the range
         for ledger, entry, batch in later:
@@ -222,7 +222,8 @@ def pulsar_client_batch_starts(sizes: list[int], max_messages: int, max_bytes: i
 def test_the_native_sender_cuts_batches_where_pulsar_client_does(
     sizes: list[int], max_messages: int, max_bytes: int
 ) -> None:
-    assert required_extension().batch_starts(sizes, max_messages, max_bytes) == pulsar_client_batch_starts(
+    native = required_extension()._testing
+    assert native.batch_starts(sizes, max_messages, max_bytes) == pulsar_client_batch_starts(
         sizes, max_messages, max_bytes
     )
 
@@ -234,7 +235,7 @@ def test_the_sinks_batches_are_cut_by_count_and_by_size() -> None:
         DETERMINISTIC_BATCHES["batching_max_messages"],
         DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
     )
-    native = required_extension()
+    native = required_extension()._testing
     assert native.batch_starts([10] * 2500, *limits) == [0, 1000, 2000]  # by count
     assert native.batch_starts([50_000] * 5, *limits) == [0, 2, 4]  # a third is above 128 KiB
     assert native.batch_starts([200_000, 1, 1], *limits) == [0, 1]  # above the limit: alone
