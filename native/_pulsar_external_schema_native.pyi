@@ -3,14 +3,15 @@ imports; through it, its users are `pulsar_external_schema.reading` (`executor`:
 `native`: `check_reader`, `RangeReader`), `writing.rows` (`Producer`, `AvroEncoder`,
 `key_partitions`), `codec.json_validation` (`JsonSchemaCheck`), `codec.json` (`JsonCodec`) and
 `codec.direct` (`Encoder`, `DirectWriter`, `DirectReader`, the twins of its own classes). This
-stub is the one list of the extension's Python API.
+stub is the one list of the extension's Python API: tests/unit/test_native_api.py holds the built
+module to it, name for name and parameter for parameter.
 
 `_testing` (last) is a submodule of what only the tests and benchmarks call, typed here as a
 namespace of its functions: the range reader's and the producer's decisions, which
 tests/unit/test_native_twins.py holds to their Python twins, and a client's receiving alone."""
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
@@ -20,8 +21,8 @@ ABI: int
 
 class NativeError(Exception): ...
 
-#: (ledger, entry, batch index, inclusive), as `spark.offsets.Bound`.
-Position = tuple[int, int, int, bool]
+#: (ledger, entry, batch index, inclusive), as `spark.offsets.Bound` (a type of this stub only).
+Position: TypeAlias = tuple[int, int, int, bool]
 
 def check_reader(reader_schema: str, value_type: pa.DataType) -> str | None: ...
 def key_partitions(keys: pa.Array, partitions: int) -> pa.Int32Array: ...
@@ -39,7 +40,12 @@ class Client:
         self,
         service_url: str,
         *,
-        auth_token: str | None = None,
+        auth_token: str | Callable[[], str] | None = None,
+        tls_trust_certs_file_path: str | None = None,
+        tls_certificate_file_path: str | None = None,
+        tls_key_file_path: str | None = None,
+        tls_hostname_verification: bool = False,
+        tls_allow_insecure_connection: bool = False,
         operation_timeout_ms: int = 30_000,
         connection_timeout_ms: int = 10_000,
     ) -> None: ...

@@ -21,7 +21,8 @@
 //!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).
 //!
 //! This file only registers the Python API. Its one list is the stub,
-//! `_pulsar_external_schema_native.pyi` (private; version `ABI`).
+//! `_pulsar_external_schema_native.pyi` (private; version `ABI`), which
+//! tests/unit/test_native_api.py holds the built module to, name for name.
 
 mod avro_encoder;
 mod bounds;
