@@ -168,11 +168,11 @@ def cost_split(
     (best of three): the parts timed one by one, and the whole read (`read_partition`)."""
     from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.reading.decoders import arrow_value_type
-    from pulsar_external_schema.reading.executor import RareCollections, decoding_schema
-    from pulsar_external_schema.reading.offsets import EARLIEST
-    from pulsar_external_schema.reading.options import ROWS_PER_BATCH, SourceOptions
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
     from pulsar_external_schema.reading.rows import Rows, read_partition
+    from pulsar_external_schema.tasks.executor import RareCollections, decoding_schema
+    from pulsar_external_schema.tasks.offsets import EARLIEST
+    from pulsar_external_schema.tasks.options import ROWS_PER_BATCH, SourceOptions
 
     source = SourceOptions.parse(options)
     value_type, converter = arrow_value_type(plain, source)
@@ -386,9 +386,9 @@ def native_split(
     from pulsar_external_schema import _native
     from pulsar_external_schema.reading import native
     from pulsar_external_schema.reading.decoders import arrow_value_type
-    from pulsar_external_schema.reading.offsets import EARLIEST
-    from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.tasks.offsets import EARLIEST
+    from pulsar_external_schema.tasks.options import SourceOptions
 
     source = SourceOptions.parse({**options, "reader": "native"})
     value_type, _ = arrow_value_type(plain, source)
@@ -476,9 +476,9 @@ def main() -> None:
 
     from pyspark.sql import SparkSession
 
-    from pulsar_external_schema.reading.decoders import resolve_reader_schema
-    from pulsar_external_schema.reading.options import SourceOptions
     from pulsar_external_schema.spark import register
+    from pulsar_external_schema.tasks.options import SourceOptions
+    from pulsar_external_schema.tasks.schemas import resolve_reader_schema
 
     spark = (
         SparkSession.builder.master(f"local[{cores}]")

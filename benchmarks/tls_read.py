@@ -65,10 +65,11 @@ def new_topic(admin_url: str, partitions: int, conf: ClientConf | None) -> str:
 def native_read_us(options: dict[str, str], partition_topic: str) -> tuple[float, int]:
     """The native reader's whole read of one partition in this process: (us a row, rows)."""
     from pulsar_external_schema.reading import native
-    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
-    from pulsar_external_schema.reading.offsets import EARLIEST
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.tasks.offsets import EARLIEST
+    from pulsar_external_schema.tasks.options import SourceOptions
+    from pulsar_external_schema.tasks.schemas import resolve_reader_schema
 
     source = SourceOptions.parse({**options, "reader": "native"})
     reader = resolve_reader_schema(source, options["topic"])

@@ -70,7 +70,7 @@ def spark() -> Iterator[Any]:
 def offline_options(**extra: str) -> Any:
     """The Spark source's parsed options for unit tests: a broker, admin URL and registry that are
     never reached, plus `extra`."""
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
 
     return SourceOptions.parse(
         {

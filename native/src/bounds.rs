@@ -1,7 +1,7 @@
 //! Where a range starts and ends: the Python source's `offsets.Bound`, and when to stop reading.
 
 /// Everything before (ledger, entry, batch), and that message too when `inclusive`; `batch < 0`
-/// stands for the whole entry. The same rule as `pulsar_external_schema.reading.offsets.Bound`.
+/// stands for the whole entry. The same rule as `pulsar_external_schema.tasks.offsets.Bound`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bound {
     pub ledger: i64,

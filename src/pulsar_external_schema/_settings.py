@@ -1,6 +1,6 @@
 """The one reading of a boolean or an integer a user gives as a setting: the factory config's
 keys (`config.py`), a `client.conf`'s keys (`connections.py`) and the Spark source's options
-(`reading/options.py`) all take these forms, and each words its own error with the key's name.
+(`tasks/options.py`) all take these forms, and each words its own error with the key's name.
 
 - a boolean: Python's `True` / `False`, or `true` / `false` in any case, spaces around allowed
   (as Java's `Boolean.parseBoolean` reads a properties file, but refusing every other word

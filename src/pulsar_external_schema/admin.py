@@ -1,5 +1,5 @@
 """The Pulsar admin REST API, the few calls this package makes: declaring a topic's schema
-EXTERNAL (PIP-420) here, and the Spark data source's planning calls (reading/topic_metadata.py).
+EXTERNAL (PIP-420) here, and the Spark data source's planning calls (tasks/topic_metadata.py).
 
 `declare_external(topic)` is what a Java PIP-420 client does on connect: it stores a SchemaInfo of
 type EXTERNAL (empty data) for the topic, if the topic has none; a broker before 4.1 has no such

@@ -44,10 +44,10 @@ from .errors import ConfigError
 from .reading import native, rows
 from .reading.columns import read_schema
 from .reading.decoders import query_value
-from .reading.offsets import Bound
-from .reading.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOptions
 from .reading.planning import Planner, TopicPartitionRange, earlier, entries_between
-from .reading.topic_metadata import Ledger, PulsarAdmin, full_topic_name
+from .tasks.offsets import Bound
+from .tasks.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOptions
+from .tasks.topic_metadata import Ledger, PulsarAdmin, full_topic_name
 from .writing.rows import Refused, TaskWriter, Written
 from .writing.shape import RowShape
 

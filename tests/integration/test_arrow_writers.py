@@ -30,7 +30,7 @@ from spark_support import Produced, deduplicated_namespace
 
 from pulsar_external_schema import ConfigError, SchemaRegistrySchemaFactory, create_producer
 from pulsar_external_schema.arrow import read_table, write_table
-from pulsar_external_schema.reading.topic_metadata import full_topic_name
+from pulsar_external_schema.tasks.topic_metadata import full_topic_name
 
 pytestmark = pytest.mark.integration
 

@@ -205,11 +205,12 @@ class Unloader:
 def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBatch]:
     """The whole topic as one range, read by `path`'s reader (python or native) batch by batch."""
     from pulsar_external_schema.reading import native, rows
-    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
-    from pulsar_external_schema.reading.offsets import EARLIEST
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import TopicPartitionRange
-    from pulsar_external_schema.reading.topic_metadata import PulsarAdmin
+    from pulsar_external_schema.tasks.offsets import EARLIEST
+    from pulsar_external_schema.tasks.options import SourceOptions
+    from pulsar_external_schema.tasks.schemas import resolve_reader_schema
+    from pulsar_external_schema.tasks.topic_metadata import PulsarAdmin
 
     source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path))
     reader = resolve_reader_schema(source, topic)
@@ -475,7 +476,7 @@ def test_a_sink_task_across_topic_unloads_and_a_restart_writes_every_row_once(
     # A sink task that names its producer (exactly once), its rows in Arrow batches as Spark gives
     # them; the target unloaded twice and the broker restarted while the task sends.
     require_native(writer)
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = topic_name()

@@ -177,11 +177,12 @@ def read_both(
 
     from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.columns import read_schema
-    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
-    from pulsar_external_schema.reading.offsets import EARLIEST
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import TopicPartitionRange
-    from pulsar_external_schema.reading.topic_metadata import PulsarAdmin
+    from pulsar_external_schema.tasks.offsets import EARLIEST
+    from pulsar_external_schema.tasks.options import SourceOptions
+    from pulsar_external_schema.tasks.schemas import resolve_reader_schema
+    from pulsar_external_schema.tasks.topic_metadata import PulsarAdmin
 
     source = SourceOptions.parse(source_options(services, topic=topic, **options))
     reader = resolve_reader_schema(source, topic)
@@ -230,7 +231,7 @@ def test_every_avro_type_and_two_versions_read_as_the_python_path_reads_them(
 def test_ranges_that_start_and_end_inside_batched_entries(
     services: Services, pulsar_client: Any, events: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pulsar_external_schema.reading.offsets import Bound
+    from pulsar_external_schema.tasks.offsets import Bound
 
     partition = f"{events}-partition-0"
     ids = message_ids(pulsar_client, partition)

@@ -222,10 +222,11 @@ def native_and_python(secured: TlsPulsar, topic: str, partition_topic: str) -> t
 
     from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.columns import read_schema
-    from pulsar_external_schema.reading.decoders import arrow_value_type, resolve_reader_schema
-    from pulsar_external_schema.reading.offsets import EARLIEST
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.tasks.offsets import EARLIEST
+    from pulsar_external_schema.tasks.options import SourceOptions
+    from pulsar_external_schema.tasks.schemas import resolve_reader_schema
 
     source = SourceOptions.parse(options(secured, topic=topic))
     reader = resolve_reader_schema(source, topic)
@@ -315,7 +316,7 @@ def test_the_native_sender_sends_over_tls_as_pulsar_client_does(secured: TlsPuls
     mutual one), each once, keyed as given."""
     import pyarrow as pa
 
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = f"persistent://public/default/{unique('tls-native-send')}"

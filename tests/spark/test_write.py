@@ -212,7 +212,7 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     import pyarrow as pa
     from spark_support import deduplicated_namespace
 
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.writing.rows import DETERMINISTIC_BATCHES, TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('rerun')}"
@@ -350,7 +350,7 @@ def test_the_native_producer_cuts_batches_and_writes_messages_as_pulsar_client_d
     import pyarrow as pa
     from spark_support import deduplicated_namespace
 
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.writing.rows import TaskWriter
 
     namespace = deduplicated_namespace(services)
@@ -417,7 +417,7 @@ def test_keyless_rows_of_a_task_run_again_go_where_they_went_once(
     import pyarrow as pa
     from spark_support import deduplicated_namespace
 
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('keyless')}"

@@ -14,7 +14,7 @@ import pytest
 from pulsar_external_schema import admin as admin_module
 from pulsar_external_schema.admin import PulsarAdmin, PulsarAdminError, UnsupportedBrokerError
 from pulsar_external_schema.config import ExternalSchemaConfig, with_broker_token
-from pulsar_external_schema.reading.options import SourceOptions
+from pulsar_external_schema.tasks.options import SourceOptions
 
 SCHEMA_PATH = "/admin/v2/schemas/acme/shop/orders/schema"
 

@@ -93,8 +93,8 @@ def test_a_protobuf_class_error_names_the_setting_as_its_caller_spells_it(
     (the integration test reads a Protobuf topic without it: tests/integration/test_arrow.py)."""
     import dataclasses
 
-    from pulsar_external_schema.reading.decoders import protobuf_class
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
+    from pulsar_external_schema.tasks.schemas import protobuf_class
 
     options = SourceOptions.parse({"service.url": "pulsar://127.0.0.1:9", "schema.registry.url": "http://x"})
     if named is not None:

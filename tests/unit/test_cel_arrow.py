@@ -1,4 +1,4 @@
-"""READ conditions over an Arrow column (reading/conditions.py), held to the Python form.
+"""READ conditions over an Arrow column (tasks/conditions.py), held to the Python form.
 
 The column is what the Spark source builds (fastavro's values through the source's converters);
 the records the Python form sees are fastavro's own values. Where the column form gives True or
@@ -23,8 +23,8 @@ from cel_conditions import subset_conditions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pulsar_external_schema.reading.conditions import avro_kinds, compile_conditions, passing
 from pulsar_external_schema.rules.cel_subset import Unsupported, compile_condition
+from pulsar_external_schema.tasks.conditions import avro_kinds, compile_conditions, passing
 
 SCHEMA: dict[str, Any] = {
     "type": "record",
@@ -230,8 +230,8 @@ def test_over_json_schema_values_the_column_form_answers_only_as_the_python_form
     """As above, over the column of JSON Schema values (`json_type`'s, as the native reader
     builds it) and the objects the Python path reads from the same bodies: numbers held as ints
     and floats, optional keys missing, keys the schema does not name, objects with a NUL key."""
-    from pulsar_external_schema.reading.conditions import json_kinds
     from pulsar_external_schema.reading.types import json_type
+    from pulsar_external_schema.tasks.conditions import json_kinds
 
     arrow, converter = json_type(JSON_SCHEMA)
     array = pa.array([converter(v) if converter else v for v in values], arrow)
@@ -242,8 +242,8 @@ def test_over_json_schema_values_the_column_form_answers_only_as_the_python_form
 
 
 def test_over_json_schema_values_only_plain_fields_are_judged() -> None:
-    from pulsar_external_schema.reading.conditions import json_kinds
     from pulsar_external_schema.reading.types import json_type
+    from pulsar_external_schema.tasks.conditions import json_kinds
 
     arrow, _ = json_type(JSON_SCHEMA)
     kinds = json_kinds(arrow, frozenset(JSON_SCHEMA["required"]))

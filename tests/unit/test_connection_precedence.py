@@ -201,7 +201,7 @@ def test_read_table_keywords_beat_the_file_the_config_names_and_the_log_says_so(
 def test_spark_options_beat_pulsar_client_keys_which_beat_the_file(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
 
     tls = conf_file(tmp_path, "tls.conf", f"brokerServiceUrl={TLS}\nwebServiceUrl={ADMIN}\n")
     base = {"topic": "t", "schema.registry.url": "http://r:8081", "pulsar.client.conf": tls}

@@ -17,7 +17,9 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `topic_schemas`,
    `registered_schema`);
 4. `producer`, `consumer`, `functions/`, `reading/` and `writing/` (topics read into Arrow and
-   Arrow rows written to topics, no Spark needed) with their public face `arrow`;
+   Arrow rows written to topics, no Spark needed) side by side on `tasks/` (what both need:
+   options, kept clients and schemas, topic metadata, conditions over a batch), with their
+   public face `arrow`;
 5. `spark/` (the data source and the validation job, over `reading/`), `cli/`;
 6. the package root, which only re-exports.
 
@@ -80,6 +82,7 @@ LAYERS: dict[str, int] = {
     "producer": 4,
     "consumer": 4,
     "functions": 4,
+    "tasks": 4,
     "reading": 4,
     "writing": 4,
     "arrow": 4,
@@ -208,6 +211,24 @@ def _import_graph() -> dict[str, set[str]]:
     return {
         name: {target for target, _ in _imports(name, tree) if target != name} for name, tree in _modules()
     }
+
+
+def test_reading_and_writing_stand_side_by_side_on_the_task_layer() -> None:
+    """`writing/` imports nothing of `reading/` (nor the other way), and `tasks/`, which both
+    take what they share from, imports neither: each can change without the other."""
+    crossing = [
+        f"{name} imports {target}"
+        for name, tree in _modules()
+        for target, _ in _imports(name, tree)
+        for below, apart in (
+            ("writing", "reading"),
+            ("reading", "writing"),
+            ("tasks", "reading"),
+            ("tasks", "writing"),
+        )
+        if name.split(".")[0] == below and target.split(".")[0] == apart
+    ]
+    assert crossing == []
 
 
 def test_no_import_cycles_between_modules() -> None:

@@ -1,7 +1,7 @@
 """The native reader's and sender's decisions held to their twins, without a broker: how the reader
 reads a message's schema id and body (`native/src/columns.rs` against the Python path's
 `schema_id.py`), where a message falls in a range (`native/src/bounds.rs` against
-`reading.offsets.Bound`), and where the sender cuts its batched entries (`native/src/send.rs`
+`tasks.offsets.Bound`), and where the sender cuts its batched entries (`native/src/send.rs`
 against pulsar-client's producer, which the Python path sends with, modelled here from its source).
 The native reader may leave any message to the Python path; where it answers, it answers as the
 Python path would. The sender's key routing is held to partitions pulsar-client's own producer
@@ -17,7 +17,7 @@ from native_support import required_extension
 
 from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema.errors import SchemaIdError
-from pulsar_external_schema.reading.offsets import Bound
+from pulsar_external_schema.tasks.offsets import Bound
 
 # -- a message's schema id and body ------------------------------------------------------------
 

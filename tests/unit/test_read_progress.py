@@ -8,9 +8,9 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pulsar_external_schema.arrow import ReadProgress, _Extent
-from pulsar_external_schema.reading.offsets import Bound
 from pulsar_external_schema.reading.planning import TopicPartitionRange
-from pulsar_external_schema.reading.topic_metadata import Ledger
+from pulsar_external_schema.tasks.offsets import Bound
+from pulsar_external_schema.tasks.topic_metadata import Ledger
 
 EARLIEST = Bound(-1, -1, -1, False)
 

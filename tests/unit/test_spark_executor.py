@@ -1,4 +1,4 @@
-"""What a Spark worker keeps between tasks (reading/executor.py): its decoding schema, rare collections."""
+"""What a Spark worker keeps between tasks (tasks/executor.py): its decoding schema, rare collections."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 
 from pulsar_external_schema import ExternalSchemaError
-from pulsar_external_schema.reading.options import SourceOptions
+from pulsar_external_schema.tasks.options import SourceOptions
 
 
 def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from pulsar_external_schema import _confluent
-    from pulsar_external_schema.reading import executor
     from pulsar_external_schema.registered_schema import RegisteredSchema
+    from pulsar_external_schema.tasks import executor
 
     def options_of(registry: str) -> SourceOptions:
         return SourceOptions.parse({"service.url": "pulsar://x:6650", "schema.registry.url": registry})
@@ -58,7 +58,7 @@ def test_a_worker_keeps_its_decoding_schema_for_the_next_task_of_the_query(
 def test_reading_a_partition_makes_collections_rare_and_restores_them() -> None:
     import gc
 
-    from pulsar_external_schema.reading.executor import RareCollections
+    from pulsar_external_schema.tasks.executor import RareCollections
 
     before = gc.get_threshold()
     rare = RareCollections()

@@ -1,4 +1,4 @@
-"""The Spark source's offsets (reading/offsets.py): bounds, what they cover, their checkpoint JSON."""
+"""The Spark source's offsets (tasks/offsets.py): bounds, what they cover, their checkpoint JSON."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 
 from pulsar_external_schema import ConfigError
-from pulsar_external_schema.reading.offsets import EARLIEST, Bound, parse_offsets, user_bound
+from pulsar_external_schema.tasks.offsets import EARLIEST, Bound, parse_offsets, user_bound
 
 
 def test_a_whole_entry_bound_covers_every_message_of_the_entry_or_none() -> None:

@@ -1,4 +1,4 @@
-"""The Spark source's options (reading/options.py): which are source options and which config keys,
+"""The Spark source's options (tasks/options.py): which are source options and which config keys,
 what each requires, and their errors."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema import ConfigError
-from pulsar_external_schema.reading.options import SourceOptions
-from pulsar_external_schema.reading.topic_metadata import full_topic_name
+from pulsar_external_schema.tasks.options import SourceOptions
+from pulsar_external_schema.tasks.topic_metadata import full_topic_name
 
 
 def test_options_split_into_source_options_and_config_keys() -> None:

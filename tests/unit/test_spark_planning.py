@@ -13,7 +13,6 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 from spark_support import offline_options
 
 from pulsar_external_schema import ExternalSchemaError
-from pulsar_external_schema.reading.offsets import EARLIEST, Bound
 from pulsar_external_schema.reading.planning import (
     Planner,
     TopicPartitionRange,
@@ -21,7 +20,8 @@ from pulsar_external_schema.reading.planning import (
     entries_between,
     split_range,
 )
-from pulsar_external_schema.reading.topic_metadata import Ledger
+from pulsar_external_schema.tasks.offsets import EARLIEST, Bound
+from pulsar_external_schema.tasks.topic_metadata import Ledger
 
 LEDGERS = [Ledger(3, 4), Ledger(7, 0), Ledger(9, 3)]
 

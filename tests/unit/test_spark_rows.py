@@ -100,9 +100,9 @@ def _read_all(
     from spark_support import offline_options
 
     from pulsar_external_schema.reading import rows
-    from pulsar_external_schema.reading.decoders import ReaderSchema
-    from pulsar_external_schema.reading.offsets import EARLIEST, Bound
     from pulsar_external_schema.reading.planning import TopicPartitionRange
+    from pulsar_external_schema.tasks.offsets import EARLIEST, Bound
+    from pulsar_external_schema.tasks.schemas import ReaderSchema
 
     class Client:
         def create_reader(self, *args: Any, **kwargs: Any) -> _RedeliveringReader:

@@ -307,7 +307,7 @@ def test_a_boolean_or_an_integer_reads_alike_in_the_config_the_options_and_a_cli
     them: what Python's `int()` would stretch to (underscores, other scripts' digits) is refused
     in the factory config, the Spark options and a `client.conf` alike, each naming its key."""
     from pulsar_external_schema.connections import ClientConf
-    from pulsar_external_schema.reading.options import SourceOptions
+    from pulsar_external_schema.tasks.options import SourceOptions
 
     [(key, value)] = config.items()
     with pytest.raises(ConfigError, match=f"config key {key!r} takes"):

@@ -1,5 +1,6 @@
-"""The reader schema of a subject (resolved once, on the driver) and the decoder built from it on
-each executor: message -> Spark row values, with the data contract applied."""
+"""What a read's values become: the reader schema's value column type (fixed once, on the driver,
+for every topic of the read) and the parsed forms the decoders of the executors take. The
+schemas themselves are the shared task layer's (`tasks/schemas.py`)."""
 
 from __future__ import annotations
 
@@ -10,39 +11,11 @@ from typing import Any
 import pyarrow as pa
 
 from .. import _confluent
-from ..config import pins_a_version
 from ..errors import ConfigError, ExternalSchemaError, RegistryUnavailableError
-from ..factory import SchemaRegistrySchemaFactory
-from ..reading.types import Converter, avro_type, json_type, protobuf_type
-from ..registered_schema import RegisteredSchema
-from ..rules.actions import InvalidMessageAction
-from ..schema import ExternalSchema
-from ..topic_schemas import (
-    import_message_class,
-    registered_schema,
-    schema_for,
-    topic_subject,
-)
-from .kept import Kept
-from .options import SourceOptions
+from ..tasks.options import SourceOptions
+from ..tasks.schemas import ReaderSchema, protobuf_class, resolve_reader_schema
 from .planning import Planner
-
-#: The registered schema values are read into: the subject's latest version by default, or the
-#: one `use.schema.id` / `use.latest.with.metadata` names.
-ReaderSchema = RegisteredSchema
-
-
-#: Factories the driver's planning keeps per worker, one per registry config (`kept.py`).
-_factories: Kept[SchemaRegistrySchemaFactory] = Kept(4, lambda factory: factory.close())
-
-
-def resolve_reader_schema(options: SourceOptions, topic: str) -> ReaderSchema:
-    """The version values of `topic` are read into, asked of the registry now (not of a cache: a
-    query plans with the subject's versions as they are when it starts)."""
-    key = json.dumps(options.config, sort_keys=True, default=str)
-    factory = _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
-    _confluent.forget_cached(factory.registry_client, topic_subject(factory, topic))
-    return registered_schema(factory, topic)
+from .types import Converter, avro_type, json_type, protobuf_type
 
 
 def query_value(options: SourceOptions) -> tuple[ReaderSchema, pa.DataType]:
@@ -97,42 +70,6 @@ def arrow_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[pa.D
     raise ConfigError(
         f"subject {reader.subject} has schema type {reader.schema_type}, which is not supported"
     )
-
-
-def protobuf_class(options: SourceOptions, where: str) -> Any:
-    path, named = options.protobuf_message_class, options.protobuf_class_named
-    if not path:
-        raise ConfigError(
-            f"{where} holds Protobuf schemas: set {named} to the generated message class "
-            "(pkg.module_pb2.Message)"
-        )
-    return import_message_class(path, named)
-
-
-def make_schema(
-    options: SourceOptions, reader: ReaderSchema, *, client: Any = None, latest: bool = False
-) -> tuple[SchemaRegistrySchemaFactory, ExternalSchema]:
-    """The external schema an executor decodes with (no `client`: DLQ rules mark rows invalid),
-    or encodes with (`latest`: the subject's latest version, never registering one)."""
-    conf = dict(options.config)
-    pinned = pins_a_version(conf)
-    if (latest or reader.schema_type == "AVRO") and not pinned:
-        conf["use.latest.version"] = "true"  # Avro resolves every writer version into the reader's
-    # No client: the DLQ action marks the row invalid (publishing from `read()` would repeat the
-    # copy on every task retry); the validation job writes the DLQ topic once, with its batch.
-    actions = None if client is not None else [InvalidMessageAction()]
-    factory = SchemaRegistrySchemaFactory(conf, client=client, rule_actions=actions)
-    if reader.schema_type == "AVRO":
-        schema = factory.avro(reader.for_factory())
-        if client is None and not latest and not pinned:
-            # Read into the version the driver resolved, not whatever is latest when this task
-            # runs: the column type was fixed from it, and so are the rules that run.
-            schema.read_into(reader.schema_id, reader.subject, reader.version)
-        return factory, schema
-    message_class = (
-        protobuf_class(options, f"subject {reader.subject}") if reader.schema_type == "PROTOBUF" else None
-    )
-    return factory, schema_for(factory, reader, message_class)
 
 
 def is_data_error(error: Exception) -> bool:

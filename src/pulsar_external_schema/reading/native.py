@@ -34,11 +34,12 @@ from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
 from ..reading.columns import read_schema
 from ..subjects import partition_of
-from .conditions import Evaluation, Kind, avro_kinds, compile_conditions, json_kinds, passing
-from .decoders import ReaderSchema, arrow_value_type, avro_parsed, json_references
-from .executor import RareCollections, decoding_schema, native_client
-from .offsets import Bound
-from .options import PATHS, SourceOptions
+from ..tasks.conditions import Evaluation, Kind, avro_kinds, compile_conditions, json_kinds, passing
+from ..tasks.executor import RareCollections, decoding_schema, native_client
+from ..tasks.offsets import Bound
+from ..tasks.options import PATHS, SourceOptions
+from ..tasks.schemas import ReaderSchema
+from .decoders import arrow_value_type, avro_parsed, json_references
 from .planning import TopicPartitionRange
 from .rows import Rows
 from .rows import read_partition as read_partition_in_python

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, ExternalSchemaError
-from .offsets import EARLIEST, Bound, user_bound
-from .options import SourceOptions
-from .topic_metadata import Ledger, PulsarAdmin
+from ..tasks.offsets import EARLIEST, Bound, user_bound
+from ..tasks.options import SourceOptions
+from ..tasks.topic_metadata import Ledger, PulsarAdmin
 
 __all__ = ["Planner", "TopicPartitionRange", "advance", "earlier", "entries_between", "split_range"]
 

@@ -26,9 +26,10 @@ from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
 from ..reading.columns import read_schema
 from ..reading.types import Converter
 from ..subjects import partition_of
-from .decoders import ReaderSchema, arrow_value_type, is_data_error
-from .executor import RareCollections, decoding_schema, pulsar_client
-from .options import SourceOptions
+from ..tasks.executor import RareCollections, decoding_schema, pulsar_client
+from ..tasks.options import SourceOptions
+from ..tasks.schemas import ReaderSchema
+from .decoders import arrow_value_type, is_data_error
 from .planning import TopicPartitionRange
 
 __all__ = ["Rows", "read_partition"]

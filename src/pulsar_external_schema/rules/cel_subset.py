@@ -24,7 +24,7 @@ outcome, error text and action stay the engine's. tests/unit/test_cel_subset.py 
 cel-cpp on generated records and expressions.
 
 `condition_tree(text)` gives the same parse as a tree, for an evaluator over columns (the Spark
-source's native reader, `reading/conditions.py`), which keeps the same rules: the grammar and what
+source's native reader, `tasks/conditions.py`), which keeps the same rules: the grammar and what
 is in the subset are decided here, once.
 """
 

@@ -7,7 +7,7 @@ from .._imports import lazy_exports
 
 if TYPE_CHECKING:
     from ..errors import PulsarAdminError
-    from ..reading.offsets import Bound
+    from ..tasks.offsets import Bound
     from .pipeline import ValidationJob
     from .source import FORMAT, PulsarExternalDataSource, register
 
@@ -17,7 +17,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {
         "PulsarAdminError": "..errors",
-        "Bound": "..reading.offsets",
+        "Bound": "..tasks.offsets",
         "ValidationJob": ".pipeline",
         **dict.fromkeys(["FORMAT", "PulsarExternalDataSource", "register"], ".source"),
     },

@@ -36,8 +36,8 @@ import pyarrow.compute as pc
 from ..deadletter import copy_properties
 from ..errors import ExternalSchemaError
 from ..reading.columns import FORWARDED
-from ..reading.options import SourceOptions
 from ..subjects import partition_of
+from ..tasks.options import SourceOptions
 from ..writing.rows import TaskWriter
 from .writer import micro_batch_id, task_partition
 

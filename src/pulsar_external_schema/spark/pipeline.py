@@ -36,8 +36,8 @@ from ..admin import PulsarAdmin, require_external_type
 from ..config import ExternalSchemaConfig
 from ..deadletter import DEAD_LETTER_SUBSCRIPTION, RULE_PREFIX
 from ..errors import ConfigError, PulsarAdminError
-from ..reading.options import SourceOptions
 from ..subjects import is_full_topic_name, split_topic
+from ..tasks.options import SourceOptions
 from .source import FORMAT, register
 
 log = logging.getLogger(__name__)

@@ -22,15 +22,15 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from ..errors import ConfigError
-from ..reading.offsets import EARLIEST, Bound
-from ..reading.options import SourceOptions
 from ..reading.planning import Planner, TopicPartitionRange, advance, earlier
-from ..reading.topic_metadata import Ledger
+from ..tasks.offsets import EARLIEST, Bound
+from ..tasks.options import SourceOptions
+from ..tasks.topic_metadata import Ledger
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..reading.decoders import ReaderSchema
+    from ..tasks.schemas import ReaderSchema
 
 __all__ = ["PulsarBatchReader", "PulsarStreamReader", "SparkPartition"]
 

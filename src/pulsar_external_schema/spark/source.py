@@ -27,10 +27,10 @@ from pyspark.sql.types import StructType
 
 from ..errors import ConfigError
 from ..reading.columns import FORWARDED, read_schema
-from ..reading.options import SourceOptions
+from ..tasks.options import SourceOptions
 
 if TYPE_CHECKING:
-    from ..reading.decoders import ReaderSchema
+    from ..tasks.schemas import ReaderSchema
     from .reader import PulsarBatchReader, PulsarStreamReader
     from .writer import PulsarBatchWriter, PulsarStreamWriter
 

@@ -22,7 +22,7 @@ from pyspark.sql.datasource import (
 from ..admin import require_external_type
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, ExternalSchemaError
-from ..reading.options import SourceOptions
+from ..tasks.options import SourceOptions
 from ..writing.rows import TaskWriter
 
 __all__ = ["PulsarBatchWriter", "PulsarStreamWriter", "WriteResult"]

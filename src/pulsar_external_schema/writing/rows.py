@@ -38,11 +38,11 @@ from .. import _native
 from ..admin import declare_external
 from ..config import ExternalSchemaConfig
 from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError, ValueOutsideSchemaError
-from ..reading.conditions import Evaluation, avro_kinds, compile_conditions, passing
-from ..reading.executor import forwarded_schemas, native_client, pulsar_client
-from ..reading.options import SourceOptions
-from ..reading.topic_metadata import full_topic_name
 from ..schema_id import SCHEMA_ID_PROPERTY
+from ..tasks.conditions import Evaluation, avro_kinds, compile_conditions, passing
+from ..tasks.executor import forwarded_schemas, native_client, pulsar_client
+from ..tasks.options import SourceOptions
+from ..tasks.topic_metadata import full_topic_name
 
 if TYPE_CHECKING:
     # Loaded where rows are encoded or forwarded versions registered: Spark plans a write and
@@ -167,7 +167,7 @@ class TaskWriter:
         if self.schema is not None:
             return self.schema
         if topic not in self.encoders:
-            from ..reading.decoders import make_schema, resolve_reader_schema
+            from ..tasks.schemas import make_schema, resolve_reader_schema
 
             factory, schema = make_schema(
                 self.options, resolve_reader_schema(self.options, topic), client=self.client, latest=True
@@ -369,7 +369,7 @@ class TaskWriter:
         """The Avro bodies of a `value` column as the topic's plan writes them, by the
         extension (`AvroEncoder`, `native/src/encode.rs`), null for each row it leaves to the
         plan: one it is not sure of, or one a WRITE condition does not pass for sure (judged over
-        the column, `reading/conditions.py`; a replayed DLQ copy, whose `__rule.name` skips that
+        the column, `tasks/conditions.py`; a replayed DLQ copy, whose `__rule.name` skips that
         rule, passes the others alike). None where the column's type does not pair with the
         writer schema, or a condition is never judged over it (the log says why, once)."""
         key = (topic, columnar, column.type)
@@ -771,7 +771,7 @@ def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
 def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
     from google.protobuf import json_format
 
-    from ..reading.decoders import protobuf_class
+    from ..tasks.schemas import protobuf_class
 
     cls = protobuf_class(options, f"topic {topic}")
     return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)

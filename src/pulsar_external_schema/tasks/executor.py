@@ -26,7 +26,7 @@ from .options import SourceOptions
 if TYPE_CHECKING:  # the schema's modules load where a task decodes (`decoding_schema`)
     from ..schema import ExternalSchema
     from ..topic_schemas import ForwardedSchemas
-    from .decoders import ReaderSchema
+    from .schemas import ReaderSchema
 
 #: Pulsar clients kept per worker (one per service URL and credentials).
 MAX_CLIENTS = 4
@@ -82,7 +82,7 @@ def decoding_schema(options: SourceOptions, reader: ReaderSchema) -> ExternalSch
         sort_keys=True,
         default=str,
     )
-    from .decoders import make_schema
+    from .schemas import make_schema
 
     return schemas.get(key, lambda: make_schema(options, reader))[1]
 

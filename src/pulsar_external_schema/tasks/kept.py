@@ -4,7 +4,7 @@ by key, the least recently used one closed beyond that.
 Spark reuses its Python workers (`spark.python.worker.reuse`, on by default), for the executors'
 tasks and for the driver's planning calls alike. What costs to make (a Pulsar client, a
 factory whose registry clients each load the system's CA certificates, a schema with its
-plans) is made once a worker, not once a task or a query (`executor.py`, `decoders.py`).
+plans) is made once a worker, not once a task or a query (`executor.py`, `schemas.py`).
 """
 
 from __future__ import annotations
