@@ -166,10 +166,10 @@ def cost_split(
 ) -> dict[str, float]:
     """Microseconds per row of each part of the source's work on one partition, in this process
     (best of three): the parts timed one by one, and the whole read (`read_partition`)."""
-    from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
     from pulsar_external_schema.reading.rows import Rows, read_partition
+    from pulsar_external_schema.tasks.columns import read_schema
     from pulsar_external_schema.tasks.executor import RareCollections, decoding_schema
     from pulsar_external_schema.tasks.offsets import EARLIEST
     from pulsar_external_schema.tasks.options import ROWS_PER_BATCH, SourceOptions

@@ -42,9 +42,9 @@ from .config import CLIENT_PREFIX
 from .connections import URL_FIELDS, ClientConf, Layer, layered
 from .errors import ConfigError
 from .reading import native, rows
-from .reading.columns import read_schema
 from .reading.decoders import query_value
 from .reading.planning import Planner, TopicPartitionRange, earlier, entries_between
+from .tasks.columns import read_schema
 from .tasks.offsets import Bound
 from .tasks.options import PATHS, ROWS_PER_BATCH, SOURCE_OPTIONS, SourceOptions
 from .tasks.topic_metadata import Ledger, PulsarAdmin, full_topic_name

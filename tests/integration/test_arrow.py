@@ -25,7 +25,7 @@ from pulsar_external_schema import (
     create_producer,
 )
 from pulsar_external_schema.arrow import read_batches, read_table
-from pulsar_external_schema.reading.columns import read_schema
+from pulsar_external_schema.tasks.columns import read_schema
 
 READERS = ["python", "native"]
 

@@ -176,9 +176,9 @@ def read_both(
     """The range read by the native reader and by the Python path, as tables."""
 
     from pulsar_external_schema.reading import native, rows
-    from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import TopicPartitionRange
+    from pulsar_external_schema.tasks.columns import read_schema
     from pulsar_external_schema.tasks.offsets import EARLIEST
     from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.tasks.schemas import resolve_reader_schema

@@ -221,9 +221,9 @@ def native_and_python(secured: TlsPulsar, topic: str, partition_topic: str) -> t
     import pyarrow as pa
 
     from pulsar_external_schema.reading import native, rows
-    from pulsar_external_schema.reading.columns import read_schema
     from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import Planner, TopicPartitionRange
+    from pulsar_external_schema.tasks.columns import read_schema
     from pulsar_external_schema.tasks.offsets import EARLIEST
     from pulsar_external_schema.tasks.options import SourceOptions
     from pulsar_external_schema.tasks.schemas import resolve_reader_schema

@@ -108,7 +108,7 @@ def test_reading_needs_no_pyspark() -> None:
     # planning and both range readers
     modules = imported_after(
         "import pulsar_external_schema.arrow, pulsar_external_schema.reading.types, "
-        "pulsar_external_schema.reading.columns, pulsar_external_schema.reading.planning, "
+        "pulsar_external_schema.tasks.columns, pulsar_external_schema.reading.planning, "
         "pulsar_external_schema.reading.rows, pulsar_external_schema.reading.native"
     )
     assert "pulsar_external_schema.reading.decoders" in modules  # it did import the readers

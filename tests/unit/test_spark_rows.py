@@ -59,7 +59,7 @@ class _Message:
 def test_a_value_that_does_not_fit_its_column_makes_its_row_invalid_not_the_batch() -> None:
     import pyarrow as pa
 
-    from pulsar_external_schema.reading.columns import read_schema
+    from pulsar_external_schema.tasks.columns import read_schema
 
     value_type, convert = json_type(json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}}))
     arrow = read_schema(value_type, include_data=False)

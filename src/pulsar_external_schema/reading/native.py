@@ -32,8 +32,8 @@ from .. import _native
 from ..codec import Columnar
 from ..codec.avro import standalone
 from ..errors import ConfigError, ExternalSchemaError, RuleViolationError
-from ..reading.columns import read_schema
 from ..subjects import partition_of
+from ..tasks.columns import read_schema
 from ..tasks.conditions import Evaluation, Kind, avro_kinds, compile_conditions, json_kinds, passing
 from ..tasks.executor import RareCollections, decoding_schema, native_client
 from ..tasks.offsets import Bound

@@ -23,9 +23,9 @@ from .. import _pulsar_client
 from .. import schema_id as ids
 from ..deadletter import failure_properties
 from ..errors import ExternalSchemaError, RuleViolationError, SchemaIdError
-from ..reading.columns import read_schema
 from ..reading.types import Converter
 from ..subjects import partition_of
+from ..tasks.columns import read_schema
 from ..tasks.executor import RareCollections, decoding_schema, pulsar_client
 from ..tasks.options import SourceOptions
 from ..tasks.schemas import ReaderSchema

@@ -35,8 +35,8 @@ import pyarrow.compute as pc
 
 from ..deadletter import copy_properties
 from ..errors import ExternalSchemaError
-from ..reading.columns import FORWARDED
 from ..subjects import partition_of
+from ..tasks.columns import FORWARDED
 from ..tasks.options import SourceOptions
 from ..writing.rows import TaskWriter
 from .writer import micro_batch_id, task_partition

@@ -26,7 +26,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from ..errors import ConfigError
-from ..reading.columns import FORWARDED, read_schema
+from ..tasks.columns import FORWARDED, read_schema
 from ..tasks.options import SourceOptions
 
 if TYPE_CHECKING:

@@ -18,29 +18,14 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..errors import ConfigError
+from ..tasks.columns import read_schema
 
 __all__ = ["ARGUMENTS", "MESSAGE_COLUMNS", "ROWS", "RowShape", "holds_messages"]
 
-#: The columns of a message table (`read_table`'s, with `include_data=True`): a table with a
-#: `value` or `data` column and no column outside these holds messages.
-MESSAGE_COLUMNS = frozenset(
-    {
-        "key",
-        "value",
-        "data",
-        "topic",
-        "partition",
-        "messageId",
-        "publishTime",
-        "eventTime",
-        "properties",
-        "schemaId",
-        "_valid",
-        "_error",
-        "_rule",
-        "_failure",
-    }
-)
+#: The columns of a message table (`read_table`'s, with `include_data=True`: `tasks/columns.py`
+#: says what they are): a table with a `value` or `data` column and no column outside these holds
+#: messages.
+MESSAGE_COLUMNS = frozenset(read_schema(pa.null(), include_data=True).names)
 
 #: What `rows=` takes: `auto` (messages where the columns are a message table's, else values),
 #: `messages`, `values`.
