@@ -250,6 +250,7 @@ def test_import_mistakes_are_one_line(services: Services, topic: str, tmp_path: 
         (["--from", str(flat), "--rows", "messages"], 1, "give --rows values to send each row as a value"),
         (["--from", str(flat), "--key-column", "id"], 2, "--key-column 'id': the table has no such column"),
         (["--from", str(flat), "--untouched"], 1, "--untouched sends each row's 'data' column"),
+        (["--from", str(flat), "--untouched", "--key-column", "sensor"], 2, "--untouched sends an export's"),
     ]
     for arguments, code, said in cases:
         done = cli(services, "import", topic, *arguments)

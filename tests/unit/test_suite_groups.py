@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PROJECT = '''
+PROJECT = """
 import os, pytest
 
 @pytest.mark.xdist_group("together")
@@ -21,7 +21,7 @@ def test_grouped(n, request):
 @pytest.mark.parametrize("n", range(6))
 def test_free(n):
     pass
-'''
+"""
 
 
 def test_the_tests_of_a_group_run_on_one_worker(tmp_path: Path) -> None:

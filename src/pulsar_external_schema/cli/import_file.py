@@ -137,6 +137,14 @@ def _shape(table: Any, args: argparse.Namespace) -> RowShape:
     of the flags."""
     from ..writing.shape import RowShape
 
+    named = [flag for flag, given in (("--key-column", args.key_column),
+             ("--properties-column", args.properties_column), ("--event-time-column", args.event_time_column))
+             if given is not None]  # fmt: skip
+    if args.untouched and (named or args.rows == "values"):
+        raise UsageError(
+            f"--untouched sends an export's messages as they were; {', '.join(named) or '--rows values'} "
+            "is for a file of records"
+        )
     try:
         return RowShape.of(
             table.column_names,
