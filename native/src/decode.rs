@@ -59,13 +59,6 @@ enum WriterDecoder {
 }
 
 impl WriterDecoder {
-    fn id(&self) -> u32 {
-        match self {
-            WriterDecoder::Avro(d) => d.id,
-            WriterDecoder::Json(d) => d.id,
-        }
-    }
-
     fn longest(&self) -> usize {
         match self {
             WriterDecoder::Avro(d) => d.longest,
@@ -121,7 +114,7 @@ impl Values {
         let made = spec(id).and_then(|(format, schema, references, base_uri, longest)| match format.as_str() {
             "AVRO" => self.avro_decoder(id, schema, longest).map(|d| WriterDecoder::Avro(Box::new(d))),
             "JSON" => {
-                JsonDecoder::new(id, &schema, references, &base_uri, longest, &self.target).map(WriterDecoder::Json)
+                JsonDecoder::new(&schema, references, &base_uri, longest, &self.target).map(WriterDecoder::Json)
             }
             _ => None,
         });
@@ -226,11 +219,6 @@ impl Values {
             concat(&parts).map_err(|e| e.to_string())?
         };
         take(all.as_ref(), &indices, None).map_err(|e| e.to_string())
-    }
-
-    /// The writer schema ids whose rows this reader decodes.
-    pub fn native_ids(&self) -> Vec<u32> {
-        self.decoders.iter().map(WriterDecoder::id).collect()
     }
 }
 

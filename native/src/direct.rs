@@ -1,9 +1,10 @@
 //! `ExternalSchema`'s everyday message in one native call: `encode(topic, value)` looks up the
 //! topic's kept writer, makes its checks and calls the format's write, with no Python frame
 //! between the caller and the format; reading, every reader's door (`decode`, `decode_message`,
-//! `decode_batch`) ends in the part's kept `DirectReader`. Its Python twin, class for class and
-//! answer for answer, is `codec/direct.py`, which serves where the extension is not installed;
-//! `direct.twin()` picks one when a schema is made. Only the glue is here. What a message is
+//! `decode_batch`) ends in the part's kept `DirectReader`. Where the extension is not installed
+//! there is no kept writer or reader: the message takes the compiled plan in Python
+//! (`codec/part.py`), which these objects run in one native call, answer for answer
+//! (tests/unit/test_native_direct.py). Only the glue is here. What a message is
 //! written or read as, and every decision on a message the kept writer or reader does not take,
 //! stay Python's (`schema.py`, `codec/part.py`), which these objects call or hand the message
 //! back to:
@@ -122,7 +123,7 @@ fn json_codec(function: &Bound<'_, PyAny>, name: &str) -> Option<Py<JsonCodec>> 
 }
 
 /// Whether an error of the format's call hands the message to the long way (which runs it again
-/// and says why): an `Exception`, as the Python twin's `except Exception`; an interrupt or exit goes
+/// and says why): an `Exception`, as the compiled plan's `except Exception`; an interrupt or exit goes
 /// on up.
 fn declined(py: Python<'_>, error: PyErr) -> PyResult<()> {
     if error.is_instance_of::<PyException>(py) {
@@ -174,17 +175,17 @@ pub struct DirectReader {
     check: Option<Py<PyAny>>,
     upkeep: Upkeep,
     fallback: Py<PyAny>,
-    declined: Py<PyAny>,
 }
 
 #[pymethods]
 impl DirectReader {
     /// `read(payload) -> value`: the format's reader and the plan's steps; `check(payload)`: the
     /// plan's guard, for a payload longer than `longest` (None: no guard); `expires_in`, `key_parts`,
-    /// `clear_original_key`: as `DirectWriter`'s; `fallback`, `declined`: the answers for an
-    /// expired plan and for a payload this does not take (`codec.part`'s FALLBACK and DECLINED).
+    /// `clear_original_key`: as `DirectWriter`'s; `fallback`: the answer for an expired plan and
+    /// for a payload this does not take (`codec.part`'s FALLBACK: the compiled plan, else the
+    /// reference path, decides).
     #[new]
-    #[pyo3(signature = (read, *, longest, check, expires_in, key_parts, clear_original_key, fallback, declined))]
+    #[pyo3(signature = (read, *, longest, check, expires_in, key_parts, clear_original_key, fallback))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         read: Bound<'_, PyAny>,
@@ -194,7 +195,6 @@ impl DirectReader {
         key_parts: Py<PyList>,
         clear_original_key: Py<PyAny>,
         fallback: Py<PyAny>,
-        declined: Py<PyAny>,
     ) -> Self {
         DirectReader {
             json: json_codec(&read, "read"),
@@ -203,7 +203,6 @@ impl DirectReader {
             check,
             upkeep: Upkeep::new(expires_in, key_parts, clear_original_key),
             fallback,
-            declined,
         }
     }
 
@@ -213,15 +212,15 @@ impl DirectReader {
         visit.call(&self.upkeep.clear_original_key)
     }
 
-    /// The payload's value; `fallback` once the plan has expired, `declined` where the payload
-    /// is empty or the guard or read raised (the long way says why).
+    /// The payload's value; `fallback` once the plan has expired and where the payload is empty
+    /// or the guard or read raised (the long way says why).
     fn __call__<'py>(&self, payload: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = payload.py();
         if self.upkeep.expired() {
             return Ok(self.fallback.bind(py).clone());
         }
         if !payload.is_truthy()? {
-            return Ok(self.declined.bind(py).clone());
+            return Ok(self.fallback.bind(py).clone());
         }
         let read = || -> PyResult<Bound<'py, PyAny>> {
             if let Some(check) = &self.check {
@@ -236,7 +235,7 @@ impl DirectReader {
         };
         let value = match read() {
             Ok(value) => value,
-            Err(error) => return declined(py, error).map(|()| self.declined.bind(py).clone()),
+            Err(error) => return declined(py, error).map(|()| self.fallback.bind(py).clone()),
         };
         self.upkeep.clear_key(py)?;
         Ok(value)

@@ -31,7 +31,6 @@ const EXACT_IN_FLOAT: i64 = 1 << 53;
 /// The decoder of one JSON Schema writer schema's bodies (checked against `schema`) into rows of
 /// the `value` column, a batch at a time.
 pub struct JsonDecoder {
-    pub id: u32,
     /// None once its rows could not be given as a column: its next rows are the Python path's.
     validator: Option<Validator<TapeJson>>,
     pub longest: usize,
@@ -45,7 +44,6 @@ impl JsonDecoder {
     /// `base_uri`) into `target`; None where `target` has a type this does not fill or the schema
     /// cannot be built (the Python path reads those rows).
     pub fn new(
-        id: u32,
         schema: &str,
         references: Vec<(String, String)>,
         base_uri: &str,
@@ -56,7 +54,7 @@ impl JsonDecoder {
             return None;
         }
         let validator = build_validator::<TapeJson>(schema, references, base_uri).ok()?;
-        Some(JsonDecoder { id, validator: Some(validator), longest, tape: Tape::default(), rows: Vec::new() })
+        Some(JsonDecoder { validator: Some(validator), longest, tape: Tape::default(), rows: Vec::new() })
     }
 
     /// Its next rows go to the Python path.
@@ -267,7 +265,7 @@ mod tests {
     #[test]
     fn takes_what_the_python_path_converts_alike_and_leaves_the_rest() {
         let t = target();
-        let mut w = JsonDecoder::new(1, SCHEMA, Vec::new(), BASE, 1 << 20, &t).unwrap();
+        let mut w = JsonDecoder::new(SCHEMA, Vec::new(), BASE, 1 << 20, &t).unwrap();
         assert_eq!(w.decode(br#"{"n": 1, "x": 2, "tags": ["a", null], "other": {}}"#, &t), Some(0));
         assert_eq!(w.decode(br#"{"n": 2, "x": 0.1}"#, &t), Some(1));
         assert_eq!(w.decode(br#"{"x": 1}"#, &t), None); // the schema refuses it
@@ -289,7 +287,7 @@ mod tests {
     #[test]
     fn an_object_s_keys_in_any_order_each_to_its_field() {
         let t = target();
-        let mut w = JsonDecoder::new(1, SCHEMA, Vec::new(), BASE, 1 << 20, &t).unwrap();
+        let mut w = JsonDecoder::new(SCHEMA, Vec::new(), BASE, 1 << 20, &t).unwrap();
         assert_eq!(w.decode(br#"{"tags": ["t"], "zz": [1], "x": 0.5, "n": 7}"#, &t), Some(0));
         assert_eq!(w.decode(br#"{"x": 1.5, "n": 8}"#, &t), Some(1));
         assert_eq!(w.decode(br#"{"n": 9, "other": "x"}"#, &t), Some(2));
@@ -320,7 +318,7 @@ mod tests {
             true,
         )]));
         assert!(typed(&t));
-        let mut w = JsonDecoder::new(1, r#"{"type":"object"}"#, Vec::new(), BASE, 1 << 20, &t).unwrap();
+        let mut w = JsonDecoder::new(r#"{"type":"object"}"#, Vec::new(), BASE, 1 << 20, &t).unwrap();
         assert_eq!(w.decode(br#"{"m": {"b": 1, "a": null}}"#, &t), Some(0));
         let column = w.finish(&t).unwrap();
         let map = column.as_struct().column(0).as_map();

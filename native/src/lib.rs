@@ -51,7 +51,7 @@ use pyo3::prelude::*;
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 8;
+const ABI: u32 = 9;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {

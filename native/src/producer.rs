@@ -50,12 +50,6 @@ impl Producer {
         py.detach(|| producer.flush()).map_err(error)
     }
 
-    /// The producer's name (the broker's, where none was given).
-    #[getter]
-    fn name(&self, py: Python<'_>) -> Option<String> {
-        locked(py, &self.state).ok().and_then(|g| g.as_ref().map(|p| p.name.clone()))
-    }
-
     fn close(&self, py: Python<'_>) {
         let state = locked(py, &self.state).ok().and_then(|mut g| g.take());
         if let Some(mut producer) = state {

@@ -142,12 +142,6 @@ impl RangeReader {
         state.handover.clone().map(|reason| (state.last, reason))
     }
 
-    /// The writer schema ids whose bodies were decoded here.
-    #[getter]
-    fn native_ids(&self, py: Python<'_>) -> Vec<u32> {
-        locked(py, &self.state).ok().and_then(|g| g.as_ref().map(|s| s.values.native_ids())).unwrap_or_default()
-    }
-
     fn close(&self, py: Python<'_>) {
         let state = locked(py, &self.state).ok().and_then(|mut g| g.take());
         if let Some(mut state) = state {

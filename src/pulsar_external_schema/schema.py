@@ -15,11 +15,13 @@ Decoding accepts both, metadata first, so data bridged from Kafka reads the same
 schema splits Pulsar's INLINE key/value payload and hands each half to its part.
 
 One corridor a direction, whoever calls (a producer, pulsar-client's `Message.value()`, Spark,
-Functions, the console): `encode(topic, value)` and `encode_for` are the instance's `Encoder`,
-which takes the part's kept `DirectWriter`; `decode`, `decode_message` and `decode_batch` all end
-in the part's kept `DirectReader` (`FieldSerde.direct_value`). Both are `codec/direct.py`'s or
-the native extension's twins of them (native/src/direct.rs); a message either does not take goes
-the long way here, which decides the same with or without the extension.
+Functions, the console): `encode(topic, value)` and `encode_for` end in `_encode_planned`, and
+`decode`, `decode_message` and `decode_batch` in `_decode`, which take the part's compiled plan
+(`codec/part.py`), else confluent-kafka's serdes. With the native extension, the plan's everyday
+message is one native call before them (native/src/direct.rs): the instance's `encode` and
+`encode_for` are its `Encoder`, which takes the part's kept `DirectWriter`, and `_decode` tries
+the part's kept `DirectReader` first; a message these do not take goes the long way here, which
+decides the same with or without the extension.
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ import pulsar
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField
 
-from . import _confluent
+from . import _confluent, _native
 from . import schema_id as ids
 from ._pulsar_client import BYTES, raw_client
-from .codec import FALLBACK, Columnar, ColumnarWrite, direct
-from .codec.bridge import DECLINED, FieldSerde
+from .codec import FALLBACK, Columnar, ColumnarWrite
+from .codec.bridge import FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError
@@ -147,17 +149,18 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         self._keep_encoders()
 
     def _keep_encoders(self) -> None:
-        """This instance's `encode` and `encode_for` are `Encoder`s (`codec/direct.py`, or the
-        extension's twin in native/src/direct.rs): the everyday message, `(topic, value)`, is
-        the part's kept writer in one call, and every other call is this class's method. They
-        hold this schema, which holds them: `close` drops them, else the cycle collector frees
-        the lot. A key/value schema encodes two parts, and keeps the class's methods."""
+        """With the native extension, this instance's `encode` and `encode_for` are its `Encoder`s
+        (native/src/direct.rs): the everyday message, `(topic, value)`, is the part's kept writer
+        in one native call, and every other call is this class's method. They hold this schema,
+        which holds them: `close` drops them, else the cycle collector frees the lot. Without
+        the extension, and for a key/value schema (which encodes two parts), the class's methods
+        serve."""
         codec = self._part.codec
-        if codec is None or type(self) is not ExternalSchema:
+        native = _native.extension()
+        if codec is None or native is None or type(self) is not ExternalSchema:
             return
-        twin = direct.twin()
         for name, other in (("encode", ExternalSchema.encode), ("encode_for", ExternalSchema.encode_for)):
-            self.__dict__[name] = twin.Encoder(
+            self.__dict__[name] = native.Encoder(
                 self,
                 writers=codec.writers,
                 encode_data=EncodeData,
@@ -238,7 +241,7 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         """`encode_for` past the kept writer: the compiled plan, else the reference path."""
         self._check_open()
         compiled = self._part.encode_compiled(topic, value, context)
-        if compiled is None:
+        if compiled is FALLBACK:
             compiled = self._part.encode_reference(topic, value, _or_new(context, self, topic))
         elif context is None:
             self._part.learn_writer(topic)  # the `Encoder` takes the next message of `topic`
@@ -283,27 +286,27 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         raw: str | None,
     ) -> Any:
         """The one way in for a message to decode: `decode`, `decode_message` and `decode_batch`
-        parse their inputs and call this. The direct reader kept for the message's topic and id
-        (as it came: bytes, or the `__schema_id` property `raw`), else the compiled plan (which
-        keeps one for the next message), else the reference path: confluent-kafka's deserializer
-        with the plan's rules, given the message's context. A message that needs its context
-        before (a `context`, a `__rule.name` property) takes the reference path at once.
+        parse their inputs and call this. The extension's direct reader kept for the message's
+        topic and id (as it came: bytes, or the `__schema_id` property `raw`), else the compiled
+        plan (which keeps one for the next message), else the reference path: confluent-kafka's
+        deserializer with the plan's rules, given the message's context. A message that needs
+        its context before (a `context`, a `__rule.name` property) takes the reference path at
+        once.
 
         `msg` (pulsar-client's message, with its `properties`): its schema id is parsed and its
         context built only where a step needs them (`_message_id`, `_message_context`)."""
         plain = context is None and (properties is None or RULE_NAME not in properties)
         kept = raw if msg is not None else schema_id if type(schema_id) is bytes else None
-        value = FALLBACK
         if plain and kept is not None and not self._closed:
             value = self._part.direct_value((topic, kept), data)  # the usual message
-            if value is not FALLBACK and value is not DECLINED:
+            if value is not FALLBACK:
                 return value
         self._check_open()
         if msg is not None:
             schema_id = self._message_id(topic, msg, properties or {}, raw)
         _check_decode_arguments(topic, data, schema_id)
         id_bytes = self._part.metadata_id(topic, schema_id)
-        if plain and id_bytes and type(schema_id) is bytes and value is not DECLINED:
+        if plain and id_bytes and type(schema_id) is bytes:
             forms: tuple[bytes | str, ...] = (schema_id,) if raw is None else (schema_id, raw)
             value = self._part.decode_compiled(topic, data, id_bytes, kept_as=forms)
             if value is not FALLBACK:

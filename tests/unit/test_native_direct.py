@@ -1,8 +1,8 @@
-"""`ExternalSchema.encode` and `decode` through their one corridor, in its two twins: the schema's
-`Encoder` and its part's kept `DirectWriter`s and `DirectReader`s, from the extension
-(`native/src/direct.rs`) and from Python (`codec/direct.py`). A schema with the extension is held
-to one without it (the same bytes, ids, values and errors, in each format and schema id location),
-and each twin alone to the same answers.
+"""`ExternalSchema.encode` and `decode` through their one corridor, with the native extension's
+`Encoder` and its part's kept `DirectWriter`s and `DirectReader`s (`native/src/direct.rs`) and
+without them, where the compiled plan in Python (`codec/part.py`) takes every message. A schema
+with the extension is held to one without it (the same bytes, ids, values and errors, in each
+format and schema id location), and the kept writer and reader alone to the plan's answers.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from schemas import ORDER_JSON, order_message_class
 from schemas import SHOP_ORDER as ORDER
 
 from pulsar_external_schema import ExternalSchema, _native
-from pulsar_external_schema.codec import FALLBACK, direct
-from pulsar_external_schema.codec.bridge import DECLINED
+from pulsar_external_schema.codec import FALLBACK
 from pulsar_external_schema.errors import ExternalSchemaError
 from pulsar_external_schema.protobuf_text import file_descriptor_proto
 from pulsar_external_schema.schema import EncodeData
@@ -93,21 +92,21 @@ def both(
     without.close()
 
 
-def test_a_topics_messages_take_the_encoder_and_its_kept_writer_of_each_twin(
+def test_a_topics_messages_take_the_extensions_encoder_and_kept_writer_and_else_the_plan(
     both: tuple[ExternalSchema, ExternalSchema, list[Any]],
 ) -> None:
     with_it, without, values = both
     assert type(with_it.encode).__module__ == NATIVE and type(with_it.encode).__name__ == "Encoder"
-    assert type(without.encode) is type(without.encode_for) is direct.Encoder
+    assert "encode" not in vars(without) and "encode_for" not in vars(without)  # the class's methods
     assert "decode" not in vars(with_it) and "decode" not in vars(without)  # the kept reader serves
     for _ in range(2):  # the reference path learns the plan, the plan's writer is kept
         with_it.encode(TOPIC, values[0])
         without.encode(TOPIC, values[0])
-    for schema, module in ((with_it, NATIVE), (without, direct.__name__)):
-        codec = schema._part.codec
-        assert codec is not None
-        kept = codec.writers[TOPIC][0]
-        assert (type(kept).__module__, type(kept).__name__) == (module, "DirectWriter")
+    codecs = [with_it._part.codec, without._part.codec]
+    assert codecs[0] is not None and codecs[1] is not None
+    kept = codecs[0].writers[TOPIC][0]
+    assert (type(kept).__module__, type(kept).__name__) == (NATIVE, "DirectWriter")
+    assert codecs[1].writers == {} and codecs[1].writes.get(TOPIC) is not None  # a plan, none kept
     encoded = with_it.encode(TOPIC, values[0])
     assert type(encoded) is EncodeData
     assert encoded == without.encode(TOPIC, values[0]) == without.encode(TOPIC, values[0])
@@ -115,9 +114,9 @@ def test_a_topics_messages_take_the_encoder_and_its_kept_writer_of_each_twin(
         with_it.decode(TOPIC, encoded.data, encoded.schema_id)
         without.decode(TOPIC, encoded.data, encoded.schema_id)
     if encoded.schema_id is not None:
-        for schema, module in ((with_it, NATIVE), (without, direct.__name__)):
-            kept = schema._part.readers[(TOPIC, encoded.schema_id)][0]
-            assert (type(kept).__module__, type(kept).__name__) == (module, "DirectReader")
+        kept = with_it._part.readers[(TOPIC, encoded.schema_id)][0]
+        assert (type(kept).__module__, type(kept).__name__) == (NATIVE, "DirectReader")
+        assert without._part.readers == {} and len(codecs[1].reads) == 1
     assert with_it.decode(TOPIC, encoded.data, encoded.schema_id) == without.decode(
         TOPIC, encoded.data, encoded.schema_id
     )
@@ -214,11 +213,10 @@ def test_a_closed_schema_says_so_and_a_dropped_one_is_collected() -> None:
     assert gone() is None
 
 
-@pytest.fixture(params=["native", "python"])
-def twin(request: pytest.FixtureRequest) -> Any:
-    """The module whose `DirectWriter` and `DirectReader` a test makes: the extension, or
-    `codec/direct.py` (in both legs)."""
-    return required_extension() if request.param == "native" else direct
+@pytest.fixture
+def twin() -> Any:
+    """The extension, whose `DirectWriter` and `DirectReader` a test makes (the native leg)."""
+    return required_extension()
 
 
 def _writer(twin: Any, write: Callable[[Any], bytes], **options: Any) -> Any:
@@ -232,7 +230,7 @@ def _writer(twin: Any, write: Callable[[Any], bytes], **options: Any) -> Any:
     return twin.DirectWriter(write, **{**given, **options})
 
 
-def test_a_kept_writer_answers_alike(twin: Any) -> None:
+def test_a_kept_writer_answers_as_the_plan_does(twin: Any) -> None:
     assert _writer(twin, lambda value: b"v" + value)(b"1") == (b"v1", b"\x00\x00\x00\x00\x07")
     prefixed = _writer(twin, lambda value: value, prefix=b"\x00\x00\x00\x00\x07")
     assert prefixed(b"1") == (b"\x00\x00\x00\x00\x071", b"\x00\x00\x00\x00\x07")
@@ -264,7 +262,9 @@ def test_a_kept_writer_clears_a_key_parts_original_key(twin: Any) -> None:
     assert get_original_key() == "k1"  # no key part in the process: nothing to clear
     _writer(twin, lambda value: value, key_parts=[True])(b"1")
     assert get_original_key() is None
-    # and through a schema, once a key part exists
+
+
+def test_a_value_schema_clears_a_key_parts_original_key_once_a_key_part_exists() -> None:
     factory = mock_factory()
     factory.key_value(factory.avro(json.dumps(ORDER)), factory.avro(json.dumps(ORDER)))
     schema = factory.avro(json.dumps(ORDER))
@@ -283,14 +283,13 @@ def _reader(twin: Any, read: Callable[[Any], Any], **options: Any) -> Any:
         "key_parts": [],
         "clear_original_key": lambda: set_original_key(None),
         "fallback": FALLBACK,
-        "declined": DECLINED,
     }
     return twin.DirectReader(read, **{**given, **options})
 
 
-def test_a_kept_reader_answers_alike(twin: Any) -> None:
+def test_a_kept_reader_answers_as_the_plan_does(twin: Any) -> None:
     assert _reader(twin, bytes.upper)(b"ab") == b"AB"
-    assert _reader(twin, bytes.upper)(b"") is DECLINED  # the reference refuses a frame without a payload
+    assert _reader(twin, bytes.upper)(b"") is FALLBACK  # the reference refuses a frame without a payload
     assert _reader(twin, bytes.upper, expires_in=0.0)(b"ab") is FALLBACK  # the long way builds it again
     checked: list[bytes] = []
     guarded = _reader(twin, bytes.upper, longest=2, check=checked.append)
@@ -300,8 +299,8 @@ def test_a_kept_reader_answers_alike(twin: Any) -> None:
     def over(payload: bytes) -> None:
         raise ValueError("over the decoding limits")
 
-    assert _reader(twin, bytes.upper, longest=0, check=over)(b"ab") is DECLINED
-    assert _reader(twin, json.loads)(b"{") is DECLINED
+    assert _reader(twin, bytes.upper, longest=0, check=over)(b"ab") is FALLBACK
+    assert _reader(twin, json.loads)(b"{") is FALLBACK
 
     def interrupted(payload: bytes) -> Any:
         raise KeyboardInterrupt

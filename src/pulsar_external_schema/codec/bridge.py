@@ -4,15 +4,18 @@ and the reference path behind it, and the schema id's way between them.
 `FieldSerde` is what `ExternalSchema` (`schema.py`, the `pulsar.schema.Schema` adapter) calls for a
 part. A message goes down, never back up:
 
-    encode: PartCodec.writers[topic]    the codec's direct writer, kept by `learn_writer`,
-                                        which the schema's `Encoder` takes (`direct.py`)
+    encode: PartCodec.writers[topic]    with the native extension: the codec's direct writer,
+                                        kept by `learn_writer`, which the schema's `Encoder` takes
             -> encode_compiled          the part codec's plan (`part.py`)
             -> encode_reference         confluent-kafka's serializer (`codec/serdes.py`), which
                                         resolves a topic's first writer; the codec learns it
-    decode: FieldSerde.direct_value     the codec's direct reader, kept per (topic, id as it came)
+    decode: FieldSerde.direct_value     with the native extension: the codec's direct reader,
+                                        kept per (topic, id as it came)
             -> metadata_id              the id parsed once (`schema_id.py`)
-            -> decode_compiled          a plan built before; its direct reader kept
+            -> decode_compiled          a plan built before (its direct reader then kept)
             -> decode                   the plan built, or confluent-kafka's deserializer
+
+Each step answers FALLBACK (`part.py`) where the next one decides.
 
 The reference path runs what the codec does not (a failing rule, a rule set that does not
 compile, malformed data), so every error, rule action and DLQ copy is the serde's; `_error` turns
@@ -49,13 +52,11 @@ from ..rules.referenced import sensitive_fields_down
 from ..subjects import SubjectNameStrategy
 from . import json as json_codec
 from .limits import LimitExceeded, recursion_error
-from .part import DECLINED, FALLBACK, ForeignSchema, PartCodec, PayloadError
+from .part import FALLBACK, ForeignSchema, PartCodec, PayloadError
 from .plans import PLAN_CACHE_SIZE
 from .value_checks import json_loads
 
 __all__ = [
-    "DECLINED",
-    "NO_DIRECT",
     "Deserializer",
     "FieldSerde",
     "Serializer",
@@ -69,8 +70,8 @@ Deserializer = Callable[[bytes | None, SerializationContext], Any]
 
 #: A direct reader or writer of `FieldSerde` and its expiry (0: never).
 Direct = tuple[Callable[[Any], Any] | None, float]
-#: The caches' answer for a key they keep nothing for.
-NO_DIRECT: tuple[None, float] = (None, 0.0)
+#: The caches' entry for a key they keep nothing for.
+_NOTHING_KEPT: tuple[None, float] = (None, 0.0)
 
 
 def capture_schema_id(payload: bytes, ctx: SerializationContext | None, schema_id: Any) -> bytes:
@@ -127,14 +128,12 @@ class FieldSerde:
 
         `context` carries the message's properties and key to the rules (and a DLQ copy)."""
         compiled = self.encode_compiled(topic, value, context)
-        return compiled if compiled is not None else self.encode_reference(topic, value, context)
+        return compiled if compiled is not FALLBACK else self.encode_reference(topic, value, context)
 
-    def encode_compiled(
-        self, topic: str, value: Any, context: MessageContext | None
-    ) -> tuple[bytes, bytes] | None:
-        """The codec's (payload, id), or None where the reference path must run."""
+    def encode_compiled(self, topic: str, value: Any, context: MessageContext | None) -> Any:
+        """The codec's (payload, id), or FALLBACK where the reference path must run."""
         if self.codec is None or value is None:
-            return None
+            return FALLBACK
         return self.codec.encode(topic, value, context)
 
     def encode_reference(self, topic: str, value: Any, context: MessageContext) -> tuple[bytes, bytes]:
@@ -249,7 +248,7 @@ class FieldSerde:
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
             ) from cause
-        if value is not FALLBACK and kept_as:
+        if value is not FALLBACK and kept_as and self.codec.keeps_direct:
             self._keep_direct(topic, id_bytes, kept_as)
         return value
 
@@ -299,9 +298,9 @@ class FieldSerde:
 
     def direct_value(self, key: tuple[str, bytes | str], data: bytes) -> Any:
         """The value from the direct reader kept under `key` (topic, schema id as it came);
-        FALLBACK when none is kept or it expired; DECLINED when it does not take the payload
-        (`PartCodec.direct`). The usual message is this one lookup and the format library's call."""
-        direct = self.readers.get(key, NO_DIRECT)[0]
+        FALLBACK when none is kept, it expired or it does not take the payload (`PartCodec.direct`).
+        The usual message is this one lookup and the format library's call."""
+        direct = self.readers.get(key, _NOTHING_KEPT)[0]
         return FALLBACK if direct is None else direct(data)
 
     def _foreign_id_error(self, error: ForeignSchema, topic: str, id_bytes: bytes) -> ForeignSchemaIdError:

@@ -1,10 +1,16 @@
 """The per-message path of one part (a value, or a key) of an external schema.
 
-    codec.encode(topic, value, context)       -> (payload, schema id), or None: the reference path
+    codec.encode(topic, value, context)       -> (payload, schema id), or FALLBACK: the reference path
     codec.learn(topic, context)               after the reference path encoded a message
     codec.decode(topic, payload, id, context) -> value, or FALLBACK: the reference path
     codec.direct(topic, id), codec.direct_writer(topic)
-                                              one plan's per-message path (`direct.py`), kept by the caller
+                                              with the native extension: one plan's `decode` or
+                                              `encode` in one native call, kept by the caller
+
+This module is the per-message path in Python, and the one place it is decided; the extension's
+`DirectWriter` and `DirectReader` (native/src/direct.rs) run a plan this module compiled, with
+the same answers (tests/unit/test_native_direct.py), and FALLBACK is the one answer, of every
+one of them, for "not here: the reference path decides".
 
 `context` (the message's properties, for a replayed DLQ copy's `__rule.name`) may be None: the
 caller then knows the message has none, and the path builds no per-message object at all.
@@ -27,14 +33,14 @@ from confluent_kafka.schema_registry.schema_registry_client import RuleMode
 from confluent_kafka.schema_registry.serde import clear_original_key, set_original_key
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from .. import _confluent, metrics
+from .. import _confluent, _native, metrics
 from .. import schema_id as ids
 from .._signal import InternalSignal
 from ..deadletter import RULE_NAME
 from ..registry import failure_kind
 from ..rules.cel import CompiledCondition, ConditionNotMet
 from ..rules.context import MessageContext
-from . import avro, direct, json, protobuf
+from . import avro, json, protobuf
 from .limits import DEFAULT_LIMITS, DecodeLimits, Guard, protobuf_guard
 from .plans import (
     PLAN_CACHE_SIZE,
@@ -55,10 +61,9 @@ from .steps import Steps, compile_migrations, compile_rules, encoding_rule
 
 log = logging.getLogger(__name__)
 
-#: Returned by `decode` when the message takes the reference path (a decoded value may be None).
+#: The answer of `encode`, `decode` and a kept reader where the message takes the reference path
+#: (a decoded value may be None).
 FALLBACK: Any = object()
-#: A direct reader's answer where it does not take the payload (`PartCodec.direct`).
-DECLINED: Any = object()
 
 
 class ForeignSchema(InternalSignal):
@@ -76,8 +81,7 @@ class PayloadError(InternalSignal):
 
 FORMATS: dict[str, ModuleType] = {"AVRO": avro, "JSON": json, "PROTOBUF": protobuf}
 
-#: A kept writer (`value -> (payload, id)`, or None where the long way must decide) and its
-#: plan's expiry (0: never).
+#: A kept writer (the extension's `DirectWriter`; None: nothing kept) and its plan's expiry (0: never).
 KeptWriter = tuple[Callable[[Any], tuple[bytes, bytes] | None] | None, float]
 
 #: Non-empty once any key part exists in this process. confluent-kafka's serdes hand a message's
@@ -127,8 +131,9 @@ class PartCodec:
         """topic -> the writer `keep_writer` kept and its plan's expiry, for the caller's everyday
         message (`ExternalSchema`'s `Encoder`). A topic's goes when the re-check drops its plan,
         so a writer needs no check of its own for that."""
-        self._direct = direct.twin()
-        """Where this codec's `DirectWriter` and `DirectReader` come from (`codec/direct.py`)."""
+        self._native = _native.extension()
+        """The extension, whose `DirectWriter` and `DirectReader` the caller keeps; None: it keeps
+        none, and every message is `encode` or `decode` here."""
         self._limits = limits
         self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
@@ -140,16 +145,21 @@ class PartCodec:
         self.reads: PlanCache[tuple[str, bytes], ReadPlan | Reference | Refused] = PlanCache()
         self._said: set[tuple[str, str]] = set()
 
+    @property
+    def keeps_direct(self) -> bool:
+        """Whether `direct` and `direct_writer` give readers and writers to keep (the extension's)."""
+        return self._native is not None
+
     # -- encode ---------------------------------------------------------------------------------
 
-    def encode(self, topic: str, value: Any, context: MessageContext | None) -> tuple[bytes, bytes] | None:
-        """(payload, Confluent id); the payload is id-prefixed in prefix mode. None: the caller
+    def encode(self, topic: str, value: Any, context: MessageContext | None) -> Any:
+        """(payload, Confluent id); the payload is id-prefixed in prefix mode. FALLBACK: the caller
         takes the reference path (and then calls `learn`)."""
         plan = self.writes.get(topic)
         if type(plan) is not WritePlan:
-            return None
+            return FALLBACK
         if plan.rules and context is not None and RULE_NAME in context:
-            return None  # a replayed DLQ copy skips the rule it names: the reference decides
+            return FALLBACK  # a replayed DLQ copy skips the rule it names: the reference decides
         try:
             if self._to_dict is not None:
                 value = self._to_dict(value, SerializationContext(topic, self._field, context))  # type: ignore[arg-type]
@@ -157,7 +167,7 @@ class PartCodec:
                 value = step(value)
             payload = plan.write(value)
         except Exception:
-            return None
+            return FALLBACK
         if self._key:
             set_original_key(value)  # as the reference serializer: a value's DLQ copy keeps its key
         elif _key_parts:
@@ -168,7 +178,9 @@ class PartCodec:
 
     def keep_writer(self, topic: str) -> None:
         """Keep `direct_writer(topic)` in `writers` (bounded as plans are); not where the plan
-        changed meanwhile (the re-check's thread dropped it: `_stale`)."""
+        changed meanwhile (the re-check's thread dropped it: `_stale`), nor without the extension."""
+        if self._native is None:
+            return
         if len(self.writers) >= PLAN_CACHE_SIZE:
             self.writers.clear()
         plan = self.writes.get(topic)
@@ -179,16 +191,16 @@ class PartCodec:
     def direct_writer(self, topic: str) -> KeptWriter:
         """(`value -> (payload, id)`, or None where the long way must decide; the plan's expiry)
         for messages of `topic` with no properties the rules read: what `encode` does, in one
-        call (a `DirectWriter`, `codec/direct.py`), for the caller to keep until the expiry (0:
-        never). None where the topic has no compiled plan, and for a key part (a key/value
-        schema encodes its two parts through `encode`)."""
+        native call (the extension's `DirectWriter`), for the caller to keep until the expiry (0:
+        never). None without the extension, where the topic has no compiled plan, and for a key
+        part (a key/value schema encodes its two parts through `encode`)."""
         plan = self.writes.get(topic)
-        if type(plan) is not WritePlan or self._key:
+        if type(plan) is not WritePlan or self._key or self._native is None:
             return None, 0.0
         functions = (*plan.steps, plan.write)
         if self._to_dict is not None:  # a message without properties: one context for them all
             functions = (_bound(self._to_dict, SerializationContext(topic, self._field)), *functions)
-        writer = self._direct.DirectWriter(
+        writer = self._native.DirectWriter(
             _pipeline(functions),
             prefix=plan.prefix,
             schema_id=plan.schema_id,
@@ -305,22 +317,22 @@ class PartCodec:
     def direct(self, topic: str, id_bytes: bytes) -> tuple[Callable[[bytes], Any] | None, float]:
         """(`payload -> value`, the plan's expiry) for messages of (topic, id) with no properties
         the rules read, to be kept by the caller (`FieldSerde.direct_value`): `_read`'s work in
-        one call (a `DirectReader`, `codec/direct.py`), so that a message is one dict lookup and
-        this call away from the format library. None where the plan is not compiled, and for a
-        key part (a key/value schema decodes its two parts through `decode`).
+        one native call (the extension's `DirectReader`), so that a message is one dict lookup
+        and this call away from the format library. None without the extension, where the plan
+        is not compiled, and for a key part (a key/value schema decodes its two parts through
+        `decode`).
 
-        The reader never raises. It answers DECLINED where it does not take the payload (a
-        condition it does not pass, bytes it cannot read: the compiled plan would not either, so
-        the caller goes the long way, which says why), and FALLBACK once the plan has expired
-        (the long way builds it again)."""
+        The reader never raises. It answers FALLBACK where it does not take the payload (a
+        condition it does not pass, bytes it cannot read: `decode` here decides, and says why)
+        and once the plan has expired (`decode` builds it again)."""
         plan = self.reads.get((topic, id_bytes))
-        if type(plan) is not ReadPlan or self._key:
+        if type(plan) is not ReadPlan or self._key or self._native is None:
             return None, 0.0
         functions = (plan.read, *plan.steps)
         if self._from_dict is not None:  # a message without properties: one context for them all
             functions = (*functions, _bound(self._from_dict, SerializationContext(topic, self._field)))
         guard = plan.guard
-        reader = self._direct.DirectReader(
+        reader = self._native.DirectReader(
             _pipeline(functions),
             longest=guard.longest if guard is not None else -1,
             check=guard.check if guard is not None else None,
@@ -328,7 +340,6 @@ class PartCodec:
             key_parts=_key_parts,
             clear_original_key=clear_original_key,
             fallback=FALLBACK,
-            declined=DECLINED,
         )
         return reader, plan.expires
 
