@@ -56,7 +56,7 @@ Sent = dict[tuple[int, bool], list[tuple[Any, ...]]]
 def sent(services: Services, topic: str) -> Sent:
     """Each partition's messages with a key, and those without, each in the order persisted: what
     a consumer sees of each producer (a named writer sends a partitioned topic's keyless rows as a
-    producer of their own, `writing/rows.keyless_name`, whose entries interleave with the keyed
+    producer of their own, `writing/routing.keyless_name`, whose entries interleave with the keyed
     producer's as the two flush)."""
     table = read_table(topic, include_data=True, reader="python", **connection(services))
     assert all(table.column("_valid").to_pylist()), table.column("_error").to_pylist()
@@ -385,9 +385,9 @@ def test_a_table_of_one_chunk_is_written_in_slices_that_keep_each_rows_number_an
     data = items_table(quantities)
     assert [b.num_rows for b in data.to_batches()] == [rows]
     from pulsar_external_schema.writing import rows as writing
+    from pulsar_external_schema.writing.python_values import python_values as as_python
 
     turned_into_python: list[int] = []  # the values a writer holds as Python objects at once
-    as_python = writing.python_values
 
     def python_values(column: pa.Array) -> list[Any]:
         turned_into_python.append(len(column))

@@ -213,7 +213,8 @@ def test_a_task_run_again_after_part_of_it_was_persisted_sends_the_rest_once_in_
     from spark_support import deduplicated_namespace
 
     from pulsar_external_schema.tasks.options import SourceOptions
-    from pulsar_external_schema.writing.rows import DETERMINISTIC_BATCHES, TaskWriter
+    from pulsar_external_schema.writing.routing import DETERMINISTIC_BATCHES
+    from pulsar_external_schema.writing.rows import TaskWriter
 
     topic = f"{deduplicated_namespace(services)}/{unique('rerun')}"
     name = unique("rerun")

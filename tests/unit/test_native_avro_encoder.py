@@ -22,7 +22,7 @@ from native_support import required_extension
 from pulsar_external_schema.codec.avro import standalone
 from pulsar_external_schema.codec.value_checks import explain_avro
 from pulsar_external_schema.reading.types import avro_type
-from pulsar_external_schema.writing.rows import python_values
+from pulsar_external_schema.writing.python_values import python_values
 
 CLICK = {
     "type": "record",

@@ -229,7 +229,7 @@ def test_the_native_sender_cuts_batches_where_pulsar_client_does(
 
 
 def test_the_sinks_batches_are_cut_by_count_and_by_size() -> None:
-    from pulsar_external_schema.writing.rows import DETERMINISTIC_BATCHES
+    from pulsar_external_schema.writing.routing import DETERMINISTIC_BATCHES
 
     limits = (
         DETERMINISTIC_BATCHES["batching_max_messages"],

@@ -223,22 +223,18 @@ TYPES = {"string": "string", "binary": "binary", "int": "int32", "timestamp": No
 def sink_why(
     monkeypatch: pytest.MonkeyPatch, columns: dict[str, Any] = FORWARDED, **options: str
 ) -> str | None:
-    """Why the sink's task would send `data` rows with pulsar-client (`writer.TaskWriter`)."""
+    """Why the sink's task would send `data` rows with pulsar-client (`writing.native`)."""
     import pyarrow as pa
 
-    from pulsar_external_schema.writing import rows as writer
+    from pulsar_external_schema.writing.native import why_not_native
 
     def arrow(kind: Any) -> pa.DataType:  # as Spark gives its columns
         if isinstance(kind, tuple):
             return pa.map_(arrow(kind[1]), arrow(kind[2]))
         return pa.timestamp("us", tz="UTC") if kind == "timestamp" else pa.type_for_alias(TYPES[kind])
 
-    task = writer.TaskWriter(offline_options(topic="t", **options), 1, 0)
     schema = pa.schema([(name, arrow(kind)) for name, kind in columns.items()])
-    try:
-        return task._why_not_native(schema)
-    finally:
-        task.close()
+    return why_not_native(offline_options(topic="t", **options).writer, schema)
 
 
 def test_the_sinks_data_rows_are_sent_natively_where_they_can_be(

@@ -11,7 +11,7 @@ pytest.importorskip("pyspark", reason="the Spark tests need the spark extra: pip
 
 import pyarrow as pa
 
-from pulsar_external_schema.writing.rows import protobuf_jsonable, python_values
+from pulsar_external_schema.writing.python_values import protobuf_jsonable, python_values
 
 
 def test_writer_turns_arrow_maps_back_into_dicts_and_protobuf_values_into_json() -> None:

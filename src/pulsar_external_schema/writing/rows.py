@@ -24,8 +24,6 @@ again on either path is deduplicated against the first run (`native/src/send.rs`
 
 from __future__ import annotations
 
-import base64
-import datetime as dt
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,12 +35,15 @@ import pyarrow.compute as pc
 from .. import _native
 from ..admin import declare_external
 from ..config import ExternalSchemaConfig
-from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError, ValueOutsideSchemaError
+from ..errors import ConfigError, DeadLetteredError, EncodeError, ExternalSchemaError
 from ..schema_id import SCHEMA_ID_PROPERTY
-from ..tasks.conditions import Evaluation, avro_kinds, compile_conditions, passing
+from ..tasks.conditions import passing
 from ..tasks.executor import forwarded_schemas, native_client, pulsar_client
 from ..tasks.options import SourceOptions
 from ..tasks.topic_metadata import full_topic_name
+from .native import NativeTopic, columnar_encoder, why_not_native
+from .python_values import held, protobuf_converter, python_values
+from .routing import DETERMINISTIC_BATCHES, keyless_name, keyless_partition
 
 if TYPE_CHECKING:
     # Loaded where rows are encoded or forwarded versions registered: Spark plans a write and
@@ -51,17 +52,6 @@ if TYPE_CHECKING:
     from ..topic_schemas import ForwardedSchemas
 
 log = logging.getLogger(__name__)
-
-#: Batching of a producer whose messages the broker deduplicates: batches closed by count and size
-#: only, never by time, so a task run again groups its rows as the first run did. The broker
-#: deduplicates a batch by its first and last sequence ids: a batch of a re-run that straddled
-#: what the first run persisted (its first id seen, its last not) would be refused as a whole.
-DETERMINISTIC_BATCHES: dict[str, Any] = {
-    "batching_enabled": True,
-    "batching_max_messages": 1000,
-    "batching_max_allowed_size_in_bytes": 128 * 1024,
-    "batching_max_publish_delay_ms": 24 * 3600 * 1000,
-}
 
 
 @dataclass(frozen=True)
@@ -174,7 +164,7 @@ class TaskWriter:
             )
             self.schemas += [schema, factory]
             if schema.schema_type == "PROTOBUF":
-                self.converters[topic] = _protobuf_converter(self.options, topic)
+                self.converters[topic] = protobuf_converter(self.options, topic)
             self.encoders[topic] = schema
         return self.encoders[topic]
 
@@ -374,7 +364,7 @@ class TaskWriter:
         writer schema, or a condition is never judged over it (the log says why, once)."""
         key = (topic, columnar, column.type)
         if key not in self.columnar:
-            self.columnar[key] = _columnar_encoder(topic, columnar, column.type)
+            self.columnar[key] = columnar_encoder(topic, columnar, column.type)
         found = self.columnar[key]
         if found is None:
             return None
@@ -394,11 +384,11 @@ class TaskWriter:
         """The native producer of `topic`'s `data` rows, made on the task's first batch; None where
         pulsar-client sends them (the option `writer`; with `auto`, the log says why)."""
         if topic not in self.native:
-            reason = self._why_not_native(schema)
+            reason = why_not_native(self.options.writer, schema)
             if reason is None:
                 # as `producer` does for pulsar-client's: declared EXTERNAL first, with pulsar.admin.url
                 declare_external(ExternalSchemaConfig.from_dict(self.options.config), topic)
-                self.native[topic] = _NativeTopic(
+                self.native[topic] = NativeTopic(
                     native_client(self.options, _native.extension()),
                     self._partition_topics(topic),
                     self.producer_name,
@@ -411,27 +401,6 @@ class TaskWriter:
                 if self.options.writer == "auto":
                     log.info("pulsar-external: rows to %s are sent by pulsar-client: %s", topic, reason)
         return self.native[topic]
-
-    def _why_not_native(self, schema: pa.Schema) -> str | None:
-        """Why the native extension cannot send this task's `data` rows (None: it can)."""
-        if self.options.writer == "python":
-            return "option writer=python"
-        if _native.extension() is None:
-            return _native.why_absent()
-        types = {name: schema.field(name).type for name in schema.names}
-        if not pa.types.is_binary(types["data"]) and not pa.types.is_large_binary(types["data"]):
-            return f"the data column is {types['data']}, not binary"
-        key = types.get("key")
-        if key is not None and not (pa.types.is_string(key) or pa.types.is_large_string(key)):
-            return f"the key column is {key}, not a string"
-        given = types.get("properties")
-        if given is not None and not (
-            pa.types.is_map(given) and all(pa.types.is_string(t) for t in (given.key_type, given.item_type))
-        ):
-            return f"the properties column is {given}, not map<string, string>"
-        if "eventTime" in types and not pa.types.is_timestamp(types["eventTime"]):
-            return f"the eventTime column is {types['eventTime']}, not a timestamp"
-        return None
 
     def _send_natively(self, producer: Any, topic: str, batch: pa.RecordBatch) -> None:
         """The batch's rows in one call (`native/src/send.rs`): the rows' writer versions registered
@@ -460,7 +429,7 @@ class TaskWriter:
         """A call of the native extension for `topic`, its NativeError raised as an
         ExternalSchemaError that names the topic and the producer."""
         module = _native.extension()
-        assert module is not None  # `_why_not_native` checked
+        assert module is not None  # `why_not_native` checked
         try:
             return call()
         except module.NativeError as error:
@@ -536,110 +505,6 @@ class TaskWriter:
         # The client is the worker's (`executor.py`): its next task sends through it too.
 
 
-def _columnar_encoder(
-    topic: str, columnar: ColumnarWrite, value_type: pa.DataType
-) -> tuple[Any, Evaluation | None] | None:
-    """The extension's `AvroEncoder` of a column of `value_type` and the evaluation of the plan's
-    WRITE conditions over it; None where either is missing (the log says why)."""
-    module = _native.extension()
-    assert module is not None  # the native producer's check
-    if _extension_typed(value_type):  # the extension sees the storage, Python the type's own values
-        log.info("pulsar-external: values to %s are encoded one by one: an extension type", topic)
-        return None
-    try:
-        encoder = module.AvroEncoder(columnar.writer, value_type, columnar.prefix)
-    except module.NativeError as error:
-        log.info("pulsar-external: values to %s are encoded one by one: %s", topic, error)
-        return None
-    if not columnar.conditions:
-        return encoder, None
-    from .. import _confluent
-
-    kinds = avro_kinds(_confluent.parse_avro(columnar.writer, {}))
-    judge = compile_conditions(columnar.conditions, kinds)
-    if judge is None:
-        why = "a WRITE condition is outside the everyday CEL subset over this schema's fields"
-        log.info("pulsar-external: values to %s are encoded one by one: %s", topic, why)
-        return None
-    return encoder, judge
-
-
-def _extension_typed(kind: pa.DataType) -> bool:
-    """Whether `kind` is, or holds, an Arrow extension type (`arrow.uuid`, `arrow.bool8`, ...)."""
-    if isinstance(kind, pa.BaseExtensionType):
-        return True
-    return any(_extension_typed(kind.field(i).type) for i in range(kind.num_fields))
-
-
-def keyless_name(producer_name: str) -> str:
-    """The name a deduplicated task's keyless rows of a partitioned topic are sent under: a
-    producer of their own, beside the keyed rows' producer on the same partition."""
-    return f"{producer_name}-keyless"
-
-
-def keyless_partition(task: int, partitions: int) -> int:
-    """The partition a deduplicated task's keyless rows go to: one a task, the same in every run."""
-    return task % partitions
-
-
-class _NativeTopic:
-    """A task's native producers of one topic's `data` rows, routed as the Python path's
-    pulsar-client producers route them, so that a task run again on either path sends each row
-    to the partition, producer name and sequence id of the first run: on a partitioned topic, a
-    keyed row to the partition of its key's BoostHash (pulsar-client's default hashing, computed
-    by the extension), a keyless one to the task's partition (`keyless_partition`) under the
-    producer name's `keyless_name`, as `TaskWriter.producer` sends them. Each partition's
-    producer cuts its own batches, as each partition's producer of pulsar-client does."""
-
-    def __init__(self, client: Any, partitions: list[str], producer_name: str | None, task: int) -> None:
-        self.client = client
-        self.partitions = partitions
-        self.producer_name = producer_name
-        self.task = task
-        self.producers: dict[tuple[int, bool], Any] = {}
-
-    def _producer(self, partition: int, keyless: bool) -> Any:
-        key = (partition, keyless)
-        if key not in self.producers:
-            name = self.producer_name
-            if keyless and name is not None:
-                name = keyless_name(name)
-            self.producers[key] = self.client.producer(
-                self.partitions[partition],
-                name,
-                batching_max_messages=DETERMINISTIC_BATCHES["batching_max_messages"],
-                batching_max_bytes=DETERMINISTIC_BATCHES["batching_max_allowed_size_in_bytes"],
-            )
-        return self.producers[key]
-
-    def send(self, batch: pa.RecordBatch, first: int | None) -> None:
-        count = len(self.partitions)
-        if count == 1:
-            self._producer(0, False).send(batch, first)
-            return
-        if first is not None and "sequence_id" not in batch.schema.names:  # each partition gets a
-            # share of the rows: their ids go along
-            ids = pa.array(range(first, first + batch.num_rows), pa.int64())
-            batch = pa.RecordBatch.from_arrays([*batch.columns, ids], [*batch.schema.names, "sequence_id"])
-        module = _native.extension()
-        assert module is not None
-        keys = batch.column("key") if "key" in batch.schema.names else pa.nulls(batch.num_rows, pa.string())
-        routed = module.key_partitions(keys, count)
-        for partition in pc.unique(routed.drop_null()).to_pylist():
-            self._producer(partition, False).send(batch.filter(pc.equal(routed, partition)), first)
-        keyless = pc.is_null(routed)
-        if pc.any(keyless).as_py():
-            self._producer(keyless_partition(self.task, count), True).send(batch.filter(keyless), first)
-
-    def flush(self) -> None:
-        for producer in self.producers.values():
-            producer.flush()
-
-    def close(self) -> None:
-        for producer in self.producers.values():
-            producer.close()
-
-
 def _properties(
     rows: pa.Array, given: list[Any] | None, sent: dict[int, dict[str, str]], ids: dict[str, str]
 ) -> pa.MapArray:
@@ -693,98 +558,3 @@ def _send_options(key: Any, event: int | None) -> dict[str, Any]:
     if event is not None:
         options["event_timestamp"] = event
     return options
-
-
-class NoPythonForm:
-    """A row's value Python cannot hold (a time past the year 9999): `held` refuses it."""
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-
-def held(value: Any, topic: str, schema: Any) -> Any:
-    """A value of `python_values` to be written to `topic` with `schema`, or the refusal, naming
-    the topic and subject, of one it could not convert."""
-    if type(value) is NoPythonForm:
-        raise ValueOutsideSchemaError(
-            f"refused to write a value outside the schema's types: the row's value has no Python form "
-            f"({value.why})",
-            path="",
-            value_type="pyarrow value",
-            schema_type="a value Python can hold",
-            topic=topic,
-            subject=schema.subject(topic),
-        )
-    return value
-
-
-def python_values(column: pa.Array) -> list[Any]:
-    """A `value` column's rows as the values a producer takes: Arrow's Python form, with maps as
-    dicts (the last of a repeated key, as a dict keeps it). Only where the type has maps is a row
-    walked again (pyarrow's own `maps_as_pydicts` costs several times the conversion). A row that
-    has no Python form is a `NoPythonForm` (`held` refuses it)."""
-    try:
-        rows: list[Any] = column.to_pylist()
-    except (OverflowError, ValueError, KeyError, pa.ArrowException):
-        rows = [_python_value(column, i) for i in range(len(column))]
-    convert = _maps_as_dicts(column.type)
-    if convert is None:
-        return rows
-    return [row if type(row) is NoPythonForm else convert(row) for row in rows]
-
-
-def _python_value(column: pa.Array, i: int) -> Any:
-    try:
-        return column[i].as_py()
-    except (OverflowError, ValueError, KeyError, pa.ArrowException) as error:
-        return NoPythonForm(str(error))
-
-
-def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
-    """What turns a value of `kind` with maps (Arrow's key/value pairs) into one with dicts; None
-    for a type without maps."""
-    if pa.types.is_map(kind):
-        item = _maps_as_dicts(kind.item_type)
-        if item is None:
-            return lambda pairs: None if pairs is None else dict(pairs)
-        return lambda pairs: None if pairs is None else {k: item(v) for k, v in pairs}
-    if pa.types.is_struct(kind):
-        fields = [(kind.field(i).name, _maps_as_dicts(kind.field(i).type)) for i in range(kind.num_fields)]
-        changed = [(name, convert) for name, convert in fields if convert is not None]
-        if not changed:
-            return None
-
-        def struct(row: Any) -> Any:
-            if row is None:
-                return None
-            return {**row, **{name: convert(row[name]) for name, convert in changed}}
-
-        return struct
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        each = _maps_as_dicts(kind.value_type)
-        if each is None:
-            return None
-        return lambda items: None if items is None else [each(v) for v in items]
-    return None
-
-
-def _protobuf_converter(options: SourceOptions, topic: str) -> Any:
-    from google.protobuf import json_format
-
-    from ..tasks.schemas import protobuf_class
-
-    cls = protobuf_class(options, f"topic {topic}")
-    return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
-
-
-def protobuf_jsonable(value: Any) -> Any:
-    """A row value as protobuf's `ParseDict` takes it (bytes as base64, times as RFC 3339)."""
-    if isinstance(value, dict):
-        return {k: protobuf_jsonable(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [protobuf_jsonable(v) for v in value]
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
-    return value
