@@ -201,20 +201,28 @@ def _instance_groups(items: list[pytest.Item]) -> dict[str, str]:
     return {name: root(name) for name in group}
 
 
+def _has_module_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses a fixture of module (or class) scope."""
+    info = getattr(item, "_fixtureinfo", None)  # pytest's, on every function item
+    defs = getattr(info, "name2fixturedefs", {}) or {}
+    return any(d.scope in ("module", "class", "package") for chain in defs.values() for d in chain)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark tests by folder so `-m "not integration"` selects the unit tests alone; and group them
-    for `pytest -n N --dist loadgroup` (scripts/test): a module's tests on one worker, so that its
-    module fixtures (a broker of its own, say) start once, and every test of a named instance on
-    the worker that started it (`OWN_INSTANCES`)."""
+    for `pytest -n N --dist loadgroup` (scripts/test): every test of a named instance on the
+    worker that started it (`OWN_INSTANCES`), and a module's tests that use a fixture of module
+    scope (a broker of its own, a Spark cluster) on one worker, so that it starts once. Every
+    other test goes to whichever worker is free: grouping every module, the longest modules made
+    one worker wait for the other for most of the run (pytest 41 min against 23)."""
     groups = _instance_groups(items)
     for item in items:
         instances = _instances(item)
         if instances:
-            group = f"instance-{groups[min(instances)]}"
-        else:
-            group = str(Path(str(item.path)).relative_to(REPO))
-        item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.xdist_group(f"instance-{groups[min(instances)]}"))
+        elif _has_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(str(Path(str(item.path)).relative_to(REPO))))
         parts = Path(str(item.path)).parts
         if "integration" in parts:
             item.add_marker(pytest.mark.integration)

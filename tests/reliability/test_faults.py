@@ -202,8 +202,9 @@ class Unloader:
 # ---------------------------------------------------------------------------- range reads
 
 
-def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBatch]:
-    """The whole topic as one range, read by `path`'s reader (python or native) batch by batch."""
+def range_reader(broker: Broker, topic: str, path: str, **extra: str) -> Iterator[pa.RecordBatch]:
+    """The whole topic as one range, read by `path`'s reader (python or native) batch by batch
+    (`extra`: more source options)."""
     from pulsar_external_schema.reading import native, rows
     from pulsar_external_schema.reading.decoders import arrow_value_type
     from pulsar_external_schema.reading.planning import TopicPartitionRange
@@ -212,7 +213,7 @@ def range_reader(broker: Broker, topic: str, path: str) -> Iterator[pa.RecordBat
     from pulsar_external_schema.tasks.schemas import resolve_reader_schema
     from pulsar_external_schema.tasks.topic_metadata import PulsarAdmin
 
-    source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path))
+    source = SourceOptions.parse(source_options(broker.services, topic=topic, reader=path, **extra))
     reader = resolve_reader_schema(source, topic)
     value_type, _ = arrow_value_type(reader, source)
     if path == "native":
@@ -289,7 +290,11 @@ def test_a_range_read_across_a_broker_restart_gives_every_message_once(broker: B
             restarts.append(broker.restart_in_background(took))
 
     started = time.monotonic()
-    ids = read_with(range_reader(broker, topic, path), restart)
+    # A read waits `read.timeout.ms` for the broker, then fails saying so (by design: no wait
+    # without a bound). The default, 30 s, is about what a restart takes on this machine while
+    # the other worker runs Spark (a Python-path read once failed so in CI): this read waits
+    # longer than a restart can take, so it meets the restart, not the bound.
+    ids = read_with(range_reader(broker, topic, path, **{"read.timeout.ms": "180000"}), restart)
     elapsed = time.monotonic() - started
     for thread in restarts:
         thread.join(timeout=300)
