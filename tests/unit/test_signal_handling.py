@@ -14,6 +14,15 @@ from pulsar_external_schema import cli
 from pulsar_external_schema.cli import signals
 
 
+@pytest.fixture(autouse=True)
+def sigint_as_a_terminal_gives_it() -> Any:
+    """SIGINT with Python's own handler, as a terminal's process has it: a suite started in the
+    background (`nohup`, `&`) inherits it ignored, and an ignored signal stays ignored (below)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def test_a_signal_raises_and_sets_the_status() -> None:
     with signals.handled():
         with pytest.raises(KeyboardInterrupt):
