@@ -20,8 +20,9 @@ Functions, the console): `encode(topic, value)` and `encode_for` end in `_encode
 (`codec/part.py`), else confluent-kafka's serdes. With the native extension, the plan's everyday
 message is one native call before them (native/src/direct.rs): the instance's `encode` and
 `encode_for` are its `Encoder`, which takes the part's kept `DirectWriter`, and `_decode` tries
-the part's kept `DirectReader` first; a message these do not take goes the long way here, which
-decides the same with or without the extension.
+the part's kept `DirectReader` first (without the extension, the kept reader is the plan's own
+Python read); a message these do not take goes the long way here, which decides the same with or
+without the extension.
 """
 
 from __future__ import annotations

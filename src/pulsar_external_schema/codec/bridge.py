@@ -248,7 +248,7 @@ class FieldSerde:
             raise self._error(
                 DecodeError, f"could not decode {len(data)} bytes", topic, id_bytes, cause
             ) from cause
-        if value is not FALLBACK and kept_as and self.codec.keeps_direct:
+        if value is not FALLBACK and kept_as:
             self._keep_direct(topic, id_bytes, kept_as)
         return value
 

@@ -147,7 +147,8 @@ class PartCodec:
 
     @property
     def keeps_direct(self) -> bool:
-        """Whether `direct` and `direct_writer` give readers and writers to keep (the extension's)."""
+        """Whether `direct_writer` gives writers to keep (the extension's). `direct` gives a reader
+        on both paths: the extension's, or `_read` itself behind a closure."""
         return self._native is not None
 
     # -- encode ---------------------------------------------------------------------------------
@@ -316,18 +317,20 @@ class PartCodec:
 
     def direct(self, topic: str, id_bytes: bytes) -> tuple[Callable[[bytes], Any] | None, float]:
         """(`payload -> value`, the plan's expiry) for messages of (topic, id) with no properties
-        the rules read, to be kept by the caller (`FieldSerde.direct_value`): `_read`'s work in
-        one native call (the extension's `DirectReader`), so that a message is one dict lookup
-        and this call away from the format library. None without the extension, where the plan
-        is not compiled, and for a key part (a key/value schema decodes its two parts through
-        `decode`).
+        the rules read, to be kept by the caller (`FieldSerde.direct_value`), so that a message is
+        one dict lookup and this call away from the format library: `_read`'s work in one native
+        call (the extension's `DirectReader`), or without the extension `_read` itself. None where
+        the plan is not compiled, and for a key part (a key/value schema decodes its two parts
+        through `decode`).
 
         The reader never raises. It answers FALLBACK where it does not take the payload (a
         condition it does not pass, bytes it cannot read: `decode` here decides, and says why)
         and once the plan has expired (`decode` builds it again)."""
         plan = self.reads.get((topic, id_bytes))
-        if type(plan) is not ReadPlan or self._key or self._native is None:
+        if type(plan) is not ReadPlan or self._key:
             return None, 0.0
+        if self._native is None:
+            return self._python_reader(plan, topic, id_bytes), plan.expires
         functions = (plan.read, *plan.steps)
         if self._from_dict is not None:  # a message without properties: one context for them all
             functions = (*functions, _bound(self._from_dict, SerializationContext(topic, self._field)))
@@ -342,6 +345,22 @@ class PartCodec:
             fallback=FALLBACK,
         )
         return reader, plan.expires
+
+    def _python_reader(self, plan: ReadPlan, topic: str, id_bytes: bytes) -> Callable[[bytes], Any]:
+        """`_read` of (topic, id) as `direct` promises a reader: it never raises (an error of
+        `_read`'s is worded by `decode` when the caller takes that way) and answers FALLBACK once
+        the plan has expired."""
+        read, expires = self._read, plan.expires
+
+        def reader(payload: bytes) -> Any:
+            if expires and remaining(expires) <= 0:  # type: ignore[operator]
+                return FALLBACK
+            try:
+                return read(plan, topic, payload, id_bytes, None)
+            except Exception:
+                return FALLBACK
+
+        return reader
 
     def _read(
         self, plan: ReadPlan, topic: str, payload: bytes, id_bytes: bytes, context: MessageContext | None
