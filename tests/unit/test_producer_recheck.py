@@ -151,7 +151,7 @@ def test_a_dropped_plan_stops_the_writer_the_schema_keeps() -> None:
     assert codec is not None
     assert _send(orders, 2) == first
     # the short way is in use where there is one (the extension's kept writer)
-    assert (ORDERS in codec.writers) == codec.keeps_direct
+    assert (ORDERS in codec.writers) == codec.keeps_writers
     _lose_the_store(factory)
     factory.avro(json.dumps(REFUND)).encode(REFUNDS, {"code": 1, "label": "a"})  # takes id 1
     stamp = codec._stamps[ORDERS]

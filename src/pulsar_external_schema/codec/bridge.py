@@ -9,8 +9,8 @@ part. A message goes down, never back up:
             -> encode_compiled          the part codec's plan (`part.py`)
             -> encode_reference         confluent-kafka's serializer (`codec/serdes.py`), which
                                         resolves a topic's first writer; the codec learns it
-    decode: FieldSerde.direct_value     with the native extension: the codec's direct reader,
-                                        kept per (topic, id as it came)
+    decode: FieldSerde.direct_value     the codec's direct reader (the extension's, or the plan's
+                                        own read), kept per (topic, id as it came)
             -> metadata_id              the id parsed once (`schema_id.py`)
             -> decode_compiled          a plan built before (its direct reader then kept)
             -> decode                   the plan built, or confluent-kafka's deserializer

@@ -3,9 +3,10 @@
     codec.encode(topic, value, context)       -> (payload, schema id), or FALLBACK: the reference path
     codec.learn(topic, context)               after the reference path encoded a message
     codec.decode(topic, payload, id, context) -> value, or FALLBACK: the reference path
-    codec.direct(topic, id), codec.direct_writer(topic)
-                                              with the native extension: one plan's `decode` or
-                                              `encode` in one native call, kept by the caller
+    codec.direct(topic, id)                   one plan's `decode` as one call, kept by the caller
+                                              (the extension's reader, or `_read` in a closure)
+    codec.direct_writer(topic)                with the native extension: one plan's `encode` in
+                                              one native call, kept by the caller
 
 This module is the per-message path in Python, and the one place it is decided; the extension's
 `DirectWriter` and `DirectReader` (native/src/direct.rs) run a plan this module compiled, with
@@ -132,8 +133,8 @@ class PartCodec:
         message (`ExternalSchema`'s `Encoder`). A topic's goes when the re-check drops its plan,
         so a writer needs no check of its own for that."""
         self._native = _native.extension()
-        """The extension, whose `DirectWriter` and `DirectReader` the caller keeps; None: it keeps
-        none, and every message is `encode` or `decode` here."""
+        """The extension, whose `DirectWriter` and `DirectReader` the caller keeps; None: no
+        writer is kept (every message is `encode` here) and a kept reader is `_read` itself."""
         self._limits = limits
         self._check_subject = check_subject
         self._prefixed_protobuf_guard = protobuf_guard(limits)
@@ -146,7 +147,7 @@ class PartCodec:
         self._said: set[tuple[str, str]] = set()
 
     @property
-    def keeps_direct(self) -> bool:
+    def keeps_writers(self) -> bool:
         """Whether `direct_writer` gives writers to keep (the extension's). `direct` gives a reader
         on both paths: the extension's, or `_read` itself behind a closure."""
         return self._native is not None
