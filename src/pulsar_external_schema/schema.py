@@ -287,12 +287,13 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         raw: str | None,
     ) -> Any:
         """The one way in for a message to decode: `decode`, `decode_message` and `decode_batch`
-        parse their inputs and call this. The extension's direct reader kept for the message's
-        topic and id (as it came: bytes, or the `__schema_id` property `raw`), else the compiled
-        plan (which keeps one for the next message), else the reference path: confluent-kafka's
-        deserializer with the plan's rules, given the message's context. A message that needs
-        its context before (a `context`, a `__rule.name` property) takes the reference path at
-        once.
+        parse their inputs and call this. The direct reader (the extension's, or the plan's own
+        read) kept for the message's topic and id as it came (bytes, or the `__schema_id`
+        property `raw`), else the compiled plan (which keeps one for the next message; a payload
+        the kept reader did not take comes here too, and is worded here), else the reference
+        path: confluent-kafka's deserializer with the plan's rules, given the message's context.
+        A message that needs its context before (a `context`, a `__rule.name` property) takes
+        the reference path at once.
 
         `msg` (pulsar-client's message, with its `properties`): its schema id is parsed and its
         context built only where a step needs them (`_message_id`, `_message_context`)."""
