@@ -17,6 +17,7 @@ import functools
 import re
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -70,6 +71,12 @@ class _Credentials(httpx.Auth):
         yield request
 
 
+#: The broker's answers while a topic or bundle is in transit (unloaded, moved, its ledger
+#: reopened), and the waits before a call is made again (seconds).
+_BUSY = frozenset({500, 502, 503, 504})
+_BUSY_RETRIES = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
 class PulsarAdmin:
     """A small synchronous client of the admin REST API (`pulsar.admin.url`, Spark's `admin.url`)."""
 
@@ -108,6 +115,18 @@ class PulsarAdmin:
         self._http.close()
 
     def _request(self, method: str, path: str, what: str, body: Any = None) -> httpx.Response:
+        """One call; a GET or PUT (each call this client makes with them can be made again) that the
+        broker answers 500/502/503/504 is made again after `_BUSY_RETRIES` waits (~8 s in all):
+        while a topic is unloaded or its bundle moves, the broker answers 500 "ManagedLedger ...
+        has already been closed" or 503 for a second or two. The last answer is the caller's."""
+        for wait in _BUSY_RETRIES if method in ("GET", "PUT") else ():
+            response = self._send(method, path, what, body)
+            if response.status_code not in _BUSY:
+                return response
+            time.sleep(wait)
+        return self._send(method, path, what, body)
+
+    def _send(self, method: str, path: str, what: str, body: Any) -> httpx.Response:
         try:
             return self._http.request(method, path, json=body)
         except httpx.HTTPError as error:

@@ -225,6 +225,59 @@ def test_a_refused_subscription_names_the_topic_the_subscription_and_the_answer(
     )
 
 
+def sequenced(answers: list[httpx.Response], asked: list[str]) -> PulsarAdmin:
+    """An admin API that gives `answers` in turn, one a call."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        asked.append(request.method)
+        return answers[len(asked) - 1]
+
+    return PulsarAdmin("http://admin:8080", transport=httpx.MockTransport(handle))
+
+
+def test_a_call_the_broker_answers_busy_while_the_topic_moves_is_made_again_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # measured under topic unloads: the broker answered the dead-letter subscription's PUT with
+    # 500 "ManagedLedger ... has already been closed", and the validation job stopped there
+    waits: list[float] = []
+    monkeypatch.setattr(admin_module.time, "sleep", waits.append)
+    closed = httpx.Response(
+        500, json={"reason": "ManagedLedger persistent://acme/shop/orders has already been closed"}
+    )
+    asked: list[str] = []
+    busy = sequenced([closed, httpx.Response(503, json={"reason": "unloading"}), httpx.Response(204)], asked)
+    assert busy.create_subscription("persistent://acme/shop/orders", "dead-letters") is True
+    assert asked == ["PUT", "PUT", "PUT"]
+    assert waits == [0.25, 0.5]
+    # a broker that stays busy: the last answer, after a bounded number of calls and waits
+    waits.clear()
+    asked = []
+    always = sequenced([closed] * 10, asked)
+    with pytest.raises(
+        PulsarAdminError,
+        match="could not create the subscription 'dead-letters' on persistent://acme/shop/orders: "
+        "HTTP 500 ManagedLedger",
+    ):
+        always.create_subscription("persistent://acme/shop/orders", "dead-letters")
+    assert len(asked) == 6
+    assert sum(waits) < 10
+    # what is refused for good is not asked again, and a POST (the EXTERNAL declaration, which a
+    # broker before 4.1 answers 500) is made once
+    asked = []
+    with pytest.raises(PulsarAdminError):
+        sequenced([httpx.Response(403, json={"reason": "no"})], asked).create_subscription(
+            "persistent://acme/shop/orders", "dead-letters"
+        )
+    assert asked == ["PUT"]
+    asked = []
+    with pytest.raises(PulsarAdminError):
+        sequenced(
+            [httpx.Response(404), httpx.Response(500, json={"reason": "x"}), httpx.Response(404)], asked
+        ).declare_external("acme/shop/orders")
+    assert asked == ["GET", "POST", "GET"]
+
+
 @pytest.mark.parametrize(
     ("subscriptions", "retention", "retention_path", "kept"),
     [
