@@ -241,7 +241,7 @@ def test_a_call_the_broker_answers_busy_while_the_topic_moves_is_made_again_with
     # measured under topic unloads: the broker answered the dead-letter subscription's PUT with
     # 500 "ManagedLedger ... has already been closed", and the validation job stopped there
     waits: list[float] = []
-    monkeypatch.setattr(admin_module.time, "sleep", waits.append)
+    monkeypatch.setattr("pulsar_external_schema.admin.time.sleep", waits.append)
     closed = httpx.Response(
         500, json={"reason": "ManagedLedger persistent://acme/shop/orders has already been closed"}
     )
