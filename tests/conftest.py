@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from native_support import required_extension
+from spark_jvm import faster_spark_jvms
 
 pytest_plugins = ["spark_support", "geo_support", "secured_support", "lts_support"]
 
@@ -206,6 +207,12 @@ def _has_module_fixture(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)  # pytest's, on every function item
     defs = getattr(info, "name2fixturedefs", {}) or {}
     return any(d.scope in ("module", "class", "package") for chain in defs.values() for d in chain)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Spark's JVMs started sooner (tests/spark_jvm.py): in the first process, before pytest-xdist
+    starts its workers, which inherit the setting."""
+    faster_spark_jvms()
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
