@@ -114,14 +114,16 @@ class PulsarAdmin:
     def close(self) -> None:
         self._http.close()
 
-    def _request(self, method: str, path: str, what: str, body: Any = None) -> httpx.Response:
+    def _request(
+        self, method: str, path: str, what: str, body: Any = None, busy: frozenset[int] = _BUSY
+    ) -> httpx.Response:
         """One call; a GET or PUT (each call this client makes with them can be made again) that the
-        broker answers 500/502/503/504 is made again after `_BUSY_RETRIES` waits (~8 s in all):
-        while a topic is unloaded or its bundle moves, the broker answers 500 "ManagedLedger ...
-        has already been closed" or 503 for a second or two. The last answer is the caller's."""
+        broker answers 500/502/503/504 (`busy`) is made again after `_BUSY_RETRIES` waits (~8 s in
+        all): while a topic is unloaded or its bundle moves, the broker answers 500 "ManagedLedger
+        ... has already been closed" or 503 for a second or two. The last answer is the caller's."""
         for wait in _BUSY_RETRIES if method in ("GET", "PUT") else ():
             response = self._send(method, path, what, body)
-            if response.status_code not in _BUSY:
+            if response.status_code not in busy:
                 return response
             time.sleep(wait)
         return self._send(method, path, what, body)
@@ -192,7 +194,9 @@ class PulsarAdmin:
         what = f"create the subscription {name!r} on {topic}"
         earliest = {"ledgerId": -1, "entryId": -1, "partitionIndex": -1}
         path = f"{self._path(topic)}/subscription/{quote(name, safe='')}"
-        response = self._request("PUT", path, what, earliest)
+        # 412 too: a topic unloaded while its cursor is made answers "unable to persist
+        # readPosition for cursor reset" (a retry after a partial make: 409, it is there)
+        response = self._request("PUT", path, what, earliest, busy=_BUSY | {412})
         if response.status_code == 409:
             return False
         if response.status_code >= 300:

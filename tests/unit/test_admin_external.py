@@ -262,6 +262,17 @@ def test_a_call_the_broker_answers_busy_while_the_topic_moves_is_made_again_with
         always.create_subscription("persistent://acme/shop/orders", "dead-letters")
     assert len(asked) == 6
     assert sum(waits) < 10
+    # measured too: the cursor's PUT answered 412 "unable to persist readPosition" while the topic
+    # was unloaded, and the call made again found the subscription made
+    waits.clear()
+    asked = []
+    unpersisted = httpx.Response(
+        412, json={"reason": "Unable to find position for position specified: unable to persist readPosition"}
+    )
+    made = sequenced([unpersisted, httpx.Response(409, json={"reason": "exists"})], asked)
+    assert made.create_subscription("persistent://acme/shop/orders", "dead-letters") is False
+    assert asked == ["PUT", "PUT"]
+    assert waits == [0.25]
     # what is refused for good is not asked again, and a POST (the EXTERNAL declaration, which a
     # broker before 4.1 answers 500) is made once
     asked = []
