@@ -90,11 +90,8 @@ def test_validate_command_routes_valid_and_invalid_messages(
     assert run.returncode == 0, output
     assert f"done: {len(orders.valid)} valid, {len(orders.rule_failures) + 3} dead-lettered" in output
     check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
-
-    again = validate(services, *args)  # nothing new: nothing written twice
-    output, _ = again.communicate(timeout=300)
-    assert again.returncode == 0, output
-    check_outputs(pulsar_client, orders, raw_messages(pulsar_client, orders.topic), valid, dlq)
+    # a run again from the checkpoint writes nothing twice: the crash tests below and journey 7
+    # resume from theirs
 
 
 # What a crash may repeat is the writers' business; the readers' exactly-once offsets are tested on
