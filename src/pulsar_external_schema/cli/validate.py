@@ -86,6 +86,10 @@ def run_validate(args: argparse.Namespace) -> int:
             reach_connect_server(args.remote)
         except CommandError as error:
             return fail("validate", error)
+    try:
+        job.prepare()  # the broker's refusals before Spark starts, not after
+    except ExternalSchemaError as error:
+        return fail("validate", error)
     builder: Any = SparkSession.builder.appName(f"{PROG} validate {args.input}")
     if args.remote:  # a Connect client: no JVM here, and the server's log level is its own
         spark = builder.remote(args.remote).getOrCreate()

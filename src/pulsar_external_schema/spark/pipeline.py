@@ -88,6 +88,7 @@ class ValidationJob:
     """The subscription the job creates on the dead-letter topic before it starts (pulsar-client's
     `ConsumerDeadLetterPolicy(initial_subscription_name=)`), so that the broker keeps the dead
     letters until they are read; None or empty: none (the namespace's retention must keep them)."""
+    _prepared: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.trigger not in TRIGGERS:
@@ -112,9 +113,7 @@ class ValidationJob:
         from pyspark.sql import functions as F
 
         register(spark)
-        # with pulsar.admin.url: a broker before 4.1 refused here, in one line, not in every task
-        require_external_type(ExternalSchemaConfig.from_dict(self._source_options().config))
-        self._prepare_targets()
+        self.prepare()
         reader = spark.readStream.format(FORMAT).options(**self.options).option("topic", self.input)
         # producers do not get to skip rules
         reader = reader.option("trustRuleProperties", "false")
@@ -164,6 +163,18 @@ class ValidationJob:
         else:
             writer = writer.trigger(processingTime=self.interval)
         return writer.queryName(f"validate {self.input}").start()
+
+    def prepare(self) -> None:
+        """What the job checks and makes before Spark runs anything, with no Spark: the broker's
+        EXTERNAL type where `pulsar.admin.url` asks for declarations (a broker before 4.1 refused
+        in one line, not in every task), the dead-letter subscription, and a warning for each
+        target topic at risk. `start` does it where it was not done; the console's `validate`
+        does it before it starts Spark, so that a refusal comes in a second, not after Spark's."""
+        if self._prepared:
+            return
+        require_external_type(ExternalSchemaConfig.from_dict(self._source_options().config))
+        self._prepare_targets()
+        self._prepared = True
 
     def _prepare_targets(self) -> None:
         """Creates the dead-letter subscription (a refusal fails the job here, before it sends
