@@ -174,6 +174,63 @@ def _shipment_class() -> Any:
 Shipment = _shipment_class()
 
 
+def _payment_class() -> Any:
+    """proto3, with fields of presence: `int64 id`, `oneof payment {string card; string iban}`,
+    `optional string note` and a `Line line` message. Module-level (`schemas.Payment`), for the
+    readers' `protobuf_message_class`."""
+    label = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="unit/payment.proto", package="unit", syntax="proto3")
+    line = proto.message_type.add(name="Line")
+    add_fields(line, [("sku", 1, label.TYPE_STRING, label.LABEL_OPTIONAL, None)])
+    message = proto.message_type.add(name="Payment")
+    message.oneof_decl.add(name="payment")
+    message.oneof_decl.add(name="_note")  # proto3 `optional`: a synthetic oneof, after the real ones
+    optional = label.LABEL_OPTIONAL
+    add_fields(
+        message,
+        [
+            ("id", 1, label.TYPE_INT64, optional, None),
+            ("card", 2, label.TYPE_STRING, optional, None),
+            ("iban", 3, label.TYPE_STRING, optional, None),
+            ("note", 4, label.TYPE_STRING, optional, None),
+            ("line", 5, label.TYPE_MESSAGE, optional, ".unit.Line"),
+        ],
+    )
+    message.field[1].oneof_index = message.field[2].oneof_index = 0
+    message.field[3].oneof_index = 1
+    message.field[3].proto3_optional = True
+    return message_class(proto, "unit.Payment")
+
+
+Payment = _payment_class()
+
+
+def _parcel_class() -> Any:
+    """A Protobuf message that declares an enum (`Parcel.Status`), which AxonOps v0.2.1 cannot give
+    in the serialized form (a 500): read since its text is compiled here (protobuf_text.py).
+    Module-level (`schemas.Parcel`), for the readers' `protobuf_message_class`."""
+    label = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="acme/parcel.proto", package="acme", syntax="proto3")
+    parcel = proto.message_type.add(name="Parcel")
+    parcel.enum_type.add(name="Status").value.extend(
+        [
+            descriptor_pb2.EnumValueDescriptorProto(name="PACKED", number=0),
+            descriptor_pb2.EnumValueDescriptorProto(name="SENT", number=1),
+        ]
+    )
+    add_fields(
+        parcel,
+        [
+            ("id", 1, label.TYPE_INT64, label.LABEL_OPTIONAL, None),
+            ("status", 2, label.TYPE_ENUM, label.LABEL_OPTIONAL, ".acme.Parcel.Status"),
+        ],
+    )
+    return message_class(proto, "acme.Parcel")
+
+
+Parcel = _parcel_class()
+
+
 def two_shipments() -> list[Any]:
     """A shipment with every field set (a nested message, a list, a map, a timestamp) and one
     with only its id: what the Protobuf read tests send."""

@@ -56,6 +56,9 @@ from fastavro.schema import expand_schema
 
 _NO_SCOPE = contextlib.nullcontext()
 
+#: confluent-kafka's in-memory registry client (`mock://`), which only a private module exports.
+MockRegistryClient = MockSchemaRegistryClient
+
 #: The registry format each schema type's serdes ask for (Protobuf: the serialized descriptor).
 REGISTRY_FORMAT = {"AVRO": None, "JSON": None, "PROTOBUF": "serialized"}
 

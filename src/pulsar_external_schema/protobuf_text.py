@@ -9,17 +9,34 @@ message index array in the schema id depends on it).
 Covers proto2 and proto3 files: messages (nested), enums, fields with labels, defaults and
 options, maps, oneofs, proto3 `optional`, reserved ranges and names, extensions, services, file
 options and custom options (rendered in aggregate syntax). Editions files are not supported.
+
+The other way, the registry's `.proto` text compiled in this process into the `serialized` form
+(a base64 `FileDescriptorProto`) that confluent-kafka's Protobuf serdes ask the registry for:
+registries answer that form differently or not at all (AxonOps v0.2.1 answers 500 for a schema
+that declares an enum; Apicurio gives raw bytes), and every registry keeps the text. The
+registry clients `new_client` makes answer `fmt="serialized"` so, from the text they fetch (and
+the texts of its references, by the names it imports them with), compiled by grpcio-tools'
+protoc (`_protoc.py`) with the well-known types and Confluent's own files (rendered here from
+confluent-kafka's descriptors): no request for the serialized form is ever made.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from confluent_kafka.schema_registry import RegisteredSchema, Schema, SchemaRegistryClient
 from google.protobuf import descriptor_pb2, text_encoding, text_format, unknown_fields
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
-from .errors import UnsupportedProtobufError
+from . import _protoc
+from ._confluent import MockRegistryClient
+from .errors import SchemaParseError, UnsupportedProtobufError
+from .registry import new_client as _new_client
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -256,3 +273,166 @@ def _service(service: descriptor_pb2.ServiceDescriptorProto) -> list[str]:
         )
     out.append("}")
     return out
+
+
+# -- the registry's text compiled into the serialized form ---------------------------------------
+
+#: The format confluent-kafka's Protobuf serdes ask the registry for.
+SERIALIZED = "serialized"
+#: The compiled file's import path: no reference is named so.
+_MAIN = "__registered__.proto"
+#: Compiled forms kept per client (a bound: schemas in use, not an eviction policy).
+_KEPT = 1024
+
+
+def compile_registered(
+    schema: Schema, text_of: Callable[[str, int], Schema]
+) -> descriptor_pb2.FileDescriptorProto:
+    """The descriptor of a registered Protobuf schema's `.proto` text; `text_of(subject, version)`
+    gives a referenced version (in text), fetched once per import path. Raises `SchemaParseError`
+    where the texts do not compile."""
+    files = dict(_confluent_sources())
+    seen: set[str] = set()
+
+    def walk(references: Any) -> None:
+        for reference in references or ():
+            name = reference.name or ""
+            if name in seen:
+                continue
+            seen.add(name)
+            referenced = text_of(reference.subject, reference.version)
+            files[name] = referenced.schema_str or ""
+            walk(referenced.references)
+
+    walk(schema.references)
+    files[_MAIN] = schema.schema_str or ""
+    try:
+        return _protoc.compile_file(_MAIN, files)
+    except _protoc.ProtocError as error:
+        raise SchemaParseError(f"the registered .proto text does not compile: {error}") from None
+
+
+_CONFLUENT_SOURCES: list[tuple[str, str]] = []
+
+
+def _confluent_sources() -> list[tuple[str, str]]:
+    """Confluent's own `.proto` files (field metadata, decimals, variants), which schemas import
+    and confluent-kafka's pools hold, rendered from its descriptors once."""
+    if not _CONFLUENT_SOURCES:
+        from confluent_kafka.schema_registry.confluent import meta_pb2
+        from confluent_kafka.schema_registry.confluent.type import decimal_pb2, variant_pb2
+        from confluent_kafka.schema_registry.confluent.types import decimal_pb2 as legacy_decimal_pb2
+
+        for module in (meta_pb2, decimal_pb2, variant_pb2, legacy_decimal_pb2):
+            proto = descriptor_pb2.FileDescriptorProto.FromString(module.DESCRIPTOR.serialized_pb)
+            _CONFLUENT_SOURCES.append((proto.name, render_proto(proto)))
+    return _CONFLUENT_SOURCES
+
+
+def _is_serialized(text: str) -> bool:
+    """Whether a schema's text is already the serialized form (base64 of a descriptor; `.proto`
+    text is never base64: spaces, quotes, semicolons)."""
+    try:
+        descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(text, validate=True))
+    except (binascii.Error, ValueError, DecodeError):
+        return False
+    return True
+
+
+class _CompilesProtobuf:
+    """The registry calls that take `fmt`, answering `fmt="serialized"` for a Protobuf schema with
+    the form compiled from the text the client fetches (and caches) instead; every other call and
+    format as the client answers them."""
+
+    def _setup(self) -> None:
+        self._compiled: dict[tuple[str, tuple[tuple[str, str, int], ...]], str] = {}
+        self._compiled_lock = threading.Lock()
+
+    def get_schema(
+        self,
+        schema_id: int,
+        subject_name: str | None = None,
+        fmt: str | None = None,
+        reference_format: str | None = None,
+    ) -> Schema:
+        if fmt != SERIALIZED:
+            return super().get_schema(schema_id, subject_name, fmt, reference_format)  # type: ignore[misc, no-any-return]
+        return self._serialized(super().get_schema(schema_id, subject_name, None, reference_format))  # type: ignore[misc]
+
+    def get_schema_by_guid(self, guid: str, fmt: str | None = None) -> Schema:
+        if fmt != SERIALIZED:
+            return super().get_schema_by_guid(guid, fmt)  # type: ignore[misc, no-any-return]
+        return self._serialized(super().get_schema_by_guid(guid, None))  # type: ignore[misc]
+
+    def get_version(
+        self, subject_name: str, version: Any = "latest", deleted: bool = False, fmt: str | None = None
+    ) -> RegisteredSchema:
+        if fmt != SERIALIZED:
+            return super().get_version(subject_name, version, deleted, fmt)  # type: ignore[misc, no-any-return]
+        return self._registered(super().get_version(subject_name, version, deleted, None))  # type: ignore[misc]
+
+    def get_latest_version(self, subject_name: str, fmt: str | None = None) -> RegisteredSchema:
+        if fmt != SERIALIZED:
+            return super().get_latest_version(subject_name, fmt)  # type: ignore[misc, no-any-return]
+        return self._registered(super().get_latest_version(subject_name, None))  # type: ignore[misc]
+
+    def get_latest_with_metadata(
+        self, subject_name: str, metadata: dict[str, str], deleted: bool = False, fmt: str | None = None
+    ) -> RegisteredSchema:
+        if fmt != SERIALIZED:
+            return super().get_latest_with_metadata(subject_name, metadata, deleted, fmt)  # type: ignore[misc, no-any-return]
+        return self._registered(super().get_latest_with_metadata(subject_name, metadata, deleted, None))  # type: ignore[misc]
+
+    def _registered(self, found: RegisteredSchema) -> RegisteredSchema:
+        schema = self._serialized(found.schema)
+        if schema is found.schema:
+            return found
+        return RegisteredSchema(
+            subject=found.subject,
+            version=found.version,
+            schema_id=found.schema_id,
+            guid=found.guid,
+            schema=schema,
+        )
+
+    def _serialized(self, schema: Schema) -> Schema:
+        text = schema.schema_str or ""
+        if schema.schema_type != "PROTOBUF" or _is_serialized(text):
+            return schema
+        key = (text, tuple((r.name or "", r.subject or "", r.version or 0) for r in schema.references or ()))
+        with self._compiled_lock:
+            compiled = self._compiled.get(key)
+        if compiled is None:
+            proto = compile_registered(schema, self._text_of)
+            compiled = base64.b64encode(proto.SerializeToString()).decode("ascii")
+            with self._compiled_lock:
+                if len(self._compiled) >= _KEPT:
+                    self._compiled.clear()
+                self._compiled[key] = compiled
+        return Schema(compiled, "PROTOBUF", schema.references, schema.metadata, schema.rule_set)
+
+    def _text_of(self, subject: str, version: int) -> Schema:
+        found: RegisteredSchema = super().get_version(subject, version, True, None)  # type: ignore[misc]
+        return found.schema
+
+
+class ProtobufTextClient(_CompilesProtobuf, SchemaRegistryClient):
+    """confluent-kafka's registry client, Protobuf's serialized form compiled here."""
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        super().__init__(conf)
+        self._setup()
+
+
+class ProtobufTextMockClient(_CompilesProtobuf, MockRegistryClient):
+    """confluent-kafka's in-memory registry (`mock://`), likewise."""
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        super().__init__(conf)
+        self._setup()
+
+
+def new_client(registry: dict[str, Any]) -> SchemaRegistryClient:
+    """`registry.new_client`'s client for a config's `registry` section, answering Protobuf's
+    serialized form from the registry's text."""
+    return _new_client(registry, ProtobufTextMockClient, ProtobufTextClient)

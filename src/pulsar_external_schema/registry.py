@@ -22,6 +22,7 @@ through it (a console tool's one-line message reads the same `failure_kind` and 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -43,14 +44,21 @@ NOT_FOUND_CODES = (40400, 40401, 40402, 40403)
 FailureKind = Literal["not found", "unavailable", "rejected"]
 
 
-def new_client(registry: dict[str, Any]) -> SchemaRegistryClient:
+def new_client(
+    registry: dict[str, Any],
+    mock: Callable[[dict[str, Any]], SchemaRegistryClient] | None = None,
+    real: Callable[[dict[str, Any]], SchemaRegistryClient] | None = None,
+) -> SchemaRegistryClient:
     """confluent-kafka's `SchemaRegistryClient` for a config's `registry` section (a `mock://` URL
-    gives its in-memory registry, for unit tests). What its constructor refuses (a CA or key file
-    that does not load, a bearer-auth source it does not know) is a `ConfigError` naming the
-    problem, never a value: the section holds credentials."""
+    gives its in-memory registry, for unit tests), or the class `real` / `mock` of each
+    (protobuf_text.py's). What its constructor refuses (a CA or key file that does not load, a
+    bearer-auth source it does not know) is a `ConfigError` naming the problem, never a value: the
+    section holds credentials."""
+    conf = dict(registry)
     try:
-        client: SchemaRegistryClient = SchemaRegistryClient.new_client(dict(registry))
-        return client
+        if str(conf.get("url", "")).startswith("mock://"):
+            return mock(conf) if mock is not None else SchemaRegistryClient.new_client(conf)
+        return real(conf) if real is not None else SchemaRegistryClient.new_client(conf)
     except (ValueError, TypeError, OSError) as error:
         reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
         raise ConfigError(f"the schema registry client refused its configuration: {reason}") from None

@@ -43,7 +43,7 @@ from .codec.bridge import FieldSerde
 from .config import ExternalSchemaConfig
 from .deadletter import RULE_NAME, RULE_PREFIX, RULE_TOPIC
 from .errors import ConfigError, DecodeError, EncodeError, ExternalSchemaError, SchemaIdError
-from .registry import new_client
+from .protobuf_text import new_client
 from .rules.context import MessageContext
 
 __all__ = [

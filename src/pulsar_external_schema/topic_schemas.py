@@ -23,10 +23,12 @@ from .errors import (
     ExternalSchemaError,
     IncompatibleSchemaError,
     RegistryUnavailableError,
+    SchemaParseError,
     SubjectNotFoundError,
     UnknownSchemaIdError,
 )
 from .factory import SchemaRegistrySchemaFactory
+from .protobuf_text import SERIALIZED
 from .registered_schema import RegisteredSchema
 from .registry import describe, failure_kind, is_conflict, registry_error
 from .rules.deks import share_deks
@@ -150,20 +152,14 @@ def registry_message_class(
     client = factory.registry_client
     where = f"schema id {registered.schema_id} (subject {registered.subject})"
     try:
-        # Past the client's cache: it keys schemas by id whatever their format, so a text copy
-        # cached by an earlier lookup would come back instead of the descriptor.
-        answer = _confluent.rest_get(
-            client,
-            f"schemas/ids/{registered.schema_id}",
-            {"subject": registered.subject, "format": "serialized"},
-        )
-        pool, file_proto = _confluent.protobuf_pool(
-            Schema.from_dict(answer), client, f"{registered.subject}.proto"
-        )
+        # the serialized form compiled here from the registry's text (protobuf_text.py)
+        serialized = client.get_schema(registered.schema_id, registered.subject, SERIALIZED)
+        pool, file_proto = _confluent.protobuf_pool(serialized, client, f"{registered.subject}.proto")
+    except SchemaParseError as error:
+        raise SchemaParseError(f"{where}: {error}") from None
     except Exception as error:
         raise ConfigError(
-            f"could not load the Protobuf descriptor of {where} from {factory.config.registry_url} "
-            f"(GET /schemas/ids/{registered.schema_id}?format=serialized): {error}"
+            f"could not load the Protobuf descriptor of {where} from {factory.config.registry_url}: {error}"
         ) from None
     names = [message.name for message in file_proto.message_type]
     if not names:

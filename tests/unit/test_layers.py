@@ -11,8 +11,8 @@ Layers, bottom first; a module imports only from its own layer or lower ones (im
    (what a registry error means, what a value must not show);
 1. `config`, `connections` (Pulsar's client configuration), `schema_id`, `subjects`,
    `rules.settings` (the rule engine's part of the config), the quarantines `_confluent`,
-   `_pulsar_client` and `_fastavro` (every use of confluent-kafka's, pulsar-client's and
-   fastavro's private API);
+   `_pulsar_client`, `_fastavro` and `_protoc` (every use of confluent-kafka's, pulsar-client's,
+   fastavro's and grpcio-tools' private API);
 2. `codec/`, `rules/`, `evolution/`, and what they share: `deadletter`, `protobuf_text`, `admin`;
 3. `schema`, `factory` and the registry glue beside it (`json_evolution`, `topic_schemas`,
    `registered_schema`);
@@ -68,6 +68,7 @@ LAYERS: dict[str, int] = {
     "_confluent": 1,
     "_pulsar_client": 1,
     "_fastavro": 1,
+    "_protoc": 1,
     "codec": 2,
     "rules": 2,
     "evolution": 2,
@@ -273,7 +274,7 @@ def test_no_module_imports_another_modules_private_name() -> None:
 #: The modules that may touch a library's private API (their docstrings say why; tests hold
 #: each to the installed library: test_codec_touch_points.py, test_codec_avro_reader.py and
 #: tests/integration/test_pulsar_touch_points.py).
-QUARANTINES = frozenset({"_confluent", "_pulsar_client", "_fastavro"})
+QUARANTINES = frozenset({"_confluent", "_pulsar_client", "_fastavro", "_protoc"})
 #: The package's own native extension (native/), whose name starts with an underscore as a
 #: compiled module's does; only its gate, `_native`, imports it.
 NATIVE = "_pulsar_external_schema_native"

@@ -207,3 +207,36 @@ def test_a_decimal_no_column_holds_is_refused_saying_why(precision: int, scale: 
     bytes_decimal = {"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": scale}
     with pytest.raises(SparkTypeError, match=rf"Avro decimal\({precision}, {scale}\) has no column type"):
         types.avro_type(fastavro.parse_schema(bytes_decimal))
+
+
+def test_a_field_with_presence_that_is_not_set_is_null_and_one_without_keeps_its_default() -> None:
+    # Protobuf's presence: a proto3 `optional`, a oneof member and a message are null unless set
+    # (set to their default, they are that default); a plain proto3 scalar has no presence
+    from schemas import Payment as payment
+
+    data_type, convert = protobuf_type(payment.DESCRIPTOR)
+    assert (
+        data_type.simpleString()
+        == "struct<id:bigint,card:string,iban:string,note:string,line:struct<sku:string>>"
+    )
+    assert convert(payment(iban="iban-2")) == {
+        "id": 0,
+        "card": None,
+        "iban": "iban-2",
+        "note": None,
+        "line": None,
+    }
+    assert convert(payment(id=7, card="", note="")) == {
+        "id": 7,
+        "card": "",
+        "iban": None,
+        "note": "",
+        "line": None,
+    }
+    assert convert(payment(line={})) == {
+        "id": 0,
+        "card": None,
+        "iban": None,
+        "note": None,
+        "line": {"sku": ""},
+    }

@@ -323,18 +323,18 @@ def _protobuf_message(descriptor: Any, seen: tuple[str, ...]) -> tuple[pa.DataTy
             f"Protobuf message {descriptor.full_name} is recursive; Spark has no recursive struct type"
         )
     fields: list[pa.Field] = []
-    converters: list[tuple[str, Any, Callable[[Any], Any]]] = []
+    converters: list[tuple[str, bool, Callable[[Any], Any]]] = []
     for field in descriptor.fields:
         data_type, conv = _protobuf_field(field, (*seen, descriptor.full_name))
         fields.append(pa.field(field.name, data_type, True))
-        converters.append((field.name, field, conv))
+        converters.append((field.name, _has_presence(field), conv))
 
     def convert(message: Any) -> Any:
         if message is None:
             return None
         out: dict[str, Any] = {}
-        for name, field, conv in converters:
-            if _is_singular_message(field) and not message.HasField(name):
+        for name, presence, conv in converters:
+            if presence and not message.HasField(name):
                 out[name] = None
             else:
                 out[name] = conv(getattr(message, name))
@@ -343,8 +343,11 @@ def _protobuf_message(descriptor: Any, seen: tuple[str, ...]) -> tuple[pa.DataTy
     return pa.struct(fields), convert
 
 
-def _is_singular_message(field: Any) -> bool:
-    return bool(field.message_type is not None and not _is_repeated(field))
+def _has_presence(field: Any) -> bool:
+    """Whether a field tells "not set" from its default, as Protobuf defines it: a singular
+    message, a proto3 `optional`, a oneof's member, a proto2 `optional` (null when not set); a
+    plain proto3 scalar and a repeated field do not (their default when not set)."""
+    return bool(field.has_presence)
 
 
 def _is_repeated(field: Any) -> bool:
