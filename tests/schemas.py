@@ -143,8 +143,7 @@ def referencing_protobuf_classes(package: str) -> tuple[Any, Any, Any, Any]:
 def _shipment_class() -> Any:
     """A Protobuf message with the shapes the Spark source maps: nested message, repeated, map and
     `google.protobuf.Timestamp`. Module-level (`schemas.Shipment`) so Spark's Python workers can
-    import it by path. No enum: AxonOps v0.2.1 answers 500 to `format=serialized` for a schema
-    with an enum (the enum mapping is a unit test)."""
+    import it by path. (`Parcel` below has an enum.)"""
     label = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(
         name="acme/shipment.proto",
