@@ -105,12 +105,22 @@ def test_protobuf_topic_reads_with_the_generated_class(
     assert second["to"] is None and second["items"] == [] and second["sent"] is None
 
 
-def test_protobuf_topic_without_the_class_option_says_what_to_set(
+def test_protobuf_topic_reads_without_a_class_from_the_registrys_text(
     spark: Any, services: Services, pulsar_client: Any, make_factory: Any
 ) -> None:
+    # no `protobuf.message.class`: the driver and the executors build the message from the
+    # registry's .proto text (compiled in their process), as with the class
     topic = f"persistent://public/default/{unique('spark-proto')}"
     producer = create_producer(pulsar_client, topic, make_factory().protobuf(Shipment))
-    producer.send(Shipment(id=1))
+    for shipment in two_shipments():
+        producer.send(shipment)
     producer.close()
-    with pytest.raises(Exception, match=r"protobuf\.message\.class"):
-        spark.read.format(FORMAT).options(**source_options(services, topic=topic)).load()
+
+    with_class = source_options(services, topic=topic, **{"protobuf.message.class": "schemas.Shipment"})
+    read = spark.read.format(FORMAT)
+    without = read.options(**source_options(services, topic=topic)).load().orderBy("value.id").collect()
+    given = read.options(**with_class).load().orderBy("value.id").collect()
+
+    assert [r._valid for r in without] == [True, True]
+    values = [[r.value.asDict(recursive=True) for r in rows] for rows in (without, given)]
+    assert values[0] == values[1] and values[0][0]["to"] == {"city": "Oslo"}

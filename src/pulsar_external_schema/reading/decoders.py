@@ -66,7 +66,7 @@ def arrow_value_type(reader: ReaderSchema, options: SourceOptions) -> tuple[pa.D
     if reader.schema_type == "JSON":
         return json_type(reader.schema_str, json_references(reader))
     if reader.schema_type == "PROTOBUF":
-        return protobuf_type(protobuf_class(options, f"subject {reader.subject}").DESCRIPTOR)
+        return protobuf_type(protobuf_class(options, reader).DESCRIPTOR)
     raise ConfigError(
         f"subject {reader.subject} has schema type {reader.schema_type}, which is not supported"
     )

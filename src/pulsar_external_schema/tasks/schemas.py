@@ -8,12 +8,17 @@ from typing import Any
 
 from .. import _confluent
 from ..config import pins_a_version
-from ..errors import ConfigError
 from ..factory import SchemaRegistrySchemaFactory
 from ..registered_schema import RegisteredSchema
 from ..rules.actions import InvalidMessageAction
 from ..schema import ExternalSchema
-from ..topic_schemas import import_message_class, registered_schema, schema_for, topic_subject
+from ..topic_schemas import (
+    import_message_class,
+    registered_schema,
+    registry_message_class,
+    schema_for,
+    topic_subject,
+)
 from .kept import Kept
 from .options import SourceOptions
 
@@ -37,15 +42,16 @@ def resolve_reader_schema(options: SourceOptions, topic: str) -> ReaderSchema:
     return registered_schema(factory, topic)
 
 
-def protobuf_class(options: SourceOptions, where: str) -> Any:
-    """The generated message class the options name for a Protobuf subject."""
+def protobuf_class(options: SourceOptions, reader: ReaderSchema) -> Any:
+    """The message class of a Protobuf version: the generated class the options name, else one
+    built from the registry's `.proto` text (compiled in this process: protobuf_text.py), its
+    file's first message, as Confluent's console tools pick it."""
     path, named = options.protobuf_message_class, options.protobuf_class_named
-    if not path:
-        raise ConfigError(
-            f"{where} holds Protobuf schemas: set {named} to the generated message class "
-            "(pkg.module_pb2.Message)"
-        )
-    return import_message_class(path, named)
+    if path:
+        return import_message_class(path, named)
+    key = json.dumps(options.config, sort_keys=True, default=str)
+    factory = _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
+    return registry_message_class(factory, reader)
 
 
 def make_schema(
@@ -68,7 +74,5 @@ def make_schema(
             # runs: the column type was fixed from it, and so are the rules that run.
             schema.read_into(reader.schema_id, reader.subject, reader.version)
         return factory, schema
-    message_class = (
-        protobuf_class(options, f"subject {reader.subject}") if reader.schema_type == "PROTOBUF" else None
-    )
+    message_class = protobuf_class(options, reader) if reader.schema_type == "PROTOBUF" else None
     return factory, schema_for(factory, reader, message_class)

@@ -93,9 +93,9 @@ def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
 def protobuf_converter(options: SourceOptions, topic: str) -> Any:
     from google.protobuf import json_format
 
-    from ..tasks.schemas import protobuf_class
+    from ..tasks.schemas import protobuf_class, resolve_reader_schema
 
-    cls = protobuf_class(options, f"topic {topic}")
+    cls = protobuf_class(options, resolve_reader_schema(options, topic))
     return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
 
 
