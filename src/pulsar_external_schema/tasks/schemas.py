@@ -31,15 +31,23 @@ ReaderSchema = RegisteredSchema
 
 #: Factories the driver's planning keeps per worker, one per registry config (`kept.py`).
 _factories: Kept[SchemaRegistrySchemaFactory] = Kept(4, lambda factory: factory.close())
+#: Message classes built from the registry's text, per registry, subject and id: one a process
+#: (each read of a partition asks for its version's), not a descriptor pool a task.
+_classes: Kept[Any] = Kept(64, lambda _: None)
 
 
 def resolve_reader_schema(options: SourceOptions, topic: str) -> ReaderSchema:
     """The version values of `topic` are read into, asked of the registry now (not of a cache: a
     query plans with the subject's versions as they are when it starts)."""
-    key = json.dumps(options.config, sort_keys=True, default=str)
-    factory = _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
+    factory = _factory(options)
     _confluent.forget_cached(factory.registry_client, topic_subject(factory, topic))
     return registered_schema(factory, topic)
+
+
+def _factory(options: SourceOptions) -> SchemaRegistrySchemaFactory:
+    """The factory kept in this process for the options' config."""
+    key = json.dumps(options.config, sort_keys=True, default=str)
+    return _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
 
 
 def protobuf_class(options: SourceOptions, reader: ReaderSchema) -> Any:
@@ -49,9 +57,9 @@ def protobuf_class(options: SourceOptions, reader: ReaderSchema) -> Any:
     path, named = options.protobuf_message_class, options.protobuf_class_named
     if path:
         return import_message_class(path, named)
-    key = json.dumps(options.config, sort_keys=True, default=str)
-    factory = _factories.get(key, lambda: SchemaRegistrySchemaFactory(options.config))
-    return registry_message_class(factory, reader)
+    factory = _factory(options)
+    key = (factory.config.registry_url, reader.subject, reader.schema_id)
+    return _classes.get(key, lambda: registry_message_class(factory, reader))
 
 
 def make_schema(
