@@ -345,7 +345,7 @@ class _CompilesProtobuf:
     format as the client answers them."""
 
     def _setup(self) -> None:
-        self._compiled: dict[tuple[str, tuple[tuple[str, str, int], ...]], str] = {}
+        self._compiled: dict[Schema, Schema] = {}  # as fetched -> serialized
         self._compiled_lock = threading.Lock()
 
     def get_schema(
@@ -396,20 +396,26 @@ class _CompilesProtobuf:
         )
 
     def _serialized(self, schema: Schema) -> Schema:
-        text = schema.schema_str or ""
-        if schema.schema_type != "PROTOBUF" or _is_serialized(text):
+        """The schema in the serialized form, kept by the schema as fetched (one object for each,
+        as the client's cache keeps one: the serdes' parsed-schema caches key by it)."""
+        if schema.schema_type != "PROTOBUF":
             return schema
-        key = (text, tuple((r.name or "", r.subject or "", r.version or 0) for r in schema.references or ()))
         with self._compiled_lock:
-            compiled = self._compiled.get(key)
-        if compiled is None:
+            kept = self._compiled.get(schema)
+        if kept is not None:
+            return kept
+        text = schema.schema_str or ""
+        if _is_serialized(text):
+            made = schema
+        else:
             proto = compile_registered(schema, self._text_of)
             compiled = base64.b64encode(proto.SerializeToString()).decode("ascii")
-            with self._compiled_lock:
-                if len(self._compiled) >= _KEPT:
-                    self._compiled.clear()
-                self._compiled[key] = compiled
-        return Schema(compiled, "PROTOBUF", schema.references, schema.metadata, schema.rule_set)
+            made = Schema(compiled, "PROTOBUF", schema.references, schema.metadata, schema.rule_set)
+        with self._compiled_lock:
+            if len(self._compiled) >= _KEPT:
+                self._compiled.clear()
+            self._compiled[schema] = made
+        return made
 
     def _text_of(self, subject: str, version: int) -> Schema:
         found: RegisteredSchema = super().get_version(subject, version, True, None)  # type: ignore[misc]
