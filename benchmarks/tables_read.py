@@ -22,12 +22,19 @@ decoding of the same payloads, measured in the same run (docs/tables.md, docs/be
    `read_table` natively of the Avro topic of the same records (receive, metadata columns, an
    Avro decode, the table).
 
+6. `--protobuf`, instead of the above: the same records on a Protobuf topic (a `Click` message
+   of the same six fields, registered from its `.proto` text; no generated class anywhere). The
+   issue's baseline, protobuf's `FromString` + `protarrow.messages_to_record_batch` over the
+   payloads in memory, one core (`pip install protarrow`); against `read_table` natively and on
+   the Python path, and `read_table` natively of the Avro topic of the same records.
+
 Needs the services (and the native extension for the native figures):
 
     scripts/services up && eval "$(scripts/services env)"
     .venv/bin/python benchmarks/tables_read.py               # 1M records
     .venv/bin/python benchmarks/tables_read.py --count 200000
     .venv/bin/python benchmarks/tables_read.py --json          # the JSON Schema figures
+    .venv/bin/python benchmarks/tables_read.py --protobuf      # the Protobuf figures
 """
 
 from __future__ import annotations
@@ -236,6 +243,115 @@ def json_figures(
     print("\n".join(lines))
 
 
+CLICK_PROTO = """syntax = "proto3";
+package bench;
+message Click {
+  int64 id = 1;
+  string user = 2;
+  string url = 3;
+  int32 ms = 4;
+  double score = 5;
+  repeated string tags = 6;
+}
+"""
+#: The issue's targets for Protobuf topics: the native read's time at most this multiple of the
+#: Avro native read's, and this multiple of FromString + protarrow on one core.
+PROTOBUF_TIME_TARGET, PROTOBUF_TARGET = 1.2, 4.0
+
+
+def click_class() -> Any:
+    """The `Click` message class, compiled from CLICK_PROTO here (as the package compiles a
+    registry's text): the producer's; the readers build their own from the registry."""
+    from google.protobuf import descriptor_pool, message_factory
+
+    from pulsar_external_schema._protoc import compile_file
+
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(compile_file("click.proto", {"click.proto": CLICK_PROTO}))
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.Click"))
+
+
+def produce_protobuf(client: Any, registry_url: str, topic: str, count: int) -> None:
+    """`count` click records on a Protobuf topic, batched with a key a message (as `produce`)."""
+    from pulsar_external_schema import SchemaRegistrySchemaFactory, create_producer
+
+    cls = click_class()
+    with SchemaRegistrySchemaFactory({"schema.registry.url": registry_url}) as factory:
+        schema = factory.protobuf(cls)
+        producer = create_producer(client, topic, schema, batching_enabled=True, block_if_queue_full=True)
+        for i in range(count):
+            producer.send_async(cls(**value(i)), lambda *_: None, partition_key=str(i))
+        producer.flush()
+        producer.close()
+        schema.close()
+
+
+def protarrow_rate(payloads: list[bytes]) -> float:
+    """Messages a second of `FromString` then `protarrow.messages_to_record_batch`, best of three
+    (the payloads are the bodies: the schema id and message indexes travel in the metadata)."""
+    import protarrow
+
+    cls = click_class()
+    bodies = payloads
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        batch = protarrow.messages_to_record_batch([cls.FromString(body) for body in bodies], cls)
+        best = min(best, time.perf_counter() - start)
+        assert batch.num_rows == len(bodies)
+    return len(payloads) / best
+
+
+def protobuf_figures(
+    count: int, service_url: str, admin_url: str, registry_url: str, connection: dict[str, Any]
+) -> None:
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    client = pulsar.Client(service_url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
+    clicks, avro = new_topic(admin_url, 1), new_topic(admin_url, 1)
+    say(f"producing {count:,} records to {clicks} (Protobuf) and {avro} (Avro) ...")
+    produce_protobuf(client, registry_url, clicks, count)
+    produce(client, registry_url, avro, count)
+    say("FromString + protarrow over the payloads in memory ...")
+    messages = received(client, f"{clicks}-partition-0")
+    assert len(messages) == count and messages[0].properties()["__schema_id"].endswith("00")  # [0]
+    payloads = [m.data() for m in messages]
+    del messages
+    floor = protarrow_rate(payloads)
+    del payloads
+    client.close()
+    rows = []
+    for label, topic, reader in (
+        ("`read_table` natively (the Protobuf topic)", clicks, "native"),
+        ("`read_table` natively, the Avro topic of the same records", avro, "native"),
+        ("`read_table`, Python path (the Protobuf topic)", clicks, "python"),
+    ):
+        say(f"{label} ...")
+        seconds, cpu = read_seconds(topic, connection, reader, count)
+        rows.append((label, seconds, cpu))
+    native, avro_native = rows[0][1], rows[1][1]
+    lines = [
+        f"{machine()}; {datetime.date.today():%Y-%m-%d}; {count:,} records, one partition.",
+        "",
+        "| read | seconds | rows/s | / FromString + protarrow, one core | the process's CPU, us a row |",
+        "|---|---|---|---|---|",
+        f"| `FromString` + `protarrow.messages_to_record_batch`, payloads in memory | {count / floor:.2f} "
+        f"| {floor:,.0f} | 1.00x | {1e6 / floor:.2f} |",
+        *(
+            f"| {label} | {s:.2f} | {count / s:,.0f} | {count / s / floor:.2f}x | {cpu / count * 1e6:.2f} |"
+            for label, s, cpu in rows
+        ),
+        "",
+        f"Targets: the native read's time within {PROTOBUF_TIME_TARGET}x the Avro native read's: "
+        f"**{'met' if native / avro_native <= PROTOBUF_TIME_TARGET else 'missed'}** "
+        f"({native / avro_native:.2f}x); >= {PROTOBUF_TARGET}x FromString + protarrow: "
+        f"**{'met' if count / native / floor >= PROTOBUF_TARGET else 'missed'}** "
+        f"({count / native / floor:.2f}x).",
+    ]
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -243,6 +359,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1_000_000, help="records per topic (default 1M)")
     parser.add_argument("--batch-size", type=int, default=8192, help="rows per batch of the stream")
     parser.add_argument("--json", action="store_true", help="the JSON Schema figures instead")
+    parser.add_argument("--protobuf", action="store_true", help="the Protobuf figures instead")
     args = parser.parse_args()
     count = args.count
     service_url = os.environ.get("PULSAR_SERVICE_URL", "pulsar://127.0.0.1:6650")
@@ -255,6 +372,9 @@ def main() -> None:
     }
     if args.json:
         json_figures(count, service_url, admin_url, registry_url, connection)
+        return
+    if args.protobuf:
+        protobuf_figures(count, service_url, admin_url, registry_url, connection)
         return
     started = datetime.date.today()
 

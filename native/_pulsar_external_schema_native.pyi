@@ -154,6 +154,15 @@ class _testing:
         properties: dict[str, str], payload: bytes, schema_id: bytes | None = None
     ) -> tuple[int | None, int, bool]: ...
     @staticmethod
+    def values(
+        spec: tuple[str, str, list[tuple[str, str]], str, int] | None,
+        value_type: pa.DataType,
+        reader_schema: str,
+        bodies: list[bytes],
+    ) -> tuple[pa.Array, list[bool]]:
+        """The value column the range reader makes of one writer's bodies (after the Confluent
+        id), and which rows it decoded (the rest: null, the Python path's)."""
+    @staticmethod
     def range_place(
         start: Position | None, end: Position, last_written: tuple[int, int], place: tuple[int, int, int]
     ) -> tuple[str, bool]: ...

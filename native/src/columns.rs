@@ -36,6 +36,30 @@ pub struct Framing {
     pub skip: usize,
     /// The message is one for the Python path, whatever its id.
     pub python: bool,
+    /// Where the id came from metadata: the bytes after its numeric id (a Protobuf writer's
+    /// message indexes; Avro and JSON Schema ids have none), up to 8. None: the id came from
+    /// the payload's prefix, and the indexes, if any, begin the body.
+    pub tail: Option<Tail>,
+}
+
+/// The bytes of a metadata id after its numeric id.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Tail {
+    bytes: [u8; 8],
+    len: u8,
+}
+
+impl Tail {
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    fn of(bytes: &[u8]) -> Option<Tail> {
+        let mut tail = Tail::default();
+        tail.bytes.get_mut(..bytes.len())?.copy_from_slice(bytes);
+        tail.len = bytes.len() as u8;
+        Some(tail)
+    }
 }
 
 pub struct Columns {
@@ -181,41 +205,51 @@ pub fn framing(properties: &[(&str, &str)], metadata_id: Option<&[u8]>, data: &[
     let python = properties.iter().any(|(key, _)| key.starts_with(RULE_PREFIX));
     let metadata_id = metadata_id.filter(|id| !id.is_empty());
     if let Some(text) = property(properties, SCHEMA_ID_PROPERTY) {
-        let id = numeric_id_property(text);
-        let agrees = metadata_id.is_none_or(|bytes| numeric_id_bytes(bytes).is_some_and(|m| Some(m) == id));
-        return Framing { id, skip: 0, python: python || id.is_none() || !agrees };
+        let found = numeric_id_property(text);
+        let agrees = metadata_id.is_none_or(|bytes| numeric_id_bytes(bytes).is_some_and(|m| Some(m) == found));
+        let (id, tail) = (found.map(|(id, _)| id), found.map(|(_, tail)| tail));
+        return Framing { id, skip: 0, python: python || id.is_none() || !agrees, tail };
     }
     if let Some(bytes) = metadata_id {
-        let id = numeric_id_bytes(bytes);
-        return Framing { id, skip: 0, python: python || id.is_none() };
+        let found = numeric_id_bytes(bytes);
+        let (id, tail) = (found.map(|(id, _)| id), found.map(|(_, tail)| tail));
+        return Framing { id, skip: 0, python: python || id.is_none(), tail };
     }
     if HEADER_PROPERTIES.iter().any(|name| property(properties, name).is_some()) {
-        return Framing { id: None, skip: 0, python: true };
+        return Framing { id: None, skip: 0, python: true, tail: None };
     }
     if data.len() >= 5 && data[0] == 0 {
         let id = u32::from_be_bytes([data[1], data[2], data[3], data[4]]);
-        return Framing { id: Some(id), skip: 5, python };
+        return Framing { id: Some(id), skip: 5, python, tail: None };
     }
-    Framing { id: None, skip: 0, python: true }
+    Framing { id: None, skip: 0, python: true, tail: None }
 }
 
 /// The id of PIP-420 metadata id bytes `0xFF 0x00` + a 4-byte big-endian id (a Confluent numeric
-/// id of a value schema); None for any other form.
-fn numeric_id_bytes(bytes: &[u8]) -> Option<u32> {
+/// id of a value schema) + up to 8 bytes of Protobuf message indexes, and those bytes; None for
+/// any other form.
+fn numeric_id_bytes(bytes: &[u8]) -> Option<(u32, Tail)> {
     match bytes {
-        [0xff, 0x00, a, b, c, d] => Some(u32::from_be_bytes([*a, *b, *c, *d])),
+        [0xff, 0x00, a, b, c, d, rest @ ..] => Some((u32::from_be_bytes([*a, *b, *c, *d]), Tail::of(rest)?)),
         _ => None,
     }
 }
 
-/// The id of a `__schema_id` value `ff00` + 8 hex digits (either case), the PIP-420 metadata of
-/// a Confluent numeric id; None for any other form (GUIDs, key/value ids, Protobuf indexes).
-fn numeric_id_property(text: &str) -> Option<u32> {
+/// The id of a `__schema_id` value `ff00` + 8 hex digits (either case) + up to 8 bytes in hex
+/// (Protobuf message indexes), the PIP-420 metadata of a Confluent numeric id, and those bytes;
+/// None for any other form (GUIDs, key/value ids).
+fn numeric_id_property(text: &str) -> Option<(u32, Tail)> {
     let bytes = text.as_bytes();
-    if bytes.len() != 12 || !bytes[..4].eq_ignore_ascii_case(b"ff00") || !bytes[4..].iter().all(u8::is_ascii_hexdigit) {
+    if bytes.len() < 12 || bytes.len() % 2 != 0 || !bytes[..4].eq_ignore_ascii_case(b"ff00") || !bytes[4..].iter().all(u8::is_ascii_hexdigit) {
         return None;
     }
-    u32::from_str_radix(&text[4..], 16).ok() // ASCII from byte 4 on: a character boundary
+    let id = u32::from_str_radix(&text[4..12], 16).ok()?; // ASCII from byte 4 on: a character boundary
+    let rest = &bytes[12..];
+    let mut tail = Tail { bytes: [0; 8], len: u8::try_from(rest.len() / 2).ok().filter(|n| *n <= 8)? };
+    for (byte, pair) in tail.bytes.iter_mut().zip(rest.chunks_exact(2)) {
+        *byte = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some((id, tail))
 }
 
 #[cfg(test)]

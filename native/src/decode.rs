@@ -1,6 +1,7 @@
 //! Bodies into the `value` column, a decoder per writer schema id, and the rows of a batch put
 //! back in message order: Avro by arrow-avro, resolved to the query's reader schema (here); JSON
-//! Schema checked and put in the column's type (`json_values.rs`).
+//! Schema checked and put in the column's type (`json_values.rs`); Protobuf read from the wire
+//! bytes as the query's message (`protobuf_values.rs`).
 //!
 //! arrow-avro appends a datum to its builders field by field and keeps no way back: a datum that
 //! fails half-way leaves the builders uneven. So a writer's decoder is *sealed* when a datum fails
@@ -16,13 +17,16 @@ use arrow::datatypes::DataType;
 use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
 
+use crate::columns::Tail;
 use crate::conform::{conform, conforms};
 use crate::json_values::JsonDecoder;
+use crate::protobuf_values::ProtobufDecoder;
 
-/// What the Python side says of a writer schema id: its format (AVRO, JSON), its schema (Avro: one
-/// self-contained JSON text; JSON Schema: the schema its values are checked against, with its
-/// references and base URI) and the longest body that needs no decoding-limit check; None: its
-/// rows take the Python path.
+/// What the Python side says of a writer schema id: its format (AVRO, JSON, PROTOBUF), its schema
+/// (Avro: one self-contained JSON text; JSON Schema: the schema its values are checked against,
+/// with its references and base URI; Protobuf: the reader's `FileDescriptorSet` in base64, with
+/// one reference, the message's full name and the writer's message indexes of it in hex) and the
+/// longest body that needs no decoding-limit check; None: its rows take the Python path.
 pub type WriterSpec = Option<(String, String, Vec<(String, String)>, String, usize)>;
 
 /// Where a row's value comes from.
@@ -56,6 +60,7 @@ struct AvroDecoder {
 enum WriterDecoder {
     Avro(Box<AvroDecoder>),
     Json(JsonDecoder),
+    Protobuf(Box<ProtobufDecoder>),
 }
 
 impl WriterDecoder {
@@ -63,11 +68,24 @@ impl WriterDecoder {
         match self {
             WriterDecoder::Avro(d) => d.longest,
             WriterDecoder::Json(d) => d.longest,
+            WriterDecoder::Protobuf(d) => d.longest,
         }
     }
 
-    fn decode(&mut self, body: &[u8], target: &DataType) -> Option<usize> {
+    /// `body` decoded (its index in the decoder's rows), or None. `tail`: the bytes after a
+    /// metadata id's number (None: the id was the payload's prefix), Protobuf's message indexes;
+    /// a Protobuf writer takes only the indexes of the query's message, and no other writer any.
+    fn decode(&mut self, body: &[u8], tail: Option<Tail>, target: &DataType) -> Option<usize> {
         match self {
+            WriterDecoder::Protobuf(d) => {
+                let body = match tail {
+                    Some(tail) if tail.bytes() == d.indexes => body,
+                    Some(_) => return None,
+                    None => body.strip_prefix(d.indexes.as_slice())?,
+                };
+                d.decode(body)
+            }
+            _ if tail.is_some_and(|t| !t.bytes().is_empty()) => None,
             WriterDecoder::Avro(d) => d.decode(body),
             WriterDecoder::Json(d) => d.decode(body, target),
         }
@@ -77,6 +95,7 @@ impl WriterDecoder {
         match self {
             WriterDecoder::Avro(d) => d.finish(target),
             WriterDecoder::Json(d) => d.finish(target),
+            WriterDecoder::Protobuf(d) => d.finish(target),
         }
     }
 
@@ -85,6 +104,7 @@ impl WriterDecoder {
         match self {
             WriterDecoder::Avro(d) => d.decoder = None,
             WriterDecoder::Json(d) => d.stop(),
+            WriterDecoder::Protobuf(d) => d.stop(),
         }
     }
 }
@@ -116,6 +136,11 @@ impl Values {
             "JSON" => {
                 JsonDecoder::new(&schema, references, &base_uri, longest, &self.target).map(WriterDecoder::Json)
             }
+            "PROTOBUF" => match references.as_slice() {
+                [(message, indexes)] => ProtobufDecoder::new(&schema, message, indexes, longest, &self.target)
+                    .map(|d| WriterDecoder::Protobuf(Box::new(d))),
+                _ => None,
+            },
             _ => None,
         });
         let index = made.map(|decoder| {
@@ -150,11 +175,12 @@ impl Values {
     }
 
     /// Adds the next row: `body` decoded by decoder `decoder` (`decoder_for`), or (None, or a
-    /// body it cannot take) a row for the Python path. Returns whether the row was decoded here.
-    pub fn add(&mut self, decoder: Option<usize>, body: &[u8]) -> bool {
+    /// body it cannot take) a row for the Python path. `tail`: the bytes after a metadata id's
+    /// number (`columns::Framing`). Returns whether the row was decoded here.
+    pub fn add(&mut self, decoder: Option<usize>, body: &[u8], tail: Option<Tail>) -> bool {
         let slot = match decoder {
             Some(d) if !body.is_empty() && body.len() <= self.decoders[d].longest() => {
-                match self.decoders[d].decode(body, &self.target) {
+                match self.decoders[d].decode(body, tail, &self.target) {
                     Some(index) => Slot::Native { decoder: d, index },
                     None => Slot::Python,
                 }
@@ -364,11 +390,11 @@ mod tests {
         let mut values = Values::new(target(), READER.into(), 16);
         let w = values.decoder_for(7, |_| Some(("AVRO".into(), WRITER.into(), Vec::new(), String::new(), 1000)));
         assert!(w.is_some());
-        assert!(values.add(w, &zigzag(1)));
-        assert!(!values.add(w, &[0x80])); // truncated varint: sealed, to Python
-        assert!(values.add(w, &zigzag(3)));
-        assert!(!values.add(w, &[zigzag(4), vec![9]].concat())); // a byte too many
-        assert!(!values.add(None, b"x"));
+        assert!(values.add(w, &zigzag(1), None));
+        assert!(!values.add(w, &[0x80], None)); // truncated varint: sealed, to Python
+        assert!(values.add(w, &zigzag(3), None));
+        assert!(!values.add(w, &[zigzag(4), vec![9]].concat(), None)); // a byte too many
+        assert!(!values.add(None, b"x", None));
         let (column, native) = values.finish().unwrap();
         assert_eq!(column.len(), 5);
         assert_eq!(native.iter().map(|b| b.unwrap()).collect::<Vec<_>>(), [true, false, true, false, false]);

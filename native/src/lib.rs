@@ -37,6 +37,7 @@ mod json;
 mod json_tape;
 mod json_values;
 mod producer;
+mod protobuf_values;
 mod proto;
 mod range_reader;
 mod receive;
@@ -51,7 +52,7 @@ use pyo3::prelude::*;
 /// The version of this module's Python API (`_pulsar_external_schema_native.pyi`), which the
 /// package's gate (`_native.py`) checks before it calls anything here: bumped with every change to
 /// a signature, a class or a function of the stub, in step with `ABI` in `_native.py`.
-const ABI: u32 = 9;
+const ABI: u32 = 10;
 
 #[pymodule]
 fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -77,6 +78,7 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     testing.add_function(wrap_pyfunction!(testing::batch_starts, &testing)?)?;
     testing.add_function(wrap_pyfunction!(testing::framing, &testing)?)?;
     testing.add_function(wrap_pyfunction!(testing::range_place, &testing)?)?;
+    testing.add_function(wrap_pyfunction!(testing::values, &testing)?)?;
     m.add_submodule(&testing)?;
     Ok(())
 }

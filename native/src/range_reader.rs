@@ -66,7 +66,7 @@ fn decode_value(values: &mut Values, ask: &Py<PyAny>, framing: &columns::Framing
         Some(id) if !framing.python => values.decoder_for(id, |id| ask_writer(ask, id)),
         _ => None,
     };
-    values.add(decoder, &view.data[framing.skip.min(view.data.len())..]);
+    values.add(decoder, &view.data[framing.skip.min(view.data.len())..], framing.tail);
 }
 
 /// The Python side's answer for a writer schema id (an exception or a wrong answer: None, so

@@ -1,16 +1,21 @@
 //! The `_testing` submodule: what only the tests and benchmarks call, kept out of the API the
 //! package calls. The range reader's and the producer's decisions, exposed so that the tests hold
-//! them to their Python twins without a broker (tests/unit/test_native_twins.py), and `drain`, a
-//! client's receiving alone (the TLS and token tests' connection errors, the benchmarks' cost of
-//! receiving).
+//! them to their Python twins without a broker (tests/unit/test_native_twins.py), `values` (the
+//! bodies of one writer into a `value` column, for the decoders' differential tests and
+//! benchmarks), and `drain`, a client's receiving alone (the TLS and token tests' connection
+//! errors, the benchmarks' cost of receiving).
 
 use std::collections::BTreeMap;
 
+use arrow::array::Array;
+use arrow::datatypes::DataType;
+use arrow::pyarrow::{PyArrowType, ToPyArrow};
 use pyo3::prelude::*;
 
 use crate::bounds::{self, Place, Position};
 use crate::client::Client;
 use crate::columns;
+use crate::decode::{Values, WriterSpec};
 use crate::errors::error;
 use crate::receive::{Next, RangeConsumer};
 use crate::send;
@@ -71,4 +76,26 @@ pub fn range_place(start: Option<Position>, end: Position, last_written: (i64, i
         bounds::Verdict::After => "after",
     };
     (verdict, range.done_after_entry(ledger, entry))
+}
+
+/// The value column the range reader makes of `bodies` (each after the Confluent id, prefix
+/// framing) written with writer `spec` (`decode::WriterSpec`, as the package's `Finisher.writer`
+/// answers it), in `value_type`, with `reader_schema` the query's (Avro): (the column, null where
+/// the Python path decodes; which rows were decoded here).
+#[pyfunction]
+pub fn values(
+    py: Python<'_>,
+    spec: WriterSpec,
+    value_type: PyArrowType<DataType>,
+    reader_schema: String,
+    bodies: Vec<Vec<u8>>,
+) -> PyResult<(Py<PyAny>, Vec<bool>)> {
+    let mut values = Values::new(value_type.0, reader_schema, bodies.len().max(1));
+    let decoder = values.decoder_for(1, |_| spec);
+    for body in &bodies {
+        values.add(decoder, body, None);
+    }
+    let (column, native) = values.finish().map_err(error)?;
+    let flags = native.iter().map(|b| b.unwrap_or(false)).collect();
+    Ok((column.to_data().to_pyarrow(py)?.unbind(), flags))
 }

@@ -239,6 +239,13 @@ def writer_schema(
     return found
 
 
+def message_indexes(path: list[int]) -> bytes:
+    """Protobuf message indexes as a Confluent id carries them after the id (`[0]`: one zero byte)."""
+    schema_id = SchemaId("PROTOBUF", 0, message_indexes=path)
+    encoded: bytes = schema_id.id_to_bytes()
+    return encoded[5:]
+
+
 def migrations(serde: Any, subject: str, writer: Schema, reader: RegisteredSchema) -> list[Migration]:
     """The migration steps between the writer's and the reader's versions (empty: none run)."""
     steps: list[Migration] = serde._get_migrations(subject, writer, reader, None)

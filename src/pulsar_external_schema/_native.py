@@ -29,7 +29,7 @@ from ._version import VERSION
 __all__ = ["ABI", "SWITCH", "describe", "extension", "turned_off", "why_absent"]
 
 #: The version of the extension's Python API this package calls (the extension's own `ABI`).
-ABI = 9
+ABI = 10
 #: The environment variable that turns the extension off at run time (`0`).
 SWITCH = "PES_NATIVE"
 

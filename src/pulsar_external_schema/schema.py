@@ -376,7 +376,10 @@ class ExternalSchema(pulsar.schema.Schema):  # type: ignore[misc]
         if codec is None or self.is_key_value:
             return None
         self._check_open()
-        return codec.columnar(topic, ids.confluent_id(schema_id))
+        # a Protobuf id names a message too: the plan of the file's first one, which a decoder
+        # holds the payloads' own indexes to (`Columnar.references`)
+        indexes = _confluent.message_indexes([0]) if self.schema_type == "PROTOBUF" else b""
+        return codec.columnar(topic, ids.confluent_id(schema_id, indexes))
 
     def columnar_writer(self, topic: str) -> ColumnarWrite | None:
         """How a columnar encoder (`arrow.write_table`'s native one) writes this schema's values of

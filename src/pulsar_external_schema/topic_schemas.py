@@ -187,17 +187,16 @@ def import_message_class(path: str, setting: str) -> Any:
 def schema_for(
     factory: SchemaRegistrySchemaFactory, registered: RegisteredSchema, message_class: Any = None
 ) -> ExternalSchema:
-    """The external schema of the registered version's type (Protobuf needs the generated class)."""
+    """The external schema of the registered version's type (Protobuf: of `message_class`, the
+    generated class, where given; else of the class built from the registry's `.proto` text, its
+    file's first message: `registry_message_class`)."""
     if registered.schema_type == "AVRO":
         return factory.avro(registered.for_factory())
     if registered.schema_type == "JSON":
         return factory.json(registered.for_factory())
     if registered.schema_type == "PROTOBUF":
         if message_class is None:
-            raise ConfigError(
-                f"subject {registered.subject} holds Protobuf schemas: set 'protobuf.message.class' "
-                "to the generated message class (pkg.module_pb2.Message)"
-            )
+            message_class = registry_message_class(factory, registered)
         return factory.protobuf(message_class)
     raise ConfigError(
         f"subject {registered.subject} has schema type {registered.schema_type}, which is not supported"

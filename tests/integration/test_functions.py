@@ -139,6 +139,34 @@ def test_an_external_function_decodes_every_format_and_publishes_with_schema_ids
     assert {msg.properties()[SCHEMA_ID_PROPERTY] for msg in published} == {expected_id}
 
 
+def test_a_protobuf_input_needs_no_generated_class(
+    services: Services, pulsar_client: Any, make_factory: Any, registry_client: Any
+) -> None:
+    # a topic written by a service whose generated Python code does not exist: the message class
+    # is built from the registry's .proto text
+    source, output = topic_named("orders-pb"), topic_named("receipts")
+    order_cls = order_message_class()
+    registry_client.register_schema(subject_of(output), contract(RECEIPT))
+    with create_producer(pulsar_client, source, make_factory().protobuf(order_cls)) as producer:
+        producer.send(order_cls(id=5, item="bun"))
+    receipts = subscribe(pulsar_client, output, make_factory().avro(RECEIPT))
+
+    with LocalRunner(
+        pulsar_client,
+        Receipts,
+        inputs=[source],
+        output=output,
+        custom_schema=SCHEMA_CLASS,
+        schema_properties=properties_of(services),
+        user_config=properties_of(services),
+    ) as runner:
+        result = runner.run(timeout_millis=3_000)
+
+    assert (result.processed, result.user_errors, result.system_errors) == (1, [], [])
+    [msg] = drain(receipts, timeout_millis=3_000)
+    assert msg.value() == {"id": 5, "label": "BUN"}
+
+
 def test_declared_output_schema_is_registered_and_its_id_travels(
     services: Services, pulsar_client: Any, make_factory: Any, registry_client: Any
 ) -> None:

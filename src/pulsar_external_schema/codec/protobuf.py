@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import base64
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka.schema_registry import Schema
+from google.protobuf import descriptor_pb2
 
 from .. import _confluent
 from .field_transforms import FieldWalk, protobuf_walk
@@ -68,10 +71,64 @@ def columnar_writer(serializer: Any, schema: Schema | None) -> None:
     return None
 
 
-#: (No columnar decoder of this format.)
+#: A columnar decoder reads the message as `FromString` does; there is no check to run after.
 COLUMNAR_CHECKS = False
 
 
-def columnar_schemas(deserializer: Any, writer_schema: Schema, reader_schema: Schema) -> None:
-    """Protobuf messages have no columnar decoder (the native reader reads Avro and JSON Schema)."""
-    return None
+def columnar_schemas(
+    deserializer: Any, writer_schema: Schema, reader_schema: Schema
+) -> tuple[str, str, tuple[tuple[str, str], ...], str] | None:
+    """(the descriptor set, the message, ((the message, its indexes in the writer's file),), no
+    base URI) as a columnar decoder (the native reader) takes them: the deserializer's class's
+    file and those it imports, as one `FileDescriptorSet` in base64, and the class's full name,
+    which it reads every payload as (`reader`). The indexes are the Confluent message indexes,
+    in hex, that payloads of this message carry in the writer's file; None where that file has
+    no message of the class's name (its payloads take `decode`)."""
+    message = _confluent.protobuf_message_class(deserializer).DESCRIPTOR
+    file_proto, _ = _confluent.parsed(deserializer, writer_schema)
+    path = message_path(file_proto, message.full_name)
+    if path is None:
+        return None
+    indexes = _confluent.message_indexes(path).hex()
+    return descriptor_set(message.file), message.full_name, ((message.full_name, indexes),), ""
+
+
+def message_path(file_proto: descriptor_pb2.FileDescriptorProto, full_name: str) -> list[int] | None:
+    """Where message `full_name` is in a file (its index among the file's messages, then among
+    that one's nested messages...), as Confluent's message indexes say it; None: not there."""
+    prefix = f"{file_proto.package}." if file_proto.package else ""
+
+    def find(messages: Any, scope: str) -> list[int] | None:
+        for i, message in enumerate(messages):
+            name = f"{scope}{message.name}"
+            if name == full_name:
+                return [i]
+            if full_name.startswith(f"{name}."):
+                inner = find(message.nested_type, f"{name}.")
+                if inner is not None:
+                    return [i, *inner]
+        return None
+
+    return find(file_proto.message_type, prefix)
+
+
+@functools.lru_cache(maxsize=64)
+def descriptor_set(file: Any) -> str:
+    """A file and those it imports, dependencies first, as one `FileDescriptorSet` in base64 (the
+    encoding of a registry's serialized form)."""
+    ordered: list[Any] = []
+    seen: set[str] = set()
+
+    def add(current: Any) -> None:
+        if current.name in seen:
+            return
+        seen.add(current.name)
+        for dependency in current.dependencies:
+            add(dependency)
+        ordered.append(current)
+
+    add(file)
+    files = descriptor_pb2.FileDescriptorSet()
+    for each in ordered:
+        files.file.add().MergeFromString(each.serialized_pb)
+    return base64.b64encode(files.SerializeToString()).decode("ascii")

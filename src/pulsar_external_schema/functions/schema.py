@@ -57,8 +57,9 @@ class FunctionSchema(pulsar.schema.Schema):  # type: ignore[misc]
     """An external schema for a Pulsar Function's input topics.
 
     `schema_properties` are this package's config keys (`schema.registry.url`, ...), as strings,
-    plus `protobuf.message.class` for Protobuf topics (or the runtime's record class, when it is a
-    generated message class). The format of each topic is the type of its subject's registered
+    plus, optionally, `protobuf.message.class` for Protobuf topics (or the runtime's record class,
+    when it is a generated message class; without either, the message class is built from the
+    registry's `.proto` text). The format of each topic is the type of its subject's registered
     schema, looked up once per subject; values are dicts (Avro, JSON Schema) or messages (Protobuf).
     """
 

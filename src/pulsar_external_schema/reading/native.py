@@ -38,7 +38,7 @@ from ..tasks.conditions import Evaluation, Kind, avro_kinds, compile_conditions,
 from ..tasks.executor import RareCollections, decoding_schema, native_client
 from ..tasks.offsets import Bound
 from ..tasks.options import PATHS, SourceOptions
-from ..tasks.schemas import ReaderSchema
+from ..tasks.schemas import ReaderSchema, protobuf_class
 from .decoders import arrow_value_type, avro_parsed, json_references
 from .planning import TopicPartitionRange
 from .rows import Rows
@@ -78,8 +78,11 @@ def why_not(options: SourceOptions, reader: ReaderSchema, value_type: pa.DataTyp
         if not json_typed(reader.schema_str, json_references(reader)):
             return "a part of the JSON Schema has no typed column (it reads as JSON text)"
         return None
+    if reader.schema_type == "PROTOBUF":
+        return None  # a writer whose message the extension cannot read into the column: `writer`
     if reader.schema_type != "AVRO":
-        return f"the native reader reads Avro and JSON Schema; the subject holds {reader.schema_type} schemas"
+        kind = reader.schema_type
+        return f"the native reader reads Avro, JSON Schema and Protobuf; the subject holds {kind} schemas"
     text = reader_json(reader)
     if text is None:
         return (
@@ -162,6 +165,11 @@ class Finisher:
         self.options = options
         self.reader_schema = reader_schema
         self.reader_json = reader_json(reader_schema) if reader_schema.schema_type == "AVRO" else None
+        self.message = (
+            protobuf_class(options, reader_schema).DESCRIPTOR.full_name
+            if reader_schema.schema_type == "PROTOBUF"
+            else None
+        )
         self.partition_topic = partition.partition_topic
         self.topic, self.index = partition_of(partition.partition_topic)
         self.arrow_schema = read_schema(value_type, options.include_data)
@@ -184,6 +192,12 @@ class Finisher:
         columnar = self.external.columnar(self.partition_topic, schema_id)
         if columnar is not None and columnar.format == "AVRO" and columnar.reader != self.reader_json:
             columnar = None  # read into another version than the query's: the Python path says how
+        if (
+            columnar is not None
+            and columnar.format == "PROTOBUF"
+            and (columnar.reader != self.message or columnar.conditions)
+        ):
+            columnar = None  # another message than the query's; READ conditions: judged there
         self.plans[schema_id] = columnar
         if columnar is None:
             return None

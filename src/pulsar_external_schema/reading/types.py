@@ -360,7 +360,8 @@ def _protobuf_field(field: Any, seen: tuple[str, ...]) -> tuple[pa.DataType, Cal
     if message is not None and message.GetOptions().map_entry:
         key_type, key_conv = _protobuf_scalar(message.fields_by_name["key"], seen)
         value_type, value_conv = _protobuf_scalar(message.fields_by_name["value"], seen)
-        return _map(key_type, value_type, True), lambda m: {key_conv(k): value_conv(v) for k, v in m.items()}
+        # a map's entries by key (protobuf iterates them in an order of its own): both readers'
+        return _map(key_type, value_type, True), lambda m: {key_conv(k): value_conv(m[k]) for k in sorted(m)}
     element, conv = _protobuf_scalar(field, seen)
     if _is_repeated(field):
         return _list(element, False), lambda values: [conv(v) for v in values]
