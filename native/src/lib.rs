@@ -1,6 +1,6 @@
 //! The optional native extension of pulsar-external-schema (`pulsar-external-schema-native`).
 //!
-//! It knows Pulsar's protocol, Arrow, Avro and JSON, nothing of registries, rules or Spark: the package
+//! It knows Pulsar's protocol, Arrow, Avro, JSON and Protobuf's wire format, nothing of registries, rules or Spark: the package
 //! imports it through one gate (`_native.py`, which checks `ABI` below), asks it only what it can
 //! answer, and words every error. Its modules, by concern:
 //!
@@ -15,7 +15,8 @@
 //!   `bounds.rs` (where a range starts and ends);
 //! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (bodies into
 //!   the `value` column: Avro with arrow-avro), `json_values.rs` (JSON Schema bodies, checked, into
-//!   typed columns; `json_tape.rs` reads them), `conform.rs` (the Spark source's exact types),
+//!   typed columns; `json_tape.rs` reads them), `protobuf_values.rs` (Protobuf bodies, from their
+//!   wire bytes, into typed columns), `conform.rs` (the Spark source's exact types),
 //!   `encode.rs` (Arrow rows into Avro bodies, for `write_table`);
 //! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
 //!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).

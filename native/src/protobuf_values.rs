@@ -16,20 +16,21 @@
 //! field does not take, a group), a singular field twice or two members of a oneof (protobuf
 //! merges or clears), a string that is not UTF-8, a 64-bit unsigned value past `i64::MAX`, a
 //! number a closed (proto2) enum does not name, a timestamp outside the years 1 to 9999, nesting
-//! past protobuf's default recursion limit. A body is read twice: checked, then appended, so the
-//! builders never hold half a row.
+//! past the depth read here. A body is read once, its values appended as they come (each field's
+//! column its own builder, so the wire's order does not matter; a map's entries kept to the
+//! message's end, to be written by key); a body found not sure part-way is taken back, every
+//! column cut to the rows before it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBufferBuilder, BooleanBuilder, Float32Builder, Float64Builder,
-    Int32Builder, Int64Builder, ListArray, MapArray, StringBuilder, StructArray,
-    TimestampMicrosecondBuilder,
+    ArrayRef, BinaryArray, BooleanArray, BooleanBufferBuilder, Float32Array, Float64Array, Int32Array,
+    Int64Array, ListArray, MapArray, StringArray, StructArray, TimestampMicrosecondArray,
 };
-use arrow::array::ArrayBuilder;
-use arrow::buffer::{NullBuffer, OffsetBuffer};
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow::datatypes::{ArrowNativeType, DataType, TimeUnit};
+use arrow::error::ArrowError;
 use base64::Engine;
 use prost_reflect::{DescriptorPool, EnumDescriptor, Kind, MessageDescriptor, Syntax};
 
@@ -139,30 +140,45 @@ impl EnumPlan {
     }
 }
 
-/// A field occurrence in a message's bytes: its field's index, wire type and value bytes (a
-/// varint's bytes, a fixed value's, a length-delimited payload), and a number's value.
+/// The plans of the message and the messages and enums it uses (fixed once built).
+struct Schema {
+    plans: Vec<MessagePlan>,
+    enums: Vec<EnumPlan>,
+}
+
+/// A map entry of the message being read, kept until the message's end (its map is written in
+/// key order): its field, its key, where its value lies in the message's bytes.
 #[derive(Clone, Copy)]
-struct Occ {
+struct Entry {
     field: u32,
-    wire: u8,
+    key: KeyAt,
+    value: Option<Field>,
+}
+
+/// A map key: an integer (bools as 0 and 1) or the span of a UTF-8 string.
+#[derive(Clone, Copy)]
+enum KeyAt {
+    Int(i64),
+    Str(u32, u32),
+}
+
+/// A field's value on the wire: the span of its bytes, a number's value.
+#[derive(Clone, Copy)]
+struct Field {
     start: u32,
     end: u32,
     number: u64,
 }
 
-impl Occ {
-    fn value<'a>(&self, bytes: &'a [u8]) -> Value<'a> {
-        match self.wire {
-            2 => Value::Bytes(bytes.get(self.start as usize..self.end as usize).unwrap_or_default()),
-            _ => Value::Number(self.number),
-        }
+impl Field {
+    fn bytes<'a>(&self, message: &'a [u8]) -> &'a [u8] {
+        message.get(self.start as usize..self.end as usize).unwrap_or_default()
     }
 }
 
 /// The decoder of one message type's bodies into rows of the `value` column, a batch at a time.
 pub struct ProtobufDecoder {
-    plans: Vec<MessagePlan>,
-    enums: Vec<EnumPlan>,
+    schema: Schema,
     root: usize,
     /// The message indexes a body of this message starts with (prefix framing) or its schema id
     /// ends with (metadata framing), as Confluent writes them.
@@ -171,15 +187,8 @@ pub struct ProtobufDecoder {
     /// None once its rows could not be given as a column: its next rows are the Python path's.
     column: Option<StructCol>,
     rows: usize,
-    /// Occurrences by depth, kept from body to body.
-    scratch: Vec<Vec<Occ>>,
-    /// The body's messages' occurrences as the check found them, in the order the append takes
-    /// them (a message, then the messages of its fields, in field order), and their counts; not
-    /// those of map entries and timestamps, which the append finds again.
-    tape: Vec<Occ>,
-    counts: Vec<u32>,
-    /// Where the append is on the tape.
-    taken: (usize, usize),
+    /// Map entries by depth, kept from body to body.
+    entries: Vec<Vec<Entry>>,
 }
 
 impl ProtobufDecoder {
@@ -194,17 +203,13 @@ impl ProtobufDecoder {
         let root = planner.message(&descriptor)?;
         let column = StructCol::new(&planner.plans, root, target)?;
         Some(ProtobufDecoder {
-            plans: planner.plans,
-            enums: planner.enums,
+            schema: Schema { plans: planner.plans, enums: planner.enums },
             root,
             indexes: hex(indexes)?,
             longest,
             column: Some(column),
             rows: 0,
-            scratch: Vec::new(),
-            tape: Vec::new(),
-            counts: Vec::new(),
-            taken: (0, 0),
+            entries: Vec::new(),
         })
     }
 
@@ -214,19 +219,15 @@ impl ProtobufDecoder {
     }
 
     /// Takes one body (without its message indexes); its index in this decoder's rows of the
-    /// batch, or None (the Python path's).
+    /// batch, or None (the Python path's: what it appended of the body is taken back).
     pub fn decode(&mut self, body: &[u8]) -> Option<usize> {
-        self.column.as_ref()?;
-        self.tape.clear();
-        self.counts.clear();
-        if !self.check(self.root, body, 0, true) {
+        let column = self.column.as_mut()?;
+        let mut reading = Reading { schema: &self.schema, entries: &mut self.entries };
+        if !reading.message(column, self.root, body, 0) {
+            column.truncate(self.rows);
             return None;
         }
-        let mut column = self.column.take()?;
-        self.taken = (0, 0);
-        self.append(&mut column, self.root, body, 0, true);
         column.valid.append(true);
-        self.column = Some(column);
         self.rows += 1;
         Some(self.rows - 1)
     }
@@ -235,14 +236,32 @@ impl ProtobufDecoder {
     pub fn finish(&mut self, target: &DataType) -> Result<ArrayRef, String> {
         let column = self.column.as_mut().ok_or("the decoder was stopped")?;
         self.rows = 0;
-        let array = column.finish(target).map_err(|e| e.to_string())?;
-        Ok(array)
+        column.finish(target).map_err(|e| e.to_string())
     }
+}
 
-    /// The occurrences of a message's fields (`scratch[depth]`, sorted by field), or false where
-    /// the bytes do not parse as the plan's message or hold what is not sure (see the module).
-    fn scan(plan: &MessagePlan, bytes: &[u8], occ: &mut Vec<Occ>) -> bool {
-        occ.clear();
+/// One body being read: the schema, and the map entries' scratch.
+struct Reading<'s> {
+    schema: &'s Schema,
+    entries: &'s mut Vec<Vec<Entry>>,
+}
+
+impl Reading<'_> {
+    /// Appends message `plan`'s fields, read from `bytes`, to the children of `column` (not its
+    /// validity); false where the bytes are not what is sure (see the module): the caller takes
+    /// the row back.
+    fn message(&mut self, column: &mut StructCol, plan: usize, bytes: &[u8], depth: usize) -> bool {
+        if depth > MAX_DEPTH || bytes.len() > u32::MAX as usize {
+            return false;
+        }
+        if let Some(kept) = self.entries.get_mut(depth) {
+            kept.clear(); // a message before that was not sure may have left some
+        }
+        let schema = self.schema;
+        let fields = &schema.plans[plan].fields;
+        let mut seen: u128 = 0;
+        let mut oneofs: u64 = 0;
+        let mut maps = false;
         let mut pos = 0;
         while pos < bytes.len() {
             let Some((key, after_key)) = varint(bytes, pos) else { return false };
@@ -251,305 +270,258 @@ impl ProtobufDecoder {
                 return false;
             }
             let Some((start, end, value)) = value_span(bytes, after_key, wire) else { return false };
-            let next = if wire == 3 {
-                match skip_group(bytes, end, number) {
-                    Some(after) => after,
-                    None => return false,
-                }
-            } else {
-                end
-            };
-            if let Some(i) = plan.find(number as u32) {
-                let field = &plan.fields[i];
-                let fits = match field.shape {
-                    Shape::Map(_) => wire == 2,
-                    Shape::List => wire == field.scalar.wire() || (wire == 2 && field.scalar.wire() != 2),
-                    Shape::Single => wire == field.scalar.wire(),
+            let Some(i) = schema.plans[plan].find(number as u32) else {
+                pos = if wire == 3 {
+                    match skip_group(bytes, end, number) {
+                        Some(after) => after,
+                        None => return false,
+                    }
+                } else {
+                    end
                 };
-                if !fits {
-                    return false;
+                continue; // an unknown field: skipped, as protobuf keeps it aside
+            };
+            pos = end;
+            let field = &fields[i];
+            let at = Field { start: start as u32, end: end as u32, number: value };
+            let ok = match (field.shape, &mut column.children[i]) {
+                (Shape::Single, child) => {
+                    if wire != field.scalar.wire() || seen & (1 << i) != 0 {
+                        return false; // another wire type: protobuf keeps it unknown; twice: merged
+                    }
+                    if let Some(oneof) = field.oneof {
+                        if oneofs & (1 << oneof) != 0 {
+                            return false; // two members: protobuf keeps the last
+                        }
+                        oneofs |= 1 << oneof;
+                    }
+                    seen |= 1 << i;
+                    self.value(child, field.scalar, at, bytes, depth)
                 }
-                occ.push(Occ { field: i as u32, wire, start: start as u32, end: end as u32, number: value });
+                (Shape::List, Col::List(list)) if wire == field.scalar.wire() => {
+                    self.value(&mut list.values, field.scalar, at, bytes, depth)
+                }
+                (Shape::List, Col::List(list)) if wire == 2 => {
+                    let scalar = field.scalar;
+                    packed(scalar, at.bytes(bytes), |n| {
+                        let one = Field { start: 0, end: 0, number: n };
+                        self.value(&mut list.values, scalar, one, &[], depth)
+                    })
+                }
+                (Shape::Map(entry), Col::Map(_)) if wire == 2 => {
+                    maps = true;
+                    self.entry(i, entry, at, bytes, depth)
+                }
+                _ => false,
+            };
+            if !ok {
+                return false;
             }
-            pos = next;
         }
-        if !occ.is_sorted_by_key(|o| o.field) {
-            occ.sort_by_key(|o| o.field);
+        let mut entries = if maps { std::mem::take(&mut self.entries[depth]) } else { Vec::new() };
+        let mut ok = true;
+        for (i, (field, child)) in fields.iter().zip(column.children.iter_mut()).enumerate() {
+            match (field.shape, child) {
+                (Shape::Single, child) if seen & (1 << i) == 0 => {
+                    if field.presence {
+                        child.append_null();
+                    } else {
+                        ok = ok && self.default(child, field.scalar, depth);
+                    }
+                }
+                (Shape::List, Col::List(list)) => list.close(),
+                (Shape::Map(entry), Col::Map(map)) => {
+                    ok = ok && self.map(map, entry, &entries, i as u32, bytes, depth);
+                    map.close();
+                }
+                _ => {}
+            }
         }
-        let mut oneofs: u64 = 0;
-        for (i, o) in occ.iter().enumerate() {
-            let field = &plan.fields[o.field as usize];
-            if field.shape != Shape::Single {
+        if maps {
+            entries.clear();
+            self.entries[depth] = entries;
+        }
+        ok
+    }
+
+    /// Keeps a map entry of field `field` (an entry message of plan `plan`) for its message's
+    /// end; false where the entry does not parse, or its key is not sure.
+    fn entry(&mut self, field: usize, plan: usize, at: Field, message: &[u8], depth: usize) -> bool {
+        let bytes = at.bytes(message);
+        let entry = &self.schema.plans[plan];
+        let (key_scalar, value_scalar) = (entry.fields[0].scalar, entry.fields[1].scalar);
+        let mut key = match key_scalar {
+            Scalar::Str => KeyAt::Str(at.start, at.start),
+            _ => KeyAt::Int(0),
+        };
+        let (mut value, mut seen) = (None, 0u8);
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let Some((tag, after)) = varint(bytes, pos) else { return false };
+            let (number, wire) = (tag >> 3, (tag & 7) as u8);
+            let Some((start, end, n)) = value_span(bytes, after, wire) else { return false };
+            if wire == 3 {
+                return false; // a group in an entry: the Python path's
+            }
+            pos = end;
+            let (base, inner) = (at.start, Field { start: start as u32, end: end as u32, number: n });
+            match number {
+                1 if wire == key_scalar.wire() && seen & 1 == 0 => {
+                    seen |= 1;
+                    key = match key_scalar {
+                        Scalar::Str => match std::str::from_utf8(inner.bytes(bytes)) {
+                            Ok(_) => KeyAt::Str(base + inner.start, base + inner.end),
+                            Err(_) => return false,
+                        },
+                        Scalar::Uint64 | Scalar::Fixed64 if i64::try_from(n).is_err() => return false,
+                        _ => KeyAt::Int(integer(key_scalar, n)),
+                    };
+                }
+                2 if wire == value_scalar.wire() && seen & 2 == 0 => {
+                    seen |= 2;
+                    value = Some(Field { start: base + inner.start, end: base + inner.end, number: n });
+                }
+                1 | 2 => return false,
+                _ => {}
+            }
+        }
+        if self.entries.len() <= depth {
+            self.entries.resize_with(depth + 1, Vec::new);
+        }
+        self.entries[depth].push(Entry { field: field as u32, key, value });
+        true
+    }
+
+    /// Writes field `field`'s kept entries into `map`, by key (the last of a key kept).
+    fn map(&mut self, map: &mut MapCol, plan: usize, entries: &[Entry], field: u32, message: &[u8], depth: usize) -> bool {
+        let value_scalar = self.schema.plans[plan].fields[1].scalar;
+        let key_of = |entry: &Entry| match entry.key {
+            KeyAt::Int(n) => (n, &[][..]),
+            KeyAt::Str(start, end) => (0, message.get(start as usize..end as usize).unwrap_or_default()),
+        };
+        let mut mine: Vec<Entry> = entries.iter().filter(|e| e.field == field).copied().collect();
+        mine.sort_by(|a, b| key_of(a).cmp(&key_of(b))); // stable: the last of a key stays last
+        for (j, entry) in mine.iter().enumerate() {
+            if mine.get(j + 1).is_some_and(|next| key_of(next) == key_of(entry)) {
                 continue;
             }
-            if i > 0 && occ[i - 1].field == o.field {
-                return false; // a singular field twice: protobuf keeps the last or merges
-            }
-            if let Some(oneof) = field.oneof {
-                if oneof >= 64 || oneofs & (1 << oneof) != 0 {
-                    return false;
+            match entry.key {
+                KeyAt::Int(n) => map.keys.append_integer(n),
+                KeyAt::Str(start, end) => {
+                    if !map.keys.append_bytes(message.get(start as usize..end as usize).unwrap_or_default()) {
+                        return false;
+                    }
                 }
-                oneofs |= 1 << oneof;
+            }
+            let ok = match entry.value {
+                Some(value) => self.value(&mut map.values, value_scalar, value, message, depth + 1),
+                None => self.default(&mut map.values, value_scalar, depth + 1),
+            };
+            if !ok {
+                return false;
             }
         }
         true
     }
 
-    fn occurrences(&mut self, plan: usize, bytes: &[u8], depth: usize) -> Option<Vec<Occ>> {
-        if depth > MAX_DEPTH || bytes.len() > u32::MAX as usize {
-            return None;
-        }
-        if self.scratch.len() <= depth {
-            self.scratch.resize_with(depth + 1, Vec::new);
-        }
-        let mut occ = std::mem::take(&mut self.scratch[depth]);
-        if Self::scan(&self.plans[plan], bytes, &mut occ) {
-            Some(occ)
-        } else {
-            self.scratch[depth] = occ;
-            None
-        }
-    }
-
-    /// Whether a message's bytes are read here as the Python path reads them; `taped`: its
-    /// occurrences (and those of its fields' messages) go on the tape.
-    fn check(&mut self, plan: usize, bytes: &[u8], depth: usize, taped: bool) -> bool {
-        let Some(occ) = self.occurrences(plan, bytes, depth) else { return false };
-        if taped {
-            self.counts.push(occ.len() as u32);
-            self.tape.extend_from_slice(&occ);
-        }
-        let ok = occ.iter().all(|o| {
-            let field = &self.plans[plan].fields[o.field as usize];
-            let (scalar, shape) = (field.scalar, field.shape);
-            let value = &bytes[o.start as usize..o.end as usize];
-            match shape {
-                Shape::Map(entry) => self.check(entry, value, depth + 1, false),
-                _ if o.wire != scalar.wire() => {
-                    packed(scalar, value, |v| self.check_scalar(scalar, Value::Number(v), depth, false))
-                }
-                _ => self.check_scalar(scalar, o.value(bytes), depth, taped),
-            }
-        });
-        self.scratch[depth] = occ;
-        ok
-    }
-
-    fn check_scalar(&mut self, scalar: Scalar, value: Value<'_>, depth: usize, taped: bool) -> bool {
-        match (scalar, value) {
-            (Scalar::Uint64 | Scalar::Fixed64, Value::Number(n)) => i64::try_from(n).is_ok(),
-            (Scalar::Enum(e), Value::Number(n)) => {
-                let plan = &self.enums[e];
-                plan.open || plan.name(n as i32).is_some()
-            }
-            (Scalar::Str, Value::Bytes(b)) => std::str::from_utf8(b).is_ok(),
-            (Scalar::Message(m), Value::Bytes(b)) => self.check(m, b, depth + 1, taped),
-            (Scalar::Timestamp(m), Value::Bytes(b)) => {
-                self.check(m, b, depth + 1, false) && self.timestamp(m, b, depth + 1).is_some()
-            }
-            (Scalar::Bytes, Value::Bytes(_)) => true,
-            (_, Value::Number(_)) => true,
-            _ => false,
-        }
-    }
-
-    /// A checked Timestamp's microseconds, where Python's datetime holds it.
-    fn timestamp(&mut self, plan: usize, bytes: &[u8], depth: usize) -> Option<i64> {
-        let occ = self.occurrences(plan, bytes, depth)?;
-        let (mut seconds, mut nanos) = (0i64, 0i64);
-        for o in &occ {
-            let Value::Number(n) = o.value(bytes) else { continue };
-            match self.plans[plan].fields[o.field as usize].scalar {
-                Scalar::Int64 => seconds = n as i64,
-                Scalar::Int32 => nanos = i64::from(n as i32),
-                _ => {}
-            }
-        }
-        self.scratch[depth] = occ;
-        if !(FIRST_SECOND..=LAST_SECOND).contains(&seconds) || !(0..1_000_000_000).contains(&nanos) {
-            return None;
-        }
-        Some(seconds * 1_000_000 + nanos / 1000)
-    }
-
-    /// Appends a checked message's fields to the children of `column` (not its validity);
-    /// `taped`: its occurrences are the tape's next (else they are found again).
-    fn append(&mut self, column: &mut StructCol, plan: usize, bytes: &[u8], depth: usize, taped: bool) {
-        let occ = if taped {
-            let (at, count) = self.taken;
-            let n = self.counts.get(count).copied().unwrap_or(0) as usize;
-            self.taken = (at + n, count + 1);
-            if self.scratch.len() <= depth {
-                self.scratch.resize_with(depth + 1, Vec::new);
-            }
-            let mut occ = std::mem::take(&mut self.scratch[depth]);
-            occ.clear();
-            occ.extend_from_slice(self.tape.get(at..at + n).unwrap_or_default());
-            occ
-        } else {
-            self.occurrences(plan, bytes, depth).unwrap_or_default()
-        };
-        let mut next = 0;
-        for (i, child) in column.children.iter_mut().enumerate() {
-            let first = next;
-            while next < occ.len() && occ[next].field as usize == i {
-                next += 1;
-            }
-            let found = &occ[first..next];
-            let field = &self.plans[plan].fields[i];
-            let (scalar, shape, presence) = (field.scalar, field.shape, field.presence);
-            match shape {
-                Shape::Single => match found.first() {
-                    Some(o) => {
-                        let value = o.value(bytes);
-                        self.append_scalar(child, scalar, value, depth, taped);
-                    }
-                    None if presence => child.append_null(),
-                    None => self.append_default(child, scalar, depth),
-                },
-                Shape::List => {
-                    let Col::List(list) = child else { continue };
-                    for o in found {
-                        let value = &bytes[o.start as usize..o.end as usize];
-                        if o.wire != scalar.wire() {
-                            packed(scalar, value, |n| {
-                                self.append_scalar(&mut list.values, scalar, Value::Number(n), depth, false);
-                                true
-                            });
-                        } else {
-                            self.append_scalar(&mut list.values, scalar, o.value(bytes), depth, taped);
-                        }
-                    }
-                    list.offsets.push(list.values.len() as i32);
-                }
-                Shape::Map(entry) => {
-                    let Col::Map(map) = child else { continue };
-                    let mut entries: Vec<(Key<'_>, Option<Occ>, &[u8])> = Vec::with_capacity(found.len());
-                    for o in found {
-                        let body = &bytes[o.start as usize..o.end as usize];
-                        let (key, value) = self.entry(entry, body, depth + 1);
-                        entries.push((key, value, body));
-                    }
-                    entries.sort_by(|a, b| a.0.cmp(&b.0)); // stable: the last of a key stays last
-                    let (key_scalar, value_scalar) =
-                        (self.plans[entry].fields[0].scalar, self.plans[entry].fields[1].scalar);
-                    for (j, (key, value, body)) in entries.iter().enumerate() {
-                        if j + 1 < entries.len() && entries[j + 1].0 == *key {
-                            continue;
-                        }
-                        match key {
-                            Key::Int(n) => map.keys.append_key(key_scalar, *n),
-                            Key::Str(s) => map.keys.append_str(s),
-                        }
-                        match value {
-                            Some(o) => {
-                                let v = o.value(body);
-                                self.append_scalar(&mut map.values, value_scalar, v, depth + 1, false);
-                            }
-                            None => self.append_default(&mut map.values, value_scalar, depth + 1),
-                        }
-                    }
-                    map.offsets.push(map.keys.len() as i32);
-                }
-            }
-        }
-        self.scratch[depth] = occ;
-    }
-
-    /// A checked map entry's key and its value's occurrence (None: not written).
-    fn entry<'b>(&mut self, plan: usize, bytes: &'b [u8], depth: usize) -> (Key<'b>, Option<Occ>) {
-        let occ = self.occurrences(plan, bytes, depth).unwrap_or_default();
-        let key_scalar = self.plans[plan].fields[0].scalar;
-        let mut key = match key_scalar {
-            Scalar::Str => Key::Str(b""),
-            _ => Key::Int(0),
-        };
-        let mut value = None;
-        for o in &occ {
-            if o.field == 0 {
-                key = match o.value(bytes) {
-                    Value::Bytes(b) => Key::Str(b),
-                    Value::Number(n) => Key::Int(integer(key_scalar, n)),
-                };
-            } else {
-                value = Some(*o);
-            }
-        }
-        self.scratch[depth] = occ;
-        (key, value)
-    }
-
-    fn append_scalar(&mut self, column: &mut Col, scalar: Scalar, value: Value<'_>, depth: usize, taped: bool) {
-        match (column, value) {
-            (Col::Struct(child), Value::Bytes(b)) => {
-                if let Scalar::Message(m) = scalar {
-                    self.append(child, m, b, depth + 1, taped);
+    /// Appends one value of `scalar` (at `at` in `message`) to `column`; false where it is not sure.
+    fn value(&mut self, column: &mut Col, scalar: Scalar, at: Field, message: &[u8], depth: usize) -> bool {
+        let n = at.number;
+        match (column, scalar) {
+            (Col::Struct(child), Scalar::Message(m)) => {
+                if !self.message(child, m, at.bytes(message), depth + 1) {
+                    return false;
                 }
                 child.valid.append(true);
             }
-            (Col::Timestamp(builder), Value::Bytes(b)) => {
-                if let Scalar::Timestamp(m) = scalar {
-                    builder.append_option(self.timestamp(m, b, depth + 1));
+            (Col::Int64(values), Scalar::Timestamp(_)) => match timestamp(at.bytes(message)) {
+                Some(micros) => values.push(micros),
+                None => return false,
+            },
+            (Col::Bytes(values), Scalar::Str) => {
+                let text = at.bytes(message);
+                if std::str::from_utf8(text).is_err() {
+                    return false;
                 }
+                return values.push(text);
             }
-            (Col::Str(builder), Value::Bytes(b)) => builder.append_value(std::str::from_utf8(b).unwrap_or_default()),
-            (Col::Str(builder), Value::Number(n)) => {
-                if let Scalar::Enum(e) = scalar {
-                    let number = n as i32;
-                    match self.enums[e].name(number) {
-                        Some(name) => builder.append_value(name),
-                        None => builder.append_value(number.to_string()),
-                    }
-                }
+            (Col::Bytes(values), Scalar::Bytes) => return values.push(at.bytes(message)),
+            (Col::Bytes(values), Scalar::Enum(e)) => {
+                let plan = &self.schema.enums[e];
+                let number = n as i32;
+                return match plan.name(number) {
+                    Some(name) => values.push(name.as_bytes()),
+                    None if plan.open => values.push(number.to_string().as_bytes()),
+                    None => false, // a closed enum keeps an unknown number aside
+                };
             }
-            (Col::Bin(builder), Value::Bytes(b)) => builder.append_value(b),
-            (Col::Bool(builder), Value::Number(n)) => builder.append_value(n != 0),
-            (Col::Int32(builder), Value::Number(n)) => builder.append_value(integer(scalar, n) as i32),
-            (Col::Int64(builder), Value::Number(n)) => builder.append_value(integer(scalar, n)),
-            (Col::Float32(builder), Value::Number(n)) => builder.append_value(f32::from_bits(n as u32)),
-            (Col::Float64(builder), Value::Number(n)) => builder.append_value(f64::from_bits(n)),
-            (column, _) => column.append_null(), // not reached: the plan and the column agree
+            (Col::Bool(values), _) => values.push(n != 0),
+            (Col::Int32(values), _) => values.push(integer(scalar, n) as i32),
+            (Col::Int64(values), Scalar::Uint64 | Scalar::Fixed64) => match i64::try_from(n) {
+                Ok(v) => values.push(v),
+                Err(_) => return false,
+            },
+            (Col::Int64(values), _) => values.push(integer(scalar, n)),
+            (Col::Float32(values), _) => values.push(f32::from_bits(n as u32)),
+            (Col::Float64(values), _) => values.push(f64::from_bits(n)),
+            _ => return false, // not reached: the plan and the column agree
         }
+        true
     }
 
     /// A field without presence that is not set: its type's default (a message value of a map
-    /// entry: the empty message).
-    fn append_default(&mut self, column: &mut Col, scalar: Scalar, depth: usize) {
+    /// entry: the empty message); false where it cannot be appended.
+    fn default(&mut self, column: &mut Col, scalar: Scalar, depth: usize) -> bool {
         match (column, scalar) {
             (Col::Struct(child), Scalar::Message(m)) => {
-                self.append(child, m, &[], depth + 1, false);
+                if !self.message(child, m, &[], depth + 1) {
+                    return false;
+                }
                 child.valid.append(true);
             }
-            (Col::Str(builder), Scalar::Enum(e)) => match self.enums[e].name(0) {
-                Some(name) => builder.append_value(name),
-                None => builder.append_value("0"),
-            },
-            (Col::Str(builder), _) => builder.append_value(""),
-            (Col::Bin(builder), _) => builder.append_value(b""),
-            (Col::Bool(builder), _) => builder.append_value(false),
-            (Col::Int32(builder), _) => builder.append_value(0),
-            (Col::Int64(builder), _) => builder.append_value(0),
-            (Col::Float32(builder), _) => builder.append_value(0.0),
-            (Col::Float64(builder), _) => builder.append_value(0.0),
+            (Col::Bytes(values), Scalar::Enum(e)) => {
+                return values.push(self.schema.enums[e].name(0).unwrap_or("0").as_bytes());
+            }
+            (Col::Bytes(values), _) => return values.push(b""),
+            (Col::Bool(values), _) => values.push(false),
+            (Col::Int32(values), _) => values.push(0),
+            (Col::Int64(values), _) => values.push(0),
+            (Col::Float32(values), _) => values.push(0.0),
+            (Col::Float64(values), _) => values.push(0.0),
             (column, _) => column.append_null(),
         }
+        true
     }
 }
 
-/// A value as the wire holds it: a number (a varint, or a fixed value's bits) or bytes.
-#[derive(Clone, Copy)]
-enum Value<'a> {
-    Number(u64),
-    Bytes(&'a [u8]),
-}
-
-
-/// A map key, as the Python path orders keys (integers by value, strings by code point, which
-/// is their UTF-8 bytes' order).
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-enum Key<'a> {
-    Int(i64),
-    Str(&'a [u8]),
+/// A `google.protobuf.Timestamp`'s microseconds (its nanoseconds cut toward zero), where the
+/// message parses and Python's datetime holds it.
+fn timestamp(bytes: &[u8]) -> Option<i64> {
+    let (mut seconds, mut nanos, mut seen) = (0i64, 0i64, 0u8);
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (tag, after) = varint(bytes, pos)?;
+        let (number, wire) = (tag >> 3, (tag & 7) as u8);
+        let (_, end, n) = value_span(bytes, after, wire)?;
+        pos = if wire == 3 { skip_group(bytes, end, number)? } else { end };
+        match (number, wire) {
+            (1, 0) if seen & 1 == 0 => {
+                seen |= 1;
+                seconds = n as i64;
+            }
+            (2, 0) if seen & 2 == 0 => {
+                seen |= 2;
+                nanos = i64::from(n as i32);
+            }
+            (1 | 2, _) => return None,
+            _ if number == 0 => return None,
+            _ => {}
+        }
+    }
+    if !(FIRST_SECOND..=LAST_SECOND).contains(&seconds) || !(0..1_000_000_000).contains(&nanos) {
+        return None;
+    }
+    Some(seconds * 1_000_000 + nanos / 1000)
 }
 
 /// A varint-or-fixed number as its field's integer (the wire's 64 bits cut as protobuf cuts them).
@@ -725,6 +697,9 @@ impl Planner {
             });
         }
         self.open.pop();
+        if plan.fields.len() > 128 || oneofs.len() > 64 {
+            return None; // past what a row's bit sets of seen fields and oneofs hold
+        }
         self.plans.push(plan);
         self.messages.insert(name, self.plans.len() - 1);
         Some(self.plans.len() - 1)
@@ -770,35 +745,130 @@ impl Planner {
     }
 }
 
-/// The builders of a struct column.
+/// A column's values and validity, as the body is read (taken back to a row count when a body
+/// is not sure).
+struct Prim<T> {
+    values: Vec<T>,
+    valid: BooleanBufferBuilder,
+}
+
+impl<T: ArrowNativeType> Prim<T> {
+    fn new() -> Self {
+        Prim { values: Vec::new(), valid: BooleanBufferBuilder::new(0) }
+    }
+
+    fn push(&mut self, value: T) {
+        self.values.push(value);
+        self.valid.append(true);
+    }
+
+    fn null(&mut self) {
+        self.values.push(T::default());
+        self.valid.append(false);
+    }
+
+    fn truncate(&mut self, rows: usize) {
+        self.values.truncate(rows);
+        self.valid.truncate(rows);
+    }
+
+    fn take(&mut self) -> (ScalarBuffer<T>, Option<NullBuffer>) {
+        (ScalarBuffer::from(std::mem::take(&mut self.values)), nulls(&mut self.valid))
+    }
+}
+
+struct Bools {
+    values: BooleanBufferBuilder,
+    valid: BooleanBufferBuilder,
+}
+
+impl Bools {
+    fn push(&mut self, value: bool) {
+        self.values.append(value);
+        self.valid.append(true);
+    }
+}
+
+/// Strings or binaries: offsets into one buffer.
+struct BytesCol {
+    offsets: Vec<i32>,
+    data: Vec<u8>,
+    valid: BooleanBufferBuilder,
+}
+
+impl BytesCol {
+    fn new() -> Self {
+        BytesCol { offsets: vec![0], data: Vec::new(), valid: BooleanBufferBuilder::new(0) }
+    }
+
+    /// False where the column's buffer would pass 2 GiB (an i32 offset).
+    fn push(&mut self, bytes: &[u8]) -> bool {
+        let Ok(end) = i32::try_from(self.data.len() + bytes.len()) else { return false };
+        self.data.extend_from_slice(bytes);
+        self.offsets.push(end);
+        self.valid.append(true);
+        true
+    }
+
+    fn null(&mut self) {
+        self.offsets.push(self.data.len() as i32);
+        self.valid.append(false);
+    }
+
+    fn truncate(&mut self, rows: usize) {
+        self.offsets.truncate(rows + 1);
+        self.data.truncate(self.offsets[rows] as usize);
+        self.valid.truncate(rows);
+    }
+}
+
+/// A struct column's fields and validity.
 struct StructCol {
     children: Vec<Col>,
     valid: BooleanBufferBuilder,
 }
 
+/// A list column: each row's end in `values`.
 struct ListCol {
     offsets: Vec<i32>,
     values: Col,
 }
 
+impl ListCol {
+    fn close(&mut self) {
+        self.offsets.push(self.values.len() as i32);
+    }
+}
+
+/// A map column: each row's end in `keys` and `values`.
 struct MapCol {
     offsets: Vec<i32>,
     keys: Col,
     values: Col,
 }
 
+impl MapCol {
+    fn close(&mut self) {
+        self.offsets.push(self.keys.len() as i32);
+    }
+}
+
 enum Col {
-    Bool(BooleanBuilder),
-    Int32(Int32Builder),
-    Int64(Int64Builder),
-    Float32(Float32Builder),
-    Float64(Float64Builder),
-    Str(StringBuilder),
-    Bin(BinaryBuilder),
-    Timestamp(TimestampMicrosecondBuilder),
+    Bool(Bools),
+    Int32(Prim<i32>),
+    /// Also a timestamp's microseconds.
+    Int64(Prim<i64>),
+    Float32(Prim<f32>),
+    Float64(Prim<f64>),
+    /// Strings (enums' names too) and binaries.
+    Bytes(BytesCol),
     Struct(Box<StructCol>),
     List(Box<ListCol>),
     Map(Box<MapCol>),
+}
+
+fn nulls(valid: &mut BooleanBufferBuilder) -> Option<NullBuffer> {
+    Some(NullBuffer::new(valid.finish())).filter(|n| n.null_count() > 0)
 }
 
 impl StructCol {
@@ -851,18 +921,26 @@ impl StructCol {
         self.valid.append(false);
     }
 
-    fn finish(&mut self, target: &DataType) -> Result<ArrayRef, arrow::error::ArrowError> {
+    /// Back to `rows` rows (a body that was not sure, taken back).
+    fn truncate(&mut self, rows: usize) {
+        for child in &mut self.children {
+            child.truncate(rows);
+        }
+        self.valid.truncate(rows);
+    }
+
+    fn finish(&mut self, target: &DataType) -> Result<ArrayRef, ArrowError> {
         let DataType::Struct(fields) = target else { return Err(mismatch(target)) };
+        let rows = self.valid.len();
         let arrays = self
             .children
             .iter_mut()
             .zip(fields.iter())
             .map(|(child, field)| child.finish(field.data_type()))
             .collect::<Result<Vec<_>, _>>()?;
-        let valid = self.valid.finish();
-        let nulls = Some(NullBuffer::new(valid)).filter(|n| n.null_count() > 0);
+        let nulls = nulls(&mut self.valid);
         if arrays.is_empty() {
-            return Ok(Arc::new(StructArray::new_empty_fields(nulls.as_ref().map_or(0, |n| n.len()), nulls)));
+            return Ok(Arc::new(StructArray::new_empty_fields(rows, nulls)));
         }
         Ok(Arc::new(StructArray::try_new(fields.clone(), arrays, nulls)?))
     }
@@ -875,25 +953,26 @@ fn integral(scalar: Scalar) -> bool {
     )
 }
 
-fn mismatch(target: &DataType) -> arrow::error::ArrowError {
-    arrow::error::ArrowError::SchemaError(format!("a Protobuf column cannot be {target}"))
+fn mismatch(target: &DataType) -> ArrowError {
+    ArrowError::SchemaError(format!("a Protobuf column cannot be {target}"))
 }
 
 impl Col {
     fn new(plans: &[MessagePlan], scalar: Scalar, target: &DataType) -> Option<Self> {
         Some(match (scalar, target) {
-            (Scalar::Int32 | Scalar::Sint32 | Scalar::Sfixed32, DataType::Int32) => Col::Int32(Int32Builder::new()),
+            (Scalar::Int32 | Scalar::Sint32 | Scalar::Sfixed32, DataType::Int32) => Col::Int32(Prim::new()),
             (
                 Scalar::Int64 | Scalar::Sint64 | Scalar::Sfixed64 | Scalar::Uint32 | Scalar::Fixed32 | Scalar::Uint64 | Scalar::Fixed64,
                 DataType::Int64,
-            ) => Col::Int64(Int64Builder::new()),
-            (Scalar::Float, DataType::Float32) => Col::Float32(Float32Builder::new()),
-            (Scalar::Double, DataType::Float64) => Col::Float64(Float64Builder::new()),
-            (Scalar::Bool, DataType::Boolean) => Col::Bool(BooleanBuilder::new()),
-            (Scalar::Str | Scalar::Enum(_), DataType::Utf8) => Col::Str(StringBuilder::new()),
-            (Scalar::Bytes, DataType::Binary) => Col::Bin(BinaryBuilder::new()),
+            ) => Col::Int64(Prim::new()),
+            (Scalar::Float, DataType::Float32) => Col::Float32(Prim::new()),
+            (Scalar::Double, DataType::Float64) => Col::Float64(Prim::new()),
+            (Scalar::Bool, DataType::Boolean) => {
+                Col::Bool(Bools { values: BooleanBufferBuilder::new(0), valid: BooleanBufferBuilder::new(0) })
+            }
+            (Scalar::Str | Scalar::Enum(_), DataType::Utf8) | (Scalar::Bytes, DataType::Binary) => Col::Bytes(BytesCol::new()),
             (Scalar::Timestamp(_), DataType::Timestamp(TimeUnit::Microsecond, Some(zone))) if zone.as_ref() == "UTC" => {
-                Col::Timestamp(TimestampMicrosecondBuilder::new())
+                Col::Int64(Prim::new())
             }
             (Scalar::Message(m), DataType::Struct(_)) => Col::Struct(Box::new(StructCol::new(plans, m, target)?)),
             _ => return None,
@@ -902,14 +981,12 @@ impl Col {
 
     fn len(&self) -> usize {
         match self {
-            Col::Bool(b) => b.len(),
-            Col::Int32(b) => b.len(),
-            Col::Int64(b) => b.len(),
-            Col::Float32(b) => b.len(),
-            Col::Float64(b) => b.len(),
-            Col::Str(b) => b.len(),
-            Col::Bin(b) => b.len(),
-            Col::Timestamp(b) => b.len(),
+            Col::Bool(b) => b.valid.len(),
+            Col::Int32(p) => p.values.len(),
+            Col::Int64(p) => p.values.len(),
+            Col::Float32(p) => p.values.len(),
+            Col::Float64(p) => p.values.len(),
+            Col::Bytes(b) => b.offsets.len() - 1,
             Col::Struct(s) => s.valid.len(),
             Col::List(l) => l.offsets.len() - 1,
             Col::Map(m) => m.offsets.len() - 1,
@@ -918,53 +995,102 @@ impl Col {
 
     fn append_null(&mut self) {
         match self {
-            Col::Bool(b) => b.append_null(),
-            Col::Int32(b) => b.append_null(),
-            Col::Int64(b) => b.append_null(),
-            Col::Float32(b) => b.append_null(),
-            Col::Float64(b) => b.append_null(),
-            Col::Str(b) => b.append_null(),
-            Col::Bin(b) => b.append_null(),
-            Col::Timestamp(b) => b.append_null(),
+            Col::Bool(b) => {
+                b.values.append(false);
+                b.valid.append(false);
+            }
+            Col::Int32(p) => p.null(),
+            Col::Int64(p) => p.null(),
+            Col::Float32(p) => p.null(),
+            Col::Float64(p) => p.null(),
+            Col::Bytes(b) => b.null(),
             Col::Struct(s) => s.append_null(),
-            Col::List(l) => l.offsets.push(l.values.len() as i32),
-            Col::Map(m) => m.offsets.push(m.keys.len() as i32),
+            Col::List(l) => l.close(),
+            Col::Map(m) => m.close(),
         }
     }
 
-    fn append_key(&mut self, scalar: Scalar, n: i64) {
+    /// A map key: an integer (a bool's 0 or 1).
+    fn append_integer(&mut self, n: i64) {
         match self {
-            Col::Bool(b) => b.append_value(n != 0),
-            Col::Int32(b) => b.append_value(n as i32),
-            Col::Int64(b) => b.append_value(n),
-            _ => {
-                let _ = scalar;
-                self.append_null();
+            Col::Bool(b) => b.push(n != 0),
+            Col::Int32(p) => p.push(n as i32),
+            Col::Int64(p) => p.push(n),
+            _ => self.append_null(), // not reached: the key's column is of its scalar
+        }
+    }
+
+    /// A map key: a string (checked); false where it cannot be appended.
+    fn append_bytes(&mut self, bytes: &[u8]) -> bool {
+        match self {
+            Col::Bytes(b) => b.push(bytes),
+            _ => false,
+        }
+    }
+
+    fn truncate(&mut self, rows: usize) {
+        match self {
+            Col::Bool(b) => {
+                b.values.truncate(rows);
+                b.valid.truncate(rows);
+            }
+            Col::Int32(p) => p.truncate(rows),
+            Col::Int64(p) => p.truncate(rows),
+            Col::Float32(p) => p.truncate(rows),
+            Col::Float64(p) => p.truncate(rows),
+            Col::Bytes(b) => b.truncate(rows),
+            Col::Struct(s) => s.truncate(rows),
+            Col::List(l) => {
+                l.offsets.truncate(rows + 1);
+                l.values.truncate(l.offsets[rows] as usize);
+            }
+            Col::Map(m) => {
+                m.offsets.truncate(rows + 1);
+                let entries = m.offsets[rows] as usize;
+                m.keys.truncate(entries);
+                m.values.truncate(entries);
             }
         }
     }
 
-    fn append_str(&mut self, text: &[u8]) {
-        if let Col::Str(b) = self {
-            b.append_value(std::str::from_utf8(text).unwrap_or_default());
-        }
-    }
-
-    fn finish(&mut self, target: &DataType) -> Result<ArrayRef, arrow::error::ArrowError> {
+    fn finish(&mut self, target: &DataType) -> Result<ArrayRef, ArrowError> {
         Ok(match self {
-            Col::Bool(b) => Arc::new(b.finish()),
-            Col::Int32(b) => Arc::new(b.finish()),
-            Col::Int64(b) => Arc::new(b.finish()),
-            Col::Float32(b) => Arc::new(b.finish()),
-            Col::Float64(b) => Arc::new(b.finish()),
-            Col::Str(b) => Arc::new(b.finish()),
-            Col::Bin(b) => Arc::new(b.finish()),
-            Col::Timestamp(b) => Arc::new(b.finish().with_timezone("UTC")),
+            Col::Bool(b) => Arc::new(BooleanArray::new(b.values.finish(), nulls(&mut b.valid))),
+            Col::Int32(p) => {
+                let (values, nulls) = p.take();
+                Arc::new(Int32Array::new(values, nulls))
+            }
+            Col::Int64(p) => {
+                let (values, nulls) = p.take();
+                match target {
+                    DataType::Timestamp(TimeUnit::Microsecond, Some(zone)) => {
+                        Arc::new(TimestampMicrosecondArray::new(values, nulls).with_timezone(zone.clone()))
+                    }
+                    _ => Arc::new(Int64Array::new(values, nulls)),
+                }
+            }
+            Col::Float32(p) => {
+                let (values, nulls) = p.take();
+                Arc::new(Float32Array::new(values, nulls))
+            }
+            Col::Float64(p) => {
+                let (values, nulls) = p.take();
+                Arc::new(Float64Array::new(values, nulls))
+            }
+            Col::Bytes(b) => {
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(&mut b.offsets, vec![0])));
+                let data = Buffer::from_vec(std::mem::take(&mut b.data));
+                let nulls = nulls(&mut b.valid);
+                match target {
+                    DataType::Utf8 => Arc::new(StringArray::try_new(offsets, data, nulls)?),
+                    _ => Arc::new(BinaryArray::try_new(offsets, data, nulls)?),
+                }
+            }
             Col::Struct(s) => s.finish(target)?,
             Col::List(l) => {
                 let DataType::List(item) = target else { return Err(mismatch(target)) };
                 let values = l.values.finish(item.data_type())?;
-                let offsets = OffsetBuffer::new(std::mem::replace(&mut l.offsets, vec![0]).into());
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(&mut l.offsets, vec![0])));
                 Arc::new(ListArray::try_new(item.clone(), offsets, values, None)?)
             }
             Col::Map(m) => {
@@ -972,7 +1098,7 @@ impl Col {
                 let DataType::Struct(kv) = entries.data_type() else { return Err(mismatch(target)) };
                 let keys = m.keys.finish(kv[0].data_type())?;
                 let values = m.values.finish(kv[1].data_type())?;
-                let offsets = OffsetBuffer::new(std::mem::replace(&mut m.offsets, vec![0]).into());
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(&mut m.offsets, vec![0])));
                 let pairs = StructArray::try_new(kv.clone(), vec![keys, values], None)?;
                 Arc::new(MapArray::try_new(entries.clone(), offsets, pairs, None, *ordered)?)
             }
