@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -20,14 +21,17 @@ import pytest
 from google.protobuf import descriptor_pool, message_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from native_support import required_extension
 
-from pulsar_external_schema import _native
 from pulsar_external_schema._protoc import compile_file
 from pulsar_external_schema.codec.protobuf import descriptor_set, message_path
 from pulsar_external_schema.reading.types import protobuf_type
 
-native = _native.extension()
-pytestmark = pytest.mark.skipif(native is None, reason="the native extension is not built here")
+
+@pytest.fixture(autouse=True)
+def _extension() -> None:
+    required_extension()  # the Python leg skips these tests (native_support)
+
 
 SCALARS = (
     "int32", "sint32", "sfixed32", "uint32", "fixed32", "int64", "sint64", "sfixed64", "uint64",
@@ -102,7 +106,9 @@ def both_paths(cls: Any, bodies: list[bytes]) -> tuple[list[Any], list[bool], li
     """(the extension's rows, which it decoded, the Python path's rows: None where it refuses)."""
     value_type, convert = protobuf_type(cls.DESCRIPTOR)
     spec = ("PROTOBUF", descriptor_set(cls.DESCRIPTOR.file), [(cls.DESCRIPTOR.full_name, "00")], "", 1 << 20)
-    column, decoded = native._testing.values(spec, value_type, "", [b"\x00" + body for body in bodies])
+    column, decoded = required_extension()._testing.values(
+        spec, value_type, "", [b"\x00" + body for body in bodies]
+    )
     assert column.type == value_type
     python = []
     for body in bodies:
@@ -212,7 +218,9 @@ def test_message_indexes_and_a_message_the_file_does_not_hold() -> None:
     value_type, _ = protobuf_type(cls.DESCRIPTOR)
     spec = ("PROTOBUF", descriptor_set(cls.DESCRIPTOR.file), [("shop.Order", "020200")], "", 1 << 20)
     body = cls(id="x").SerializeToString()
-    _, decoded = native._testing.values(spec, value_type, "", [b"\x02\x02\x00" + body, b"\x00" + body])
+    _, decoded = required_extension()._testing.values(
+        spec, value_type, "", [b"\x02\x02\x00" + body, b"\x00" + body]
+    )
     assert decoded == [True, False]  # another message's indexes: the Python path's
 
 
@@ -278,7 +286,7 @@ def scalar_values(field: Any) -> st.SearchStrategy[Any]:
     raise AssertionError(t)
 
 
-def fill(draw: st.DrawFn, message: Any, depth: int = 0) -> None:
+def fill(draw: Callable[..., Any], message: Any, depth: int = 0) -> None:
     for field in message.DESCRIPTOR.fields:
         if depth > 2 or not draw(st.booleans()):
             continue
@@ -315,7 +323,7 @@ def fill(draw: st.DrawFn, message: Any, depth: int = 0) -> None:
             setattr(message, field.name, draw(scalar_values(field)))
 
 
-def hostile(draw: st.DrawFn, body: bytes, other: bytes) -> bytes:
+def hostile(draw: Callable[..., Any], body: bytes, other: bytes) -> bytes:
     how = draw(st.sampled_from(("as is", "cut", "change", "insert", "join")))
     if how == "cut" and body:
         return body[: draw(st.integers(0, len(body) - 1))]
@@ -324,7 +332,8 @@ def hostile(draw: st.DrawFn, body: bytes, other: bytes) -> bytes:
         return body[:at] + bytes([draw(st.integers(0, 255))]) + body[at + 1 :]
     if how == "insert":
         at = draw(st.integers(0, len(body)))
-        return body[:at] + draw(st.binary(min_size=1, max_size=4)) + body[at:]
+        inserted: bytes = draw(st.binary(min_size=1, max_size=4))
+        return body[:at] + inserted + body[at:]
     if how == "join":
         return body + other  # protobuf merges: repeated fields join, a singular one's last wins
     return body
