@@ -1,6 +1,6 @@
 """Types of the native extension (`native/src/lib.rs`), which only `pulsar_external_schema._native`
 imports; through it, its users are `pulsar_external_schema.reading` (`executor`: `Client`;
-`native`: `check_reader`, `RangeReader`), `writing.rows` (`Producer`, `AvroEncoder`,
+`native`: `check_reader`, `RangeReader`), `writing.rows` (`Producer`, `AvroEncoder`, `ProtobufEncoder`,
 `key_partitions`), `codec.json_validation` (`JsonSchemaCheck`), `codec.json` (`JsonCodec`) and
 `codec.part` (`DirectWriter`, `DirectReader`: a compiled plan in one call) and `schema` (`Encoder`). This
 stub is the one list of the extension's Python API: tests/unit/test_native_api.py holds the built
@@ -32,6 +32,14 @@ class AvroEncoder:
     (why) where it is not sure of the pair of schema and type."""
 
     def __init__(self, schema: str, value_type: pa.DataType, prefix: bytes) -> None: ...
+    def encode(self, column: pa.Array) -> pa.BinaryArray:
+        """Each row's body after `prefix`; null for a row the Python path is to write."""
+
+class ProtobufEncoder:
+    """Arrow rows into Protobuf bodies as protobuf writes the message the Python path builds of
+    each row; raises NativeError (why) where it is not sure of the pair of message and type."""
+
+    def __init__(self, descriptor_set: str, message: str, value_type: pa.DataType, prefix: bytes) -> None: ...
     def encode(self, column: pa.Array) -> pa.BinaryArray:
         """Each row's body after `prefix`; null for a row the Python path is to write."""
 

@@ -289,7 +289,7 @@ fn record(
 }
 
 /// A column of bytes, its offsets 32 or 64 bits wide.
-enum Bytes {
+pub enum Bytes {
     Binary(BinaryArray),
     LargeBinary(LargeBinaryArray),
     String(StringArray),
@@ -297,7 +297,7 @@ enum Bytes {
 }
 
 impl Bytes {
-    fn of(array: &dyn Array) -> Option<Self> {
+    pub fn of(array: &dyn Array) -> Option<Self> {
         Some(match array.data_type() {
             DataType::Binary => Self::Binary(array.as_binary::<i32>().clone()),
             DataType::LargeBinary => Self::LargeBinary(array.as_binary::<i64>().clone()),
@@ -307,7 +307,7 @@ impl Bytes {
         })
     }
 
-    fn value(&self, row: usize) -> &[u8] {
+    pub fn value(&self, row: usize) -> &[u8] {
         fn bytes<T: ByteArrayType>(array: &GenericByteArray<T>, row: usize) -> &[u8] {
             let offsets = array.value_offsets();
             let (start, end) = (offsets[row].as_usize(), offsets[row + 1].as_usize());
@@ -323,13 +323,13 @@ impl Bytes {
 }
 
 /// Where a list's or map's items of each row are.
-enum Offsets {
+pub enum Offsets {
     Small(OffsetBuffer<i32>),
     Large(OffsetBuffer<i64>),
 }
 
 impl Offsets {
-    fn range(&self, row: usize) -> (usize, usize) {
+    pub fn range(&self, row: usize) -> (usize, usize) {
         match self {
             Self::Small(o) => (o[row] as usize, o[row + 1] as usize),
             Self::Large(o) => (o[row] as usize, o[row + 1] as usize),

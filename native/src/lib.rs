@@ -7,8 +7,8 @@
 //! - the Python classes of the reader and the sender: `client.rs` (`Client`: where and how to
 //!   reach Pulsar), `range_reader.rs` (`RangeReader`: one range's batches; `check_reader`),
 //!   `producer.rs` (`Producer`: batches sent; `key_partitions`), `avro_encoder.rs`
-//!   (`AvroEncoder`), `errors.rs` (`NativeError`), `sync.rs` (their state locked without the
-//!   GIL), `testing.rs` (the `_testing` submodule: what only the tests call);
+//!   (`AvroEncoder`), `protobuf_encoder.rs` (`ProtobufEncoder`), `errors.rs` (`NativeError`),
+//!   `sync.rs` (their state locked without the GIL), `testing.rs` (the `_testing` submodule: what only the tests call);
 //! - the wire client: `wire.rs` (a client's side of Pulsar's binary protocol, reconnecting),
 //!   `proto.rs` (the protocol's messages, by hand from `PulsarApi.proto`), `tls.rs` (rustls),
 //!   `receive.rs` (one range of a partition), `send.rs` (a producer's batched entries),
@@ -16,8 +16,10 @@
 //! - Arrow columns: `columns.rs` (the Spark source's metadata columns), `decode.rs` (bodies into
 //!   the `value` column: Avro with arrow-avro), `json_values.rs` (JSON Schema bodies, checked, into
 //!   typed columns; `json_tape.rs` reads them), `protobuf_values.rs` (Protobuf bodies, from their
-//!   wire bytes, into typed columns), `conform.rs` (the Spark source's exact types),
-//!   `encode.rs` (Arrow rows into Avro bodies, for `write_table`);
+//!   wire bytes, into typed columns; `protobuf_schema.rs` plans their messages), `conform.rs`
+//!   (the Spark source's exact types),
+//!   `encode.rs` (Arrow rows into Avro bodies, for `write_table`), `protobuf_encode.rs` (into
+//!   Protobuf bodies);
 //! - the everyday codec: `json.rs` (JSON Schema values checked in place, written and read by
 //!   orjson), `direct.rs` (`ExternalSchema`'s everyday encode and decode in one call each).
 //!
@@ -38,6 +40,9 @@ mod json;
 mod json_tape;
 mod json_values;
 mod producer;
+mod protobuf_encode;
+mod protobuf_encoder;
+mod protobuf_schema;
 mod protobuf_values;
 mod proto;
 mod range_reader;
@@ -60,6 +65,7 @@ fn _pulsar_external_schema_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(range_reader::check_reader, m)?)?;
     m.add_function(wrap_pyfunction!(producer::key_partitions, m)?)?;
     m.add_class::<avro_encoder::AvroEncoder>()?;
+    m.add_class::<protobuf_encoder::ProtobufEncoder>()?;
     m.add_class::<client::Client>()?;
     m.add_class::<range_reader::RangeReader>()?;
     m.add_class::<producer::Producer>()?;

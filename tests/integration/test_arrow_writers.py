@@ -181,6 +181,59 @@ def test_values_of_a_plan_without_rules_are_written_by_the_extension_and_the_res
     ]
 
 
+ITEM_PROTO = """syntax = "proto3";
+package shop;
+message Item {
+  string sku = 1;
+  int32 qty = 2;
+  repeated string tags = 3;
+}
+"""
+
+
+def test_protobuf_values_are_written_without_a_schema_or_class_by_the_extension_and_the_rest_one_by_one(
+    services: Services, topic: str, writer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Protobuf subject registered as text: `write_table` with no schema and no class builds the
+    message from the registry's text; natively, the first value makes the plan and the extension
+    writes the other rows' bodies from the column (`native/src/protobuf_encode.rs`), and only a
+    row it is not sure of (a quantity outside an int32) is encoded one by one: refused there, a
+    typed error naming the field, not the value."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    from pulsar_external_schema import producer as producing
+
+    if writer == "native":
+        required_extension()
+    subject = f"{full_topic_name(topic).removeprefix('persistent://').replace('/', '.')}-value"
+    SchemaRegistryClient({"url": services.registry_url}).register_schema(
+        subject, Schema(ITEM_PROTO, "PROTOBUF")
+    )
+    encoded_one_by_one: list[str] = []
+    encode_message = producing.encode_message
+
+    def counted(schema: Any, topic: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+        encoded_one_by_one.append(value.sku)
+        return encode_message(schema, topic, value, *args, **kwargs)
+
+    monkeypatch.setattr(producing, "encode_message", counted)
+    quantities = [i % 7 for i in range(3000)]
+    quantities[1234] = 2**31
+    values = [{"sku": f"s{i}", "qty": q, "tags": ["a"] * (i % 3)} for i, q in enumerate(quantities)]
+    data = pa.table({"key": [f"k{i}" for i in range(3000)], "value": pa.array(values)})  # qty an int64
+    config = {"schema.registry.url": services.registry_url}
+    written = write_table(topic, data, service_url=services.pulsar_url, config=config, writer=writer)
+
+    if writer == "native":  # s1234 too went one by one: ParseDict refused it before its encode
+        assert encoded_one_by_one == ["s0"]
+    assert (written.sent, [(r.row, r.key) for r in written.refused]) == (2999, [(1234, "k1234")])
+    error = str(written.refused[0].error)
+    assert "field qty" in error and str(2**31) not in error and subject in error
+    table = read_table(topic, **connection(services))
+    assert all(table.column("_valid").to_pylist())
+    assert table.column("value").to_pylist() == [v for i, v in enumerate(values) if i != 1234]
+
+
 def test_write_conditions_are_judged_over_the_column_and_the_rows_they_fail_encoded_one_by_one(
     services: Services, topic: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

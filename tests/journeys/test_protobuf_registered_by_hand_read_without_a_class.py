@@ -2,7 +2,8 @@
 order, and the money type it imports, a subject of its own referenced by name) -> messages written
 as a Java producer writes them (the bodies, the schema id in PIP-420's metadata) -> `read_table`
 natively and on the Python path, and the Spark source on both readers, with no class anywhere:
-the same rows, a malformed message an invalid row on each."""
+the same rows, a malformed message an invalid row on each -> the valid rows written on by
+`write_table` with no schema and no class, and read back."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ pytest.importorskip(
     "pyspark", reason="the Spark journeys need the spark extra: pip install -e '.[spark,dev]'"
 )
 
+import pyarrow as pa
 from conftest import Services
 from contracts import unique
 from google.protobuf import descriptor_pool, message_factory, timestamp_pb2
@@ -23,7 +25,7 @@ from spark_support import source_options
 from pulsar_external_schema import SCHEMA_ID_PROPERTY
 from pulsar_external_schema import schema_id as ids
 from pulsar_external_schema._protoc import compile_file
-from pulsar_external_schema.arrow import read_table
+from pulsar_external_schema.arrow import read_table, write_table
 
 pytestmark = pytest.mark.spark
 
@@ -84,10 +86,8 @@ def test_a_hand_registered_protobuf_topic_reads_into_arrow_and_spark_natively_wi
     registry = SchemaRegistryClient({"url": services.registry_url})
     money_subject = unique("common-money")
     registry.register_schema(money_subject, Schema(MONEY, "PROTOBUF"))
-    schema_id = registry.register_schema(
-        f"{topic.removeprefix('persistent://').replace('/', '.')}-value",
-        Schema(ORDER, "PROTOBUF", [SchemaReference("common/money.proto", money_subject, 1)]),
-    )
+    order_schema = Schema(ORDER, "PROTOBUF", [SchemaReference("common/money.proto", money_subject, 1)])
+    schema_id = registry.register_schema(subject_of(topic), order_schema)
 
     order = order_class()
     full = order(
@@ -114,7 +114,8 @@ def test_a_hand_registered_protobuf_topic_reads_into_arrow_and_spark_natively_wi
         "admin_url": services.admin_url,
         "config": {"schema.registry.url": services.registry_url},
     }
-    native = read_table(topic, reader="native", **connection).to_pylist()
+    table = read_table(topic, reader="native", **connection)
+    native = table.to_pylist()
     python = read_table(topic, reader="python", **connection).to_pylist()
 
     assert native == python
@@ -148,3 +149,17 @@ def test_a_hand_registered_protobuf_topic_reads_into_arrow_and_spark_natively_wi
     assert rows["native"] == rows["python"]
     assert [valid for valid, _ in rows["native"]] == [True, True, False]
     assert rows["native"][0][1]["total"] == {"currency": "EUR", "units": 1250}
+
+    # the valid rows written on, to a topic of the same contract, by write_table with no schema and
+    # no class (the subject's latest version, its message built from the text), and read back
+    copy = f"persistent://public/default/{unique('hand-proto-copy')}"
+    registry.register_schema(subject_of(copy), order_schema)
+    values = pa.Table.from_struct_array(table.filter(table["_valid"]).column("value").combine_chunks())
+    written = write_table(copy, values, service_url=services.pulsar_url, config=connection["config"])
+    assert (written.sent, written.refused) == (2, [])
+    back = read_table(copy, reader="native", **connection).to_pylist()
+    assert [row["value"] for row in back] == [first["value"], second["value"]]
+
+
+def subject_of(topic: str) -> str:
+    return f"{topic.removeprefix('persistent://').replace('/', '.')}-value"

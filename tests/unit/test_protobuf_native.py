@@ -1,4 +1,5 @@
-"""The native reader's Protobuf decoder (`native/src/protobuf_values.rs`) held to the Python path.
+"""The native Protobuf reader (`native/src/protobuf_values.rs`) and writer
+(`native/src/protobuf_encode.rs`) held to the Python path.
 
 The Python path reads a body with the message class's `FromString` and puts the message in its
 column with `reading/types.py`'s converter; the extension reads the wire bytes into the same
@@ -7,6 +8,10 @@ or leaves the row to it: never another value, and never a row Python would refus
 draws `.proto` files (scalars of every kind, enums, nested and repeated messages, maps, oneofs,
 proto3 `optional`, Timestamp, packed and unpacked repeated scalars), messages of them, and
 payloads made hostile (cut short, bytes changed, messages run together).
+
+The writer is held to the bytes protobuf's `SerializeToString` gives for the message the Python
+path builds of each row (`ParseDict` of its Python value): the same bytes wherever it answers;
+a row it leaves is the Python path's to write or refuse.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from google.protobuf import descriptor_pool, message_factory
+from google.protobuf import descriptor_pool, json_format, message_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from native_support import required_extension
@@ -26,6 +31,7 @@ from native_support import required_extension
 from pulsar_external_schema._protoc import compile_file
 from pulsar_external_schema.codec.protobuf import descriptor_set, message_path
 from pulsar_external_schema.reading.types import protobuf_type
+from pulsar_external_schema.writing.python_values import protobuf_jsonable, python_values
 
 
 @pytest.fixture(autouse=True)
@@ -373,3 +379,103 @@ def test_deep_nesting_within_the_limits_and_past_them() -> None:
 
     leaf = message_class(text, "d.Leaf")
     assert assert_held(leaf, [groups(10) + b"\x08\x02", groups(70) + b"\x08\x02"]) == [True, False]
+
+
+# -- the writer: Arrow rows into Protobuf bodies ------------------------------------------------
+
+
+def python_bodies(cls: Any, column: pa.Array) -> list[bytes | None]:
+    """The Python path's bodies of a `value` column (`writing/python_values.py`): each row's
+    message as `ParseDict` builds it, serialized; None where it refuses the row."""
+    bodies: list[bytes | None] = []
+    for value in python_values(column):
+        try:
+            message = json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
+        except Exception:  # the Python path's own refusal
+            bodies.append(None)
+            continue
+        bodies.append(message.SerializeToString())
+    return bodies
+
+
+def assert_written(cls: Any, column: pa.Array) -> list[bool]:
+    """The extension's bodies of `column` are the Python path's, where it gives one; which it gave."""
+    encoder = required_extension().ProtobufEncoder(
+        descriptor_set(cls.DESCRIPTOR.file), cls.DESCRIPTOR.full_name, column.type, b"\x07"
+    )
+    native = encoder.encode(column).to_pylist()
+    for ours, theirs, value in zip(native, python_bodies(cls, column), column.to_pylist(), strict=True):
+        if ours is not None:
+            assert theirs is not None, f"written natively, refused by ParseDict: {value}"
+            assert ours == b"\x07" + theirs, f"{value}: {ours.hex()} != {theirs.hex()}"
+    return [body is not None for body in native]
+
+
+def test_rows_are_written_as_protobuf_writes_the_message_of_the_python_path() -> None:
+    cls = message_class(RICH, "shop.Order")
+    value_type, convert = protobuf_type(cls.DESCRIPTOR)
+    full = cls(id="o-1", amount=-12, status=5, lines=[{"sku": "a", "quantity": -2, "tags": ["x"]}, {}])
+    full.placed.FromMicroseconds(-1)  # before the epoch: seconds -1, nanos 999999000
+    full.stamps.add(seconds=1_700_000_000, nanos=5_000)
+    rows = [
+        convert(full),
+        convert(cls()),
+        convert(cls(card="", note="", ratio=-0.0, weight=1.5, gift=True, big=2**63 - 1, small=2**32 - 1)),
+        convert(cls(signed=-(2**63), counts=[0, -1, 2**31 - 1], deltas=[-(2**63), 0], blob=b"\x00")),
+        convert(cls(first={}, iban="x")),
+    ]
+    assert assert_written(cls, pa.array(rows, value_type)) == [True] * len(rows)
+
+
+def test_a_table_of_python_records_pairs_by_name_with_its_own_types() -> None:
+    cls = message_class(RICH, "shop.Order")
+    records: list[dict[str, Any]] = [
+        {"gift": True, "id": "a", "amount": 5, "small": 7, "ratio": 2.5, "weight": 0.1, "status": "PAID"},
+        {"id": "b", "small": -1},  # out of a fixed32's range: ParseDict refuses it
+        {"id": "c", "weight": 1e39},  # past a float's range: refused
+        {"id": "d", "ratio": float("nan")},  # NaN: refused
+        {"id": "e", "status": "NO_SUCH"},  # a name the enum does not have
+        {"id": "f", "card": "1", "iban": "2"},  # two members of a oneof
+    ]
+    names = ["gift", "id", "amount", "small", "ratio", "weight", "status", "card", "iban"]
+    column = pa.Table.from_pylist([{name: r.get(name) for name in names} for r in records]).to_struct_array()
+    column = column.combine_chunks()
+    assert pa.types.is_int64(column.type.field("small").type)  # pyarrow's own types, paired by name
+    assert assert_written(cls, column) == [True, False, False, False, False, False]
+
+
+def test_what_the_writer_is_not_sure_of_goes_to_the_python_path() -> None:
+    cls = message_class(RICH, "shop.Order")
+    value_type, convert = protobuf_type(cls.DESCRIPTOR)
+    with_map = convert(cls(id="m", totals={"a": 1}))
+    listed = pa.array(
+        [{"id": "l", "counts": [1, None]}], pa.struct([("id", pa.string()), ("counts", pa.list_(pa.int32()))])
+    )
+    assert assert_written(cls, pa.array([with_map], value_type)) == [False]  # protobuf's own map order
+    assert assert_written(cls, listed) == [False]  # ParseDict refuses a None in a list
+    extension = required_extension()
+    unknown = pa.struct([("id", pa.string()), ("nope", pa.int32())])
+    with pytest.raises(extension.NativeError, match="nope"):  # ParseDict would drop it: not paired
+        extension.ProtobufEncoder(descriptor_set(cls.DESCRIPTOR.file), "shop.Order", unknown, b"")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=proto_files(), data=st.data())
+def test_generated_files_and_values_are_written_as_protobuf_writes_them(
+    text: str, data: st.DataObject
+) -> None:
+    cls = message_class(text, "g.M")
+    value_type, convert = protobuf_type(cls.DESCRIPTOR)
+    rows = []
+    for _ in range(4):
+        message = cls()
+        fill(data.draw, message)
+        try:
+            rows.append(convert(message))
+        except (OverflowError, ValueError):  # a value the reader's column refuses (a time past 9999)
+            continue
+    try:
+        column = pa.array(rows, value_type)
+    except (pa.ArrowException, OverflowError):  # a uint64 past int64: the reader refuses the row
+        return
+    assert_written(cls, column)

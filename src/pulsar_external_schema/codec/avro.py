@@ -126,12 +126,13 @@ def columnar_schemas(
     return writer_json, reader_json, (), ""
 
 
-def columnar_writer(serializer: Any, schema: Schema | None) -> str | None:
-    """The writer `writer` writes with, as the Avro JSON a columnar encoder takes (`standalone`);
-    None where fastavro would not write it as Avro binary alone (a bare `bytes` schema is written
-    as the bytes themselves)."""
+def columnar_writer(serializer: Any, schema: Schema | None) -> tuple[str, str] | None:
+    """The writer `writer` writes with, as the Avro JSON a columnar encoder takes (`standalone`),
+    and no message name; None where fastavro would not write it as Avro binary alone (a bare
+    `bytes` schema is written as the bytes themselves)."""
     parsed = _writer_parsed(serializer, schema)
-    return None if _is_bytes(parsed) else standalone(parsed)
+    text = None if _is_bytes(parsed) else standalone(parsed)
+    return None if text is None else (text, "")
 
 
 #: What fastavro adds to a parsed schema's top (no Avro attributes).

@@ -259,9 +259,12 @@ class PartCodec:
                 columnar = None
                 conditions = _conditions(steps) if steps is compiled else None  # (metered: None)
                 if conditions is not None and self._to_dict is None and not self._key:
-                    text = self._format.columnar_writer(self._serializer, schema)
-                    if text is not None:
-                        columnar = ColumnarWrite(text, context.schema_id, prefix, conditions)
+                    found = self._format.columnar_writer(self._serializer, schema)
+                    if found is not None:
+                        text, message = found
+                        columnar = ColumnarWrite(
+                            text, context.schema_id, prefix, conditions, self._format.SCHEMA_TYPE, message
+                        )
                 plan = WritePlan(
                     subject, context.schema_id, prefix, steps, write, expiry(self._write_ttl), rules, columnar
                 )

@@ -58,16 +58,20 @@ class WritePlan:
 @dataclass(frozen=True, slots=True)
 class ColumnarWrite:
     """What a columnar encoder (`write_table`'s native one) needs to write a plan's values into the
-    payloads `encode` gives: the writer schema (Avro: one self-contained Avro JSON text), the
-    Confluent id bytes (`EncodeData.schema_id`), what each payload starts with (the id in prefix
-    mode, else nothing), and the WRITE conditions in the everyday CEL subset, in the order they
-    run. A value it cannot write as the plan would, or that a condition does not pass (false, or
-    not judged), takes the plan, which decides its outcome."""
+    payloads `encode` gives: the writer schema (Avro: one self-contained Avro JSON text; Protobuf:
+    the message's descriptor set, base64), the Confluent id bytes (`EncodeData.schema_id`), what
+    each payload starts with (the id in prefix mode, else nothing), and the WRITE conditions in the
+    everyday CEL subset, in the order they run. A value it cannot write as the plan would, or that
+    a condition does not pass (false, or not judged), takes the plan, which decides its outcome."""
 
     writer: str
     schema_id: bytes
     prefix: bytes
     conditions: tuple[str, ...] = ()
+    format: str = "AVRO"
+    """The schema type: AVRO or PROTOBUF."""
+    message: str = ""
+    """Protobuf: the full name of the message written."""
 
 
 @dataclass(frozen=True, slots=True)

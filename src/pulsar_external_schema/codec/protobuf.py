@@ -66,9 +66,11 @@ def guard(deserializer: Any, writer_schema: Schema, limits: DecodeLimits) -> Gua
     return protobuf_guard(limits)
 
 
-def columnar_writer(serializer: Any, schema: Schema | None) -> None:
-    """(No columnar encoder of this format.)"""
-    return None
+def columnar_writer(serializer: Any, schema: Schema | None) -> tuple[str, str]:
+    """The serializer's message as a columnar encoder (`write_table`'s native one) takes it: its
+    class's file and those it imports (`descriptor_set`), and its full name."""
+    message = _confluent.protobuf_message_class(serializer).DESCRIPTOR
+    return descriptor_set(message.file), message.full_name
 
 
 #: A columnar decoder reads the message as `FromString` does; there is no check to run after.

@@ -50,15 +50,23 @@ def why_not_native(writer: str, schema: pa.Schema) -> str | None:
 def columnar_encoder(
     topic: str, columnar: ColumnarWrite, value_type: pa.DataType
 ) -> tuple[Any, Evaluation | None] | None:
-    """The extension's `AvroEncoder` of a column of `value_type` and the evaluation of the plan's
-    WRITE conditions over it; None where either is missing (the log says why)."""
+    """The extension's `AvroEncoder` (`ProtobufEncoder`) of a column of `value_type` and the
+    evaluation of the plan's WRITE conditions over it; None where either is missing (the log says
+    why)."""
     module = _native.extension()
     assert module is not None  # the native producer's check
     if _extension_typed(value_type):  # the extension sees the storage, Python the type's own values
         log.info("pulsar-external: values to %s are encoded one by one: an extension type", topic)
         return None
+    if columnar.format == "PROTOBUF" and columnar.conditions:
+        why = "WRITE conditions over Protobuf values are judged on the Python path"
+        log.info("pulsar-external: values to %s are encoded one by one: %s", topic, why)
+        return None
     try:
-        encoder = module.AvroEncoder(columnar.writer, value_type, columnar.prefix)
+        if columnar.format == "PROTOBUF":
+            encoder = module.ProtobufEncoder(columnar.writer, columnar.message, value_type, columnar.prefix)
+        else:
+            encoder = module.AvroEncoder(columnar.writer, value_type, columnar.prefix)
     except module.NativeError as error:
         log.info("pulsar-external: values to %s are encoded one by one: %s", topic, error)
         return None

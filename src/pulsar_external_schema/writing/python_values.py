@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -90,13 +91,38 @@ def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
     return None
 
 
-def protobuf_converter(options: SourceOptions, topic: str) -> Any:
+def protobuf_converter(options: SourceOptions, topic: str, subject: str | None) -> Any:
+    """What makes a row's Python value the message protobuf writes (`ParseDict`), refusing one it
+    refuses (a number outside its field's range, a NaN, a value of another type, two members of
+    a oneof) as a `ValueOutsideSchemaError` naming the field, never the value."""
     from google.protobuf import json_format
 
     from ..tasks.schemas import protobuf_class, resolve_reader_schema
 
     cls = protobuf_class(options, resolve_reader_schema(options, topic))
-    return lambda value: json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
+
+    def convert(value: Any) -> Any:
+        try:
+            return json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
+        except json_format.ParseError as error:  # its text holds the value: only the field is told
+            found = _PARSED_FIELD.search(str(error))
+            where = found.group(1) if found else ""
+            raise ValueOutsideSchemaError(
+                "refused to write a value outside the schema's types: protobuf refused the row's "
+                f"value{f' at field {where}' if where else ''} (a number outside its field's range, "
+                "a NaN, a value of another type, two members of a oneof)",
+                path=where,
+                value_type="pyarrow value",
+                schema_type=f"Protobuf message {cls.DESCRIPTOR.full_name}",
+                topic=topic,
+                subject=subject,
+            ) from None
+
+    return convert
+
+
+#: Where `ParseDict`'s error names the field it refused.
+_PARSED_FIELD = re.compile(r"Failed to parse (\w+) field")
 
 
 def protobuf_jsonable(value: Any) -> Any:

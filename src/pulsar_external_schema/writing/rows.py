@@ -164,7 +164,7 @@ class TaskWriter:
             )
             self.schemas += [schema, factory]
             if schema.schema_type == "PROTOBUF":
-                self.converters[topic] = protobuf_converter(self.options, topic)
+                self.converters[topic] = protobuf_converter(self.options, topic, schema.subject(topic))
             self.encoders[topic] = schema
         return self.encoders[topic]
 
@@ -251,8 +251,9 @@ class TaskWriter:
         """`value` rows to the task's topic, encoded as a producer encodes them and sent by the
         native sender with each row's sequence id, as `data` rows go: True; False where the rows
         go to pulsar-client instead (the option `writer`, no extension, a key or event time of
-        another type than it takes). Where the topic's plan has a columnar form (Avro; WRITE rules
-        that are conditions in the everyday CEL subset, or none), the extension writes the bodies
+        another type than it takes). Where the topic's plan has a columnar form (Avro, with WRITE
+        rules that are conditions in the everyday CEL subset, or none; Protobuf without WRITE
+        rules), the extension writes the bodies
         from the column (`_columnar_bodies`); every other row is encoded as
         `producer.encode_message` encodes it (the schema, its WRITE rules and their DLQ action)."""
         from ..producer import id_properties
@@ -271,9 +272,9 @@ class TaskWriter:
         producer = self._native_producer(topic, shape)
         if producer is None:
             return False
-        schema, convert = self._schema(topic), self.converters.get(topic)
-        columnar = None if convert is not None else schema.columnar_writer(topic)
-        if columnar is None and convert is None and batch.num_rows > 1 and topic not in self.learnt:
+        schema = self._schema(topic)
+        columnar = schema.columnar_writer(topic)
+        if columnar is None and batch.num_rows > 1 and topic not in self.learnt:
             # a plan is learnt from its topic's first value: that one first, then the rest
             self.learnt.add(topic)
             rest = compact(batch.slice(1))
@@ -356,8 +357,8 @@ class TaskWriter:
         return encoded, sent
 
     def _columnar_bodies(self, topic: str, columnar: ColumnarWrite, column: pa.Array) -> pa.Array | None:
-        """The Avro bodies of a `value` column as the topic's plan writes them, by the
-        extension (`AvroEncoder`, `native/src/encode.rs`), null for each row it leaves to the
+        """The bodies of a `value` column as the topic's plan writes them, by the extension
+        (`AvroEncoder`, `native/src/encode.rs`; `ProtobufEncoder`), null for each row it leaves to the
         plan: one it is not sure of, or one a WRITE condition does not pass for sure (judged over
         the column, `tasks/conditions.py`; a replayed DLQ copy, whose `__rule.name` skips that
         rule, passes the others alike). None where the column's type does not pair with the
