@@ -128,3 +128,33 @@ def test_protobuf_topic_reads_without_a_class_from_the_registrys_text(
     assert [r._valid for r in without] == [True, True]
     values = [[r.value.asDict(recursive=True) for r in rows] for rows in (without, given)]
     assert values[0] == values[1] and values[0][0]["to"] == {"city": "Oslo"}
+
+
+def test_the_sink_writes_protobuf_rows_without_a_class_on_both_writers(
+    spark: Any, services: Services
+) -> None:
+    # the subject holds the .proto text (as a Java service registers it): no class anywhere; the
+    # native writer writes the bodies from the column, the Python path one by one, alike
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+
+    from pulsar_external_schema.protobuf_text import file_descriptor_proto, render_proto
+
+    registry = SchemaRegistryClient({"url": services.registry_url})
+    text = render_proto(file_descriptor_proto(Shipment))
+    df = spark.createDataFrame(
+        [({"id": n, "items": ["book"] * n, "fragile": n % 2 == 0},) for n in range(1, 6)],
+        "value struct<id:bigint, items:array<string>, fragile:boolean>",
+    )
+    read: dict[str, list[Any]] = {}
+    for writer in ("native", "python"):
+        topic = f"persistent://public/default/{unique('spark-proto-sink')}"
+        registry.register_schema(f"public.default.{topic.rsplit('/', 1)[1]}-value", Schema(text, "PROTOBUF"))
+        df.write.format(FORMAT).mode("append").options(
+            **source_options(services, topic=topic, writer=writer)
+        ).save()
+        rows = spark.read.format(FORMAT).options(**source_options(services, topic=topic)).load()
+        read[writer] = [r.value.asDict(recursive=True) for r in rows.orderBy("value.id").collect()]
+    assert read["native"] == read["python"]
+    assert [(v["id"], v["items"], v["fragile"], v["to"]) for v in read["native"]] == [
+        (n, ["book"] * n, n % 2 == 0, None) for n in range(1, 6)
+    ]

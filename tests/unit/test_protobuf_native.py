@@ -23,15 +23,16 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from google.protobuf import descriptor_pool, json_format, message_factory
+from google.protobuf import descriptor_pool, message_factory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from native_support import required_extension
 
 from pulsar_external_schema._protoc import compile_file
 from pulsar_external_schema.codec.protobuf import descriptor_set, message_path
+from pulsar_external_schema.errors import ValueOutsideSchemaError
 from pulsar_external_schema.reading.types import protobuf_type
-from pulsar_external_schema.writing.python_values import protobuf_jsonable, python_values
+from pulsar_external_schema.writing.python_values import protobuf_message, python_values
 
 
 @pytest.fixture(autouse=True)
@@ -386,12 +387,12 @@ def test_deep_nesting_within_the_limits_and_past_them() -> None:
 
 def python_bodies(cls: Any, column: pa.Array) -> list[bytes | None]:
     """The Python path's bodies of a `value` column (`writing/python_values.py`): each row's
-    message as `ParseDict` builds it, serialized; None where it refuses the row."""
+    message as `protobuf_message` builds it, serialized; None where it refuses the row."""
     bodies: list[bytes | None] = []
     for value in python_values(column):
         try:
-            message = json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
-        except Exception:  # the Python path's own refusal
+            message = protobuf_message(cls, value)
+        except ValueOutsideSchemaError:  # the Python path's own refusal
             bodies.append(None)
             continue
         bodies.append(message.SerializeToString())
@@ -442,6 +443,21 @@ def test_a_table_of_python_records_pairs_by_name_with_its_own_types() -> None:
     column = column.combine_chunks()
     assert pa.types.is_int64(column.type.field("small").type)  # pyarrow's own types, paired by name
     assert assert_written(cls, column) == [True, False, False, False, False, False]
+    assert python_bodies(cls, column)[1:] == [None] * 5  # refused on the Python path too
+
+
+def test_the_python_path_refuses_what_protobuf_refuses_naming_the_field_not_the_value() -> None:
+    cls = message_class(RICH, "shop.Order")
+    with pytest.raises(ValueOutsideSchemaError, match="at field status") as refused:
+        protobuf_message(cls, {"id": "e", "status": "NO_SUCH"}, "orders", "orders-value")
+    assert "NO_SUCH" not in str(refused.value) and "orders-value" in str(refused.value)
+    with pytest.raises(ValueOutsideSchemaError, match="at field small") as refused:
+        protobuf_message(cls, {"small": -12345})
+    assert "12345" not in str(refused.value)
+    # a field the message does not have is dropped, as fastavro drops a key its record lacks
+    assert protobuf_message(cls, {"id": "x", "extra": 1, "first": {"sku": "s", "more": 2}}) == cls(
+        id="x", first={"sku": "s"}
+    )
 
 
 def test_what_the_writer_is_not_sure_of_goes_to_the_python_path() -> None:

@@ -15,7 +15,14 @@ import pyarrow as pa
 from ..errors import ValueOutsideSchemaError
 from ..tasks.options import SourceOptions
 
-__all__ = ["NoPythonForm", "held", "protobuf_converter", "protobuf_jsonable", "python_values"]
+__all__ = [
+    "NoPythonForm",
+    "held",
+    "protobuf_converter",
+    "protobuf_jsonable",
+    "protobuf_message",
+    "python_values",
+]
 
 
 class NoPythonForm:
@@ -92,37 +99,61 @@ def _maps_as_dicts(kind: pa.DataType) -> Callable[[Any], Any] | None:
 
 
 def protobuf_converter(options: SourceOptions, topic: str, subject: str | None) -> Any:
-    """What makes a row's Python value the message protobuf writes (`ParseDict`), refusing one it
-    refuses (a number outside its field's range, a NaN, a value of another type, two members of
-    a oneof) as a `ValueOutsideSchemaError` naming the field, never the value."""
-    from google.protobuf import json_format
-
+    """What makes a row's Python value of `topic` the message protobuf writes (`protobuf_message`)."""
     from ..tasks.schemas import protobuf_class, resolve_reader_schema
 
     cls = protobuf_class(options, resolve_reader_schema(options, topic))
+    return lambda value: protobuf_message(cls, value, topic, subject)
 
-    def convert(value: Any) -> Any:
-        try:
-            return json_format.ParseDict(protobuf_jsonable(value), cls(), ignore_unknown_fields=True)
-        except json_format.ParseError as error:  # its text holds the value: only the field is told
-            found = _PARSED_FIELD.search(str(error))
-            where = found.group(1) if found else ""
-            raise ValueOutsideSchemaError(
-                "refused to write a value outside the schema's types: protobuf refused the row's "
-                f"value{f' at field {where}' if where else ''} (a number outside its field's range, "
-                "a NaN, a value of another type, two members of a oneof)",
-                path=where,
-                value_type="pyarrow value",
-                schema_type=f"Protobuf message {cls.DESCRIPTOR.full_name}",
-                topic=topic,
-                subject=subject,
-            ) from None
 
-    return convert
+def protobuf_message(cls: Any, value: Any, topic: str | None = None, subject: str | None = None) -> Any:
+    """A row's Python value as a message of `cls`, as protobuf's `ParseDict` builds it from the
+    value's fields the message has (another field is dropped, as fastavro drops a key its record
+    lacks); one it refuses (a number outside its field's range, a NaN, a value of another type,
+    a name its enum lacks, two members of a oneof) raises a `ValueOutsideSchemaError` naming the
+    field, never the value."""
+    from google.protobuf import json_format
+
+    try:
+        return json_format.ParseDict(_fields_of(protobuf_jsonable(value), cls.DESCRIPTOR), cls())
+    except json_format.ParseError as error:  # its text holds the value: only the field is told
+        found = _PARSED_FIELD.search(str(error))
+        where = found.group(1) if found else ""
+        raise ValueOutsideSchemaError(
+            "refused to write a value outside the schema's types: protobuf refused the row's "
+            f"value{f' at field {where}' if where else ''} (a number outside its field's range, "
+            "a NaN, a value of another type, a name its enum lacks, two members of a oneof)",
+            path=where,
+            value_type="pyarrow value",
+            schema_type=f"Protobuf message {cls.DESCRIPTOR.full_name}",
+            topic=topic,
+            subject=subject,
+        ) from None
 
 
 #: Where `ParseDict`'s error names the field it refused.
 _PARSED_FIELD = re.compile(r"Failed to parse (\w+) field")
+
+
+def _fields_of(value: Any, message: Any) -> Any:
+    """A jsonable message value with only the fields `message` has, at every depth (so that
+    `ParseDict` need not ignore unknown fields, which would drop a name an enum lacks too)."""
+    if not isinstance(value, dict):
+        return value
+    kept: dict[str, Any] = {}
+    for name, item in value.items():
+        field = message.fields_by_name.get(name)
+        if field is None:
+            continue
+        inner = field.message_type
+        if inner is not None and inner.GetOptions().map_entry:
+            entry_value = inner.fields_by_name["value"].message_type
+            if entry_value is not None and isinstance(item, dict):
+                item = {k: _fields_of(v, entry_value) for k, v in item.items()}
+        elif inner is not None:
+            item = [_fields_of(v, inner) for v in item] if isinstance(item, list) else _fields_of(item, inner)
+        kept[name] = item
+    return kept
 
 
 def protobuf_jsonable(value: Any) -> Any:
